@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Paths and settings shared by the scripts. Sourced, not run.
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$TOP/build}
+KSRC=$BUILD_DIR/linux
+KHDR=$BUILD_DIR/headers
+CACHE_DIR=${AMDKFD_CRIU_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/amdkfd-criu}
+
+# The base tree: Debian's linux-source-6.12, pinned.
+KERNEL_PKG=linux-source-6.12
+KERNEL_PKG_VERSION=6.12.117-1~deb12u1
+KERNEL_PKG_SHA256=e849faf31ca3555757f3a8877cb01af92122f744f75d1f3102734651c4e14703
+
+export CCACHE_DIR=${CCACHE_DIR:-$CACHE_DIR/ccache}
+export CCACHE_BASEDIR=$KSRC
+export CCACHE_NOHASHDIR=true
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+# Reproducible build metadata keeps ccache hits across checkouts.
+export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026'
+export KBUILD_BUILD_USER=amdkfd-criu
+export KBUILD_BUILD_HOST=build
+
+log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
