@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Configure and build the test kernel: tinyconfig plus config/*.config,
+# every requested symbol verified, bzImage built through ccache, uAPI
+# headers installed for the userspace tests.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+FRAGMENTS=(qemu-base.config debug.config kfd-criu.config)
+
+usage() {
+	cat <<'TXT'
+Usage: scripts/build-kernel.sh [make-args...]
+
+Prepares build/linux (scripts/prepare-tree.sh), configures it from
+config/*.config on top of tinyconfig, checks that every requested symbol
+took effect, builds bzImage with ccache and installs the uAPI headers into
+build/headers. Extra arguments go to the kernel's make (e.g. W=1).
+TXT
+}
+
+# Fail when merge_config silently dropped a symbol we asked for.
+verify_config() {
+	local frag line sym bad=0
+	for frag in "${FRAGMENTS[@]}"; do
+		while IFS= read -r line; do
+			case "$line" in
+			CONFIG_*=*) grep -qxF "$line" "$KSRC/.config" || {
+				log "config: wanted '$line', got '$(grep -E "^(# )?${line%%=*}[= ]" "$KSRC/.config" || echo unset)'"
+				bad=1; } ;;
+			"# CONFIG_"*" is not set")
+				sym=${line#\# }; sym=${sym%% *}
+				grep -q "^$sym=" "$KSRC/.config" && {
+					log "config: wanted $sym unset, it is set"; bad=1; } ;;
+			esac
+		done < "$TOP/config/$frag"
+	done
+	[ "$bad" -eq 0 ] || die "kernel config does not match config/ (see above)"
+}
+
+configure_kernel() {
+	local key f
+	key=$( (cat "$KSRC/.overlay-stamp"; for f in "${FRAGMENTS[@]}"; do
+		cat "$TOP/config/$f"; done) | sha256sum | cut -d' ' -f1)
+	if [ -f "$KSRC/.config-stamp" ] && [ "$(cat "$KSRC/.config-stamp")" = "$key" ] &&
+	   [ -f "$KSRC/.config" ]; then
+		return
+	fi
+	log "configuring kernel"
+	(cd "$KSRC" &&
+	 make -s tinyconfig >/dev/null &&
+	 scripts/kconfig/merge_config.sh -m -O . .config \
+		$(printf "$TOP/config/%s " "${FRAGMENTS[@]}") >/dev/null &&
+	 make -s olddefconfig >/dev/null)
+	verify_config
+	echo "$key" > "$KSRC/.config-stamp"
+}
+
+main() {
+	case "${1:-}" in
+	-h|--help) usage; exit 0 ;;
+	esac
+	"$TOP/scripts/prepare-tree.sh"
+	configure_kernel
+	mkdir -p "$CCACHE_DIR"
+	log "building bzImage (make -j$(nproc))"
+	make -C "$KSRC" -s -j"$(nproc)" CC="ccache gcc" "$@" bzImage
+	make -C "$KSRC" -s headers_install INSTALL_HDR_PATH="$KHDR" >/dev/null
+	log "kernel ready: $KSRC/arch/x86/boot/bzImage"
+}
+
+main "$@"
