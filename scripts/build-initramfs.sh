@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Pack the test VM's initramfs: busybox-static, Debian's criu with the
+# shared libraries it links, our guest scripts, test programs and plugin.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+usage() {
+	cat <<'TXT'
+Usage: scripts/build-initramfs.sh [OUTPUT]
+
+Writes build/vm/initramfs.cpio.gz (or OUTPUT). Test programs are taken from
+build/selftests, build/e2e and the plugin from build/plugin when present.
+TXT
+}
+
+# Copy a binary and every shared library ldd reports into the root.
+add_binary_with_libs() {
+	local root=$1 bin=$2 lib
+	install -D -m 0755 "$bin" "$root$bin"
+	for lib in $(ldd "$bin" 2>/dev/null | grep -o '/[^ ]*'); do
+		[ -e "$root$lib" ] || install -D -m 0755 "$(readlink -f "$lib")" "$root$lib"
+	done
+}
+
+populate_root() {
+	local root=$1 d
+	mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,etc,root,usr/lib/criu,opt/kfd-criu}
+	install -m 0755 /bin/busybox "$root/bin/busybox"
+	ln -sf busybox "$root/bin/sh"
+	add_binary_with_libs "$root" /usr/sbin/criu
+	# criu needs the lib64 loader path the binary names.
+	install -D -m 0755 /lib64/ld-linux-x86-64.so.2 "$root/lib64/ld-linux-x86-64.so.2"
+	install -m 0755 "$TOP/vm/init" "$root/init"
+	cp -r "$TOP/vm/lib" "$root/opt/kfd-criu/lib"
+	for d in selftests e2e; do
+		if [ -d "$BUILD_DIR/$d" ]; then
+			mkdir -p "$root/opt/kfd-criu/$d"
+			cp -r "$BUILD_DIR/$d/." "$root/opt/kfd-criu/$d/"
+		fi
+	done
+	cp -r "$TOP/e2e/." "$root/opt/kfd-criu/e2e/" 2>/dev/null || true
+	find "$root/opt/kfd-criu/e2e" -name '*.c' -delete 2>/dev/null || true
+	if [ -d "$BUILD_DIR/plugin" ]; then
+		find "$BUILD_DIR/plugin" -name '*.so' -exec install -m 0755 {} "$root/usr/lib/criu/" \;
+	fi
+	echo 'root:x:0:0:root:/root:/bin/sh' > "$root/etc/passwd"
+	echo 'nobody:x:65534:65534:nobody:/:/bin/false' >> "$root/etc/passwd"
+	printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
+}
+
+main() {
+	local out
+	case "${1:-}" in
+	-h|--help) usage; exit 0 ;;
+	esac
+	out=${1:-$BUILD_DIR/vm/initramfs.cpio.gz}
+	mkdir -p "$(dirname "$out")"
+	ROOT_DIR=$(mktemp -d "$BUILD_DIR/initramfs.XXXXXX")
+	root=$ROOT_DIR
+	trap 'rm -rf "$ROOT_DIR"' EXIT
+	populate_root "$root"
+	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) > "$out.tmp"
+	mv "$out.tmp" "$out"
+	log "initramfs ready: $out ($(du -h "$out" | cut -f1))"
+}
+
+main "$@"

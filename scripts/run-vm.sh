@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot the test kernel and initramfs under QEMU with a hard timeout. The
+# kernel console goes to build/vm/console.log, the guest's test results to
+# build/vm/results.log (second serial port).
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+usage() {
+	cat <<'TXT'
+Usage: scripts/run-vm.sh [--mode check|demo|shell] [--timeout SECONDS]
+
+check  (default) run the guest tiers, logs in build/vm/, exit with QEMU's
+       status (124 on timeout)
+demo   run the demo with the console on this terminal
+shell  interactive shell on this terminal (Ctrl-A X quits QEMU)
+KVM is used when /dev/kvm works, TCG otherwise; AMDKFD_CRIU_ACCEL
+overrides (kvm or tcg).
+TXT
+}
+
+# KVM is used only when a guest really runs under it: /dev/kvm can exist
+# where the host is itself a VM that cannot run nested guest code. The
+# probe boots the real kernel and initramfs with kfdcriu.mode=probe, which
+# only prints a marker and powers off; the answer is cached per boot.
+kvm_really_works() {
+	local cache=$BUILD_DIR/vm/kvm-probe out
+	[ -w /dev/kvm ] || return 1
+	if [ -f "$cache" ] && [ "$(cat "$cache.boot" 2>/dev/null)" = "$(cat /proc/sys/kernel/random/boot_id)" ]; then
+		[ "$(cat "$cache")" = yes ]
+		return
+	fi
+	out=$(timeout -k 5 60 qemu-system-x86_64 -accel kvm -m 512 \
+		-kernel "$KSRC/arch/x86/boot/bzImage" \
+		-initrd "$BUILD_DIR/vm/initramfs.cpio.gz" \
+		-append "console=ttyS0 panic=-1 kfdcriu.mode=probe" \
+		-display none -monitor none -no-reboot -nic none \
+		-serial stdio 2>&1 || true)
+	cat /proc/sys/kernel/random/boot_id > "$cache.boot"
+	if grep -q 'kfdcriu-probe-ok' <<<"$out"; then
+		echo yes > "$cache"
+		return 0
+	fi
+	echo no > "$cache"
+	return 1
+}
+
+pick_accel() {
+	if [ -n "${AMDKFD_CRIU_ACCEL:-}" ]; then
+		echo "$AMDKFD_CRIU_ACCEL"
+	elif kvm_really_works; then
+		echo kvm
+	else
+		echo tcg
+	fi
+}
+
+main() {
+	local mode=check timeout=900 accel vmdir=$BUILD_DIR/vm
+	local -a serial
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		-h|--help) usage; exit 0 ;;
+		--mode) mode=$2; shift ;;
+		--timeout) timeout=$2; shift ;;
+		*) usage >&2; exit 2 ;;
+		esac
+		shift
+	done
+	accel=$(pick_accel)
+	mkdir -p "$vmdir"
+	case "$mode" in
+	check)
+		rm -f "$vmdir/console.log" "$vmdir/results.log"
+		serial=(-serial "file:$vmdir/console.log" -serial "file:$vmdir/results.log")
+		;;
+	demo|shell)
+		serial=(-serial mon:stdio -serial "file:$vmdir/results.log")
+		;;
+	*) usage >&2; exit 2 ;;
+	esac
+	log "booting ($accel, mode $mode, timeout ${timeout}s)"
+	timeout --foreground -k 10 "$timeout" \
+		qemu-system-x86_64 -accel "$accel" -m 2048 -smp 2 \
+		-kernel "$KSRC/arch/x86/boot/bzImage" \
+		-initrd "$vmdir/initramfs.cpio.gz" \
+		-append "console=ttyS0 panic=-1 kfdcriu.mode=$mode" \
+		-display none -monitor none -no-reboot -nic none \
+		"${serial[@]}"
+}
+
+main "$@"
