@@ -1,0 +1,857 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Copyright 2026 The amdkfd-criu authors
+ */
+
+/**
+ * DOC: KFD CRIU image stream codec
+ *
+ * The writer, the reader and the record validators of the image stream
+ * declared in kfd_criu_image.h. The codec knows nothing of amdgpu, files or
+ * processes: bytes come and go through &struct kfd_criu_image_io, and the
+ * callers own every buffer, so the codec never allocates. It includes only
+ * generic headers, which lets the same file build in userspace (host/ of
+ * the project) for unit tests, fuzzing and an image inspection tool.
+ *
+ * Both sides keep a sticky error: after the first failure the stream
+ * position is unknown, so every later call returns that error again.
+ *
+ * The reader validates each record before it returns it: flags, length
+ * against the record type, CRC, and for END the counts. Unknown optional
+ * records are consumed in small pieces, CRC-checked and counted, so a
+ * stream written by a newer kernel still reads as long as everything it
+ * added is optional.
+ */
+
+#include <linux/array_size.h>
+#include <linux/build_bug.h>
+#include <linux/crc32.h>
+#include <linux/errno.h>
+#include <linux/kfd_ioctl.h>
+#include <linux/minmax.h>
+#include <linux/overflow.h>
+#include <linux/stddef.h>
+#include <linux/string.h>
+#include <linux/types.h>
+#include <asm/byteorder.h>
+
+#include "kfd_criu_image.h"
+
+/* Bytes of an unknown record the reader consumes at a time, on the stack. */
+#define KFD_CRIU_SKIP_CHUNK	256
+
+/* The layout is ABI: catch any change the compiler or an edit makes. */
+static_assert(sizeof(struct kfd_criu_image_header) == 88);
+static_assert(offsetof(struct kfd_criu_image_header, crc) == 84);
+static_assert(sizeof(struct kfd_criu_record_header) == 12);
+static_assert(KFD_CRIU_RECORD_OVERHEAD ==
+	      sizeof(struct kfd_criu_record_header) + sizeof(__le32));
+static_assert(sizeof(struct kfd_criu_end_rec) == 16);
+static_assert(sizeof(struct kfd_criu_compat_rec) == 8);
+static_assert(sizeof(struct kfd_criu_process_rec) == 32);
+static_assert(sizeof(struct kfd_criu_event_rec) == 80);
+static_assert(KFD_SIGNAL_EVENT_LIMIT * 8 == KFD_CRIU_SIGNAL_PAGE_MAX);
+static_assert(KFD_CRIU_SIGNAL_PAGE_MAX <= KFD_CRIU_MAX_RECORD_LEN);
+
+/**
+ * kfd_criu_crc32c() - CRC32C as the image stream uses it
+ * @crc: 0 to start, or the result of a previous call to continue
+ * @buf: bytes to add
+ * @len: number of bytes
+ *
+ * Uses the common convention (all-ones seed, inverted result), so
+ * kfd_criu_crc32c(0, "123456789", 9) is 0xe3069283 and a CRC over a
+ * buffer equals the CRC continued over its pieces.
+ *
+ * Return: the CRC32C of everything fed in so far.
+ */
+u32 kfd_criu_crc32c(u32 crc, const void *buf, size_t len)
+{
+	return ~__crc32c_le(~crc, buf, len);
+}
+
+/*
+ * The writer
+ */
+
+static int kfd_criu_writer_fail(struct kfd_criu_image_writer *w, int err)
+{
+	if (!w->error)
+		w->error = err;
+	return w->error;
+}
+
+static int kfd_criu_writer_put(struct kfd_criu_image_writer *w,
+			       const void *buf, size_t len)
+{
+	int ret;
+
+	if (!len)
+		return 0;
+	ret = w->io->write(w->io->ctx, buf, len);
+	if (ret > 0)
+		ret = -EIO;	/* the sink broke its contract */
+	if (ret)
+		return kfd_criu_writer_fail(w, ret);
+	return 0;
+}
+
+/**
+ * kfd_criu_image_writer_init() - prepare a writer
+ * @w: writer state
+ * @io: the sink; must outlive @w
+ */
+void kfd_criu_image_writer_init(struct kfd_criu_image_writer *w,
+				const struct kfd_criu_image_io *io)
+{
+	memset(w, 0, sizeof(*w));
+	w->io = io;
+}
+
+/**
+ * kfd_criu_image_write_header() - write the stream header
+ * @w: writer state
+ * @release: producing kernel's release string, or NULL; truncated to
+ *	%KFD_CRIU_RELEASE_LEN - 1 bytes and NUL padded
+ *
+ * Must be the first call after kfd_criu_image_writer_init().
+ *
+ * Return: 0, -EINVAL if the header was already written, the sink's error,
+ * or an earlier error.
+ */
+int kfd_criu_image_write_header(struct kfd_criu_image_writer *w,
+				const char *release)
+{
+	struct kfd_criu_image_header hdr;
+	u32 crc;
+
+	if (w->error)
+		return w->error;
+	if (w->header_written)
+		return kfd_criu_writer_fail(w, -EINVAL);
+
+	memset(&hdr, 0, sizeof(hdr));
+	memcpy(hdr.magic, KFD_CRIU_IMAGE_MAGIC, KFD_CRIU_IMAGE_MAGIC_LEN);
+	hdr.version = cpu_to_le32(KFD_CRIU_IMAGE_VERSION);
+	hdr.header_size = cpu_to_le32(sizeof(hdr));
+	if (release)
+		memcpy(hdr.release, release,
+		       strnlen(release, KFD_CRIU_RELEASE_LEN - 1));
+	crc = kfd_criu_crc32c(0, &hdr, offsetof(typeof(hdr), crc));
+	hdr.crc = cpu_to_le32(crc);
+
+	w->header_written = true;
+	return kfd_criu_writer_put(w, &hdr, sizeof(hdr));
+}
+
+/* Opens a record of any type; END goes through here only from write_end. */
+static int kfd_criu_writer_open(struct kfd_criu_image_writer *w, u32 type,
+				u32 flags, u32 len)
+{
+	struct kfd_criu_record_header rh;
+
+	if (w->error)
+		return w->error;
+	if (!w->header_written || w->ended || w->in_record)
+		return kfd_criu_writer_fail(w, -EINVAL);
+	if ((flags & ~KFD_CRIU_RECORD_FLAGS_KNOWN) ||
+	    len > KFD_CRIU_MAX_RECORD_LEN)
+		return kfd_criu_writer_fail(w, -EINVAL);
+
+	rh.type = cpu_to_le32(type);
+	rh.flags = cpu_to_le32(flags);
+	rh.length = cpu_to_le32(len);
+	w->rec_crc = kfd_criu_crc32c(0, &rh, sizeof(rh));
+	w->rec_remaining = len;
+	w->in_record = true;
+	return kfd_criu_writer_put(w, &rh, sizeof(rh));
+}
+
+static int kfd_criu_writer_data(struct kfd_criu_image_writer *w,
+				const void *buf, u32 len)
+{
+	if (w->error)
+		return w->error;
+	if (!w->in_record)
+		return kfd_criu_writer_fail(w, -EINVAL);
+	if (len > w->rec_remaining)
+		return kfd_criu_writer_fail(w, -EMSGSIZE);
+
+	w->rec_crc = kfd_criu_crc32c(w->rec_crc, buf, len);
+	w->rec_remaining -= len;
+	return kfd_criu_writer_put(w, buf, len);
+}
+
+static int kfd_criu_writer_close(struct kfd_criu_image_writer *w)
+{
+	__le32 trailer;
+
+	if (w->error)
+		return w->error;
+	if (!w->in_record)
+		return kfd_criu_writer_fail(w, -EINVAL);
+	if (w->rec_remaining)
+		return kfd_criu_writer_fail(w, -ENODATA);
+
+	w->in_record = false;
+	trailer = cpu_to_le32(w->rec_crc);
+	return kfd_criu_writer_put(w, &trailer, sizeof(trailer));
+}
+
+/**
+ * kfd_criu_image_begin_record() - start a record whose payload follows
+ * @w: writer state
+ * @type: record type; not %KFD_CRIU_REC_END, see kfd_criu_image_write_end()
+ * @flags: %KFD_CRIU_RECORD_MANDATORY or 0
+ * @len: exact payload length, at most %KFD_CRIU_MAX_RECORD_LEN
+ *
+ * Writes the record header. The payload then goes out through any number
+ * of kfd_criu_image_write_data() calls, and kfd_criu_image_finish_record()
+ * closes the record, so a payload never needs to be in memory as a whole.
+ *
+ * Return: 0, -EINVAL for END, unknown flags, a length over the limit, a
+ * record already open, no header yet or a finished stream, the sink's
+ * error, or an earlier error.
+ */
+int kfd_criu_image_begin_record(struct kfd_criu_image_writer *w, u32 type,
+				u32 flags, u32 len)
+{
+	if (w->error)
+		return w->error;
+	if (type == KFD_CRIU_REC_END)
+		return kfd_criu_writer_fail(w, -EINVAL);
+	return kfd_criu_writer_open(w, type, flags, len);
+}
+
+/**
+ * kfd_criu_image_write_data() - write a piece of the open record's payload
+ * @w: writer state
+ * @buf: the bytes
+ * @len: number of bytes; together with earlier pieces at most the length
+ *	given to kfd_criu_image_begin_record()
+ *
+ * Return: 0, -EINVAL if no record is open, -EMSGSIZE if @len goes past the
+ * declared length (nothing is written), the sink's error, or an earlier
+ * error.
+ */
+int kfd_criu_image_write_data(struct kfd_criu_image_writer *w,
+			      const void *buf, u32 len)
+{
+	u64 total;
+	int ret;
+
+	ret = kfd_criu_writer_data(w, buf, len);
+	if (ret)
+		return ret;
+	if (check_add_overflow(w->payload_bytes, (u64)len, &total))
+		return kfd_criu_writer_fail(w, -EOVERFLOW);
+	w->payload_bytes = total;
+	return 0;
+}
+
+/**
+ * kfd_criu_image_finish_record() - close the open record
+ * @w: writer state
+ *
+ * Writes the CRC trailer once the whole declared payload was written.
+ *
+ * Return: 0, -EINVAL if no record is open, -ENODATA if payload bytes are
+ * missing, -EOVERFLOW after 2^32 - 1 records, the sink's error, or an
+ * earlier error.
+ */
+int kfd_criu_image_finish_record(struct kfd_criu_image_writer *w)
+{
+	u32 records;
+	int ret;
+
+	ret = kfd_criu_writer_close(w);
+	if (ret)
+		return ret;
+	if (check_add_overflow(w->records, 1U, &records))
+		return kfd_criu_writer_fail(w, -EOVERFLOW);
+	w->records = records;
+	return 0;
+}
+
+/**
+ * kfd_criu_image_write_record() - write a record whose payload is in memory
+ * @w: writer state
+ * @type: record type; not %KFD_CRIU_REC_END
+ * @flags: %KFD_CRIU_RECORD_MANDATORY or 0
+ * @payload: the payload; may be NULL when @len is 0
+ * @len: payload length
+ *
+ * Return: as kfd_criu_image_begin_record(), kfd_criu_image_write_data()
+ * and kfd_criu_image_finish_record().
+ */
+int kfd_criu_image_write_record(struct kfd_criu_image_writer *w, u32 type,
+				u32 flags, const void *payload, u32 len)
+{
+	int ret;
+
+	ret = kfd_criu_image_begin_record(w, type, flags, len);
+	if (!ret)
+		ret = kfd_criu_image_write_data(w, payload, len);
+	if (!ret)
+		ret = kfd_criu_image_finish_record(w);
+	return ret;
+}
+
+/**
+ * kfd_criu_image_write_end() - write the END record
+ * @w: writer state
+ *
+ * END carries the number of records and payload bytes written before it,
+ * so a reader detects a stream cut at a record boundary. No record can
+ * follow it.
+ *
+ * Return: 0, -EINVAL if a record is still open, there is no header or
+ * END was already written, the sink's error, or an earlier error.
+ */
+int kfd_criu_image_write_end(struct kfd_criu_image_writer *w)
+{
+	struct kfd_criu_end_rec end = {
+		.records = cpu_to_le32(w->records),
+		.payload_bytes = cpu_to_le64(w->payload_bytes),
+	};
+	int ret;
+
+	ret = kfd_criu_writer_open(w, KFD_CRIU_REC_END,
+				   KFD_CRIU_RECORD_MANDATORY, sizeof(end));
+	if (!ret)
+		ret = kfd_criu_writer_data(w, &end, sizeof(end));
+	if (!ret)
+		ret = kfd_criu_writer_close(w);
+	if (!ret)
+		w->ended = true;
+	return ret;
+}
+
+/*
+ * The reader
+ */
+
+static const struct kfd_criu_record_desc kfd_criu_end_desc = {
+	.type = KFD_CRIU_REC_END,
+	.min_len = sizeof(struct kfd_criu_end_rec),
+	.max_len = sizeof(struct kfd_criu_end_rec),
+};
+
+static int kfd_criu_reader_fail(struct kfd_criu_image_reader *r, int err)
+{
+	if (!r->error)
+		r->error = err;
+	return r->error;
+}
+
+static int kfd_criu_reader_get(struct kfd_criu_image_reader *r, void *buf,
+			       size_t len)
+{
+	int ret;
+
+	if (!len)
+		return 0;
+	ret = r->io->read(r->io->ctx, buf, len);
+	return ret > 0 ? -EIO : ret;	/* > 0: the source broke its contract */
+}
+
+/**
+ * kfd_criu_image_reader_init() - prepare a reader
+ * @r: reader state
+ * @io: the source; must outlive @r
+ * @known: record types the caller understands, usually
+ *	%kfd_criu_v1_records; must outlive @r
+ * @num_known: entries in @known
+ */
+void kfd_criu_image_reader_init(struct kfd_criu_image_reader *r,
+				const struct kfd_criu_image_io *io,
+				const struct kfd_criu_record_desc *known,
+				size_t num_known)
+{
+	memset(r, 0, sizeof(*r));
+	r->io = io;
+	r->known = known;
+	r->num_known = num_known;
+}
+
+static bool kfd_criu_release_ok(const u8 *release)
+{
+	size_t i = strnlen((const char *)release, KFD_CRIU_RELEASE_LEN);
+
+	if (i == KFD_CRIU_RELEASE_LEN)
+		return false;	/* not NUL terminated */
+	for (; i < KFD_CRIU_RELEASE_LEN; i++)
+		if (release[i])
+			return false;	/* not NUL padded */
+	return true;
+}
+
+/*
+ * The version is checked before the CRC: a header of another version may
+ * have another layout, so its CRC cannot be checked here, and -EPROTO says
+ * more than -EBADMSG.
+ */
+static int kfd_criu_check_header(const struct kfd_criu_image_header *hdr)
+{
+	u32 crc = kfd_criu_crc32c(0, hdr, offsetof(typeof(*hdr), crc));
+
+	if (memcmp(hdr->magic, KFD_CRIU_IMAGE_MAGIC, KFD_CRIU_IMAGE_MAGIC_LEN))
+		return -EINVAL;
+	if (le32_to_cpu(hdr->version) != KFD_CRIU_IMAGE_VERSION)
+		return -EPROTO;
+	if (le32_to_cpu(hdr->crc) != crc)
+		return -EBADMSG;
+	if (le32_to_cpu(hdr->flags))
+		return -EPROTO;
+	if (le32_to_cpu(hdr->header_size) != sizeof(*hdr) ||
+	    !kfd_criu_release_ok(hdr->release))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * kfd_criu_image_read_header() - read and validate the stream header
+ * @r: reader state
+ * @hdr: receives the header, for the release string in diagnostics
+ *
+ * Return: 0, -ENODATA if the stream is shorter than a header, -EINVAL for
+ * a bad magic, header size or release string or a second call, -EPROTO
+ * for another format version or non-zero flags, -EBADMSG for a CRC
+ * mismatch, the source's error, or an earlier error.
+ */
+int kfd_criu_image_read_header(struct kfd_criu_image_reader *r,
+			       struct kfd_criu_image_header *hdr)
+{
+	int ret;
+
+	if (r->error)
+		return r->error;
+	if (r->header_read)
+		return kfd_criu_reader_fail(r, -EINVAL);
+
+	ret = kfd_criu_reader_get(r, hdr, sizeof(*hdr));
+	if (!ret)
+		ret = kfd_criu_check_header(hdr);
+	if (ret)
+		return kfd_criu_reader_fail(r, ret);
+	r->header_read = true;
+	return 0;
+}
+
+static const struct kfd_criu_record_desc *
+kfd_criu_find_desc(const struct kfd_criu_image_reader *r, u32 type)
+{
+	size_t i;
+
+	if (type == KFD_CRIU_REC_END)
+		return &kfd_criu_end_desc;
+	for (i = 0; i < r->num_known; i++)
+		if (r->known[i].type == type)
+			return &r->known[i];
+	return NULL;
+}
+
+/* Everything about a record that can be checked before its payload. */
+static int kfd_criu_check_record(const struct kfd_criu_record *rec,
+				 const struct kfd_criu_record_desc *desc,
+				 u32 buf_size)
+{
+	if (rec->flags & ~KFD_CRIU_RECORD_FLAGS_KNOWN)
+		return -EINVAL;
+	if (rec->length > KFD_CRIU_MAX_RECORD_LEN)
+		return -EINVAL;
+	if (!desc)
+		return rec->flags & KFD_CRIU_RECORD_MANDATORY ? -EOPNOTSUPP : 0;
+	if (rec->length < desc->min_len || rec->length > desc->max_len)
+		return -EINVAL;
+	if (rec->length > buf_size)
+		return -EOVERFLOW;
+	return 0;
+}
+
+static int kfd_criu_read_trailer(struct kfd_criu_image_reader *r, u32 crc)
+{
+	__le32 trailer;
+	int ret;
+
+	ret = kfd_criu_reader_get(r, &trailer, sizeof(trailer));
+	if (ret)
+		return ret;
+	return le32_to_cpu(trailer) == crc ? 0 : -EBADMSG;
+}
+
+static int kfd_criu_read_payload(struct kfd_criu_image_reader *r, u32 crc,
+				 void *buf, u32 len)
+{
+	int ret;
+
+	ret = kfd_criu_reader_get(r, buf, len);
+	if (ret)
+		return ret;
+	return kfd_criu_read_trailer(r, kfd_criu_crc32c(crc, buf, len));
+}
+
+static int kfd_criu_skip_payload(struct kfd_criu_image_reader *r, u32 crc,
+				 u32 len)
+{
+	u8 scratch[KFD_CRIU_SKIP_CHUNK];
+	u32 chunk;
+	int ret;
+
+	while (len) {
+		chunk = min_t(u32, len, sizeof(scratch));
+		ret = kfd_criu_reader_get(r, scratch, chunk);
+		if (ret)
+			return ret;
+		crc = kfd_criu_crc32c(crc, scratch, chunk);
+		len -= chunk;
+	}
+	return kfd_criu_read_trailer(r, crc);
+}
+
+static int kfd_criu_reader_count(struct kfd_criu_image_reader *r, u32 len)
+{
+	u64 payload_bytes;
+	u32 records;
+
+	if (check_add_overflow(r->records, 1U, &records) ||
+	    check_add_overflow(r->payload_bytes, (u64)len, &payload_bytes))
+		return -EINVAL;	/* no END can match this */
+	r->records = records;
+	r->payload_bytes = payload_bytes;
+	return 0;
+}
+
+static int kfd_criu_check_end(const struct kfd_criu_image_reader *r,
+			      const void *buf)
+{
+	struct kfd_criu_end_rec end;
+
+	memcpy(&end, buf, sizeof(end));	/* @buf may be unaligned */
+	if (le32_to_cpu(end.records) != r->records ||
+	    le64_to_cpu(end.payload_bytes) != r->payload_bytes ||
+	    le32_to_cpu(end.reserved))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Reads one record. Returns 1 after skipping an unknown optional record,
+ * 0 when @rec and @buf hold a known record, or a negative errno.
+ */
+static int kfd_criu_read_one(struct kfd_criu_image_reader *r,
+			     struct kfd_criu_record *rec, void *buf,
+			     u32 buf_size)
+{
+	const struct kfd_criu_record_desc *desc;
+	struct kfd_criu_record_header rh;
+	u32 crc;
+	int ret;
+
+	ret = kfd_criu_reader_get(r, &rh, sizeof(rh));
+	if (ret)
+		return ret;
+	rec->type = le32_to_cpu(rh.type);
+	rec->flags = le32_to_cpu(rh.flags);
+	rec->length = le32_to_cpu(rh.length);
+	desc = kfd_criu_find_desc(r, rec->type);
+	ret = kfd_criu_check_record(rec, desc, buf_size);
+	if (ret)
+		return ret;
+
+	crc = kfd_criu_crc32c(0, &rh, sizeof(rh));
+	if (!desc) {
+		ret = kfd_criu_skip_payload(r, crc, rec->length);
+		r->skipped += !ret;
+	} else {
+		ret = kfd_criu_read_payload(r, crc, buf, rec->length);
+	}
+	if (ret || rec->type == KFD_CRIU_REC_END)
+		return ret;
+	ret = kfd_criu_reader_count(r, rec->length);
+	if (ret)
+		return ret;
+	return desc ? 0 : 1;
+}
+
+/**
+ * kfd_criu_image_read_record() - read and validate the next known record
+ * @r: reader state, after kfd_criu_image_read_header()
+ * @rec: receives type, flags and payload length
+ * @buf: receives the payload
+ * @buf_size: size of @buf; must fit the largest record in the reader's
+ *	table, -EOVERFLOW otherwise
+ *
+ * Unknown optional records on the way are consumed, CRC-checked and
+ * counted, and not returned. A returned record has passed its type's
+ * length bounds and its CRC; its contents still need the matching
+ * validator. When @rec->type is %KFD_CRIU_REC_END its counts have been
+ * checked against the stream, and the stream is complete.
+ *
+ * Return: 0, -ENODATA if the stream ends early, -EINVAL for unknown
+ * record flags, a length out of bounds, END counts that do not match, or
+ * a call after END or before the header, -EOPNOTSUPP for an unknown
+ * mandatory record, -EBADMSG for a CRC mismatch, -EOVERFLOW if @buf is
+ * too small, the source's error, or an earlier error.
+ */
+int kfd_criu_image_read_record(struct kfd_criu_image_reader *r,
+			       struct kfd_criu_record *rec,
+			       void *buf, u32 buf_size)
+{
+	int ret;
+
+	if (r->error)
+		return r->error;
+	if (!r->header_read || r->ended)
+		return kfd_criu_reader_fail(r, -EINVAL);
+
+	do {
+		ret = kfd_criu_read_one(r, rec, buf, buf_size);
+	} while (ret == 1);
+	if (!ret && rec->type == KFD_CRIU_REC_END) {
+		ret = kfd_criu_check_end(r, buf);
+		r->ended = !ret;
+	}
+	if (ret)
+		return kfd_criu_reader_fail(r, ret);
+	return 0;
+}
+
+/**
+ * kfd_criu_image_expect_eof() - check that nothing follows END
+ * @r: reader state, after END was returned
+ *
+ * Tries to read one more byte. On a pipe or socket this waits until the
+ * writer closes its end.
+ *
+ * Return: 0 at the end of the stream, -EINVAL if bytes follow END or END
+ * was not read yet, the source's error, or an earlier error.
+ */
+int kfd_criu_image_expect_eof(struct kfd_criu_image_reader *r)
+{
+	u8 byte;
+	int ret;
+
+	if (r->error)
+		return r->error;
+	if (!r->ended)
+		return kfd_criu_reader_fail(r, -EINVAL);
+
+	ret = kfd_criu_reader_get(r, &byte, sizeof(byte));
+	if (ret == -ENODATA)
+		return 0;
+	return kfd_criu_reader_fail(r, ret ?: -EINVAL);
+}
+
+/*
+ * Records of format version 1
+ */
+
+/*
+ * The reader table for a version 1 restore. The fixed-size records must
+ * match their struct exactly; a later revision that grows one adds a new
+ * record type instead.
+ */
+const struct kfd_criu_record_desc kfd_criu_v1_records[] = {
+	{ KFD_CRIU_REC_END, sizeof(struct kfd_criu_end_rec),
+	  sizeof(struct kfd_criu_end_rec) },
+	{ KFD_CRIU_REC_COMPAT, sizeof(struct kfd_criu_compat_rec),
+	  sizeof(struct kfd_criu_compat_rec) },
+	{ KFD_CRIU_REC_PROCESS, sizeof(struct kfd_criu_process_rec),
+	  sizeof(struct kfd_criu_process_rec) },
+	{ KFD_CRIU_REC_SIGNAL_PAGE, sizeof(u64), KFD_CRIU_SIGNAL_PAGE_MAX },
+	{ KFD_CRIU_REC_EVENT, sizeof(struct kfd_criu_event_rec),
+	  sizeof(struct kfd_criu_event_rec) },
+};
+
+const size_t kfd_criu_v1_num_records = ARRAY_SIZE(kfd_criu_v1_records);
+
+static bool kfd_criu_is_bool(__le32 value)
+{
+	return le32_to_cpu(value) <= 1;
+}
+
+/**
+ * kfd_criu_validate_compat() - check a %KFD_CRIU_REC_COMPAT payload
+ * @rec: the record
+ *
+ * Return: 0, -EINVAL if a reserved field is set, -EOPNOTSUPP if the image
+ * has GPUs, which format version 1 cannot restore.
+ */
+int kfd_criu_validate_compat(const struct kfd_criu_compat_rec *rec)
+{
+	if (le32_to_cpu(rec->reserved))
+		return -EINVAL;
+	if (le32_to_cpu(rec->num_gpus))
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/**
+ * kfd_criu_validate_process() - check a %KFD_CRIU_REC_PROCESS payload
+ * @rec: the record
+ *
+ * @r_debug is a user address the runtime gave the kernel; it is restored
+ * as it was and never dereferenced by the kernel, so any value passes.
+ *
+ * Return: 0, or -EINVAL for a boolean that is not 0 or 1, an unknown
+ * runtime state, more than %KFD_CRIU_MAX_EVENTS events, a signal page
+ * size that is not a multiple of 8 up to %KFD_CRIU_SIGNAL_PAGE_MAX, or a
+ * reserved field that is set.
+ */
+int kfd_criu_validate_process(const struct kfd_criu_process_rec *rec)
+{
+	u32 page_size = le32_to_cpu(rec->signal_page_size);
+
+	if (!kfd_criu_is_bool(rec->xnack_enabled) ||
+	    !kfd_criu_is_bool(rec->ttmp_setup))
+		return -EINVAL;
+	if (le32_to_cpu(rec->runtime_state) > DEBUG_RUNTIME_STATE_ENABLED_ERROR)
+		return -EINVAL;
+	if (le32_to_cpu(rec->num_events) > KFD_CRIU_MAX_EVENTS)
+		return -EINVAL;
+	if (page_size % sizeof(u64) || page_size > KFD_CRIU_SIGNAL_PAGE_MAX)
+		return -EINVAL;
+	if (le32_to_cpu(rec->reserved))
+		return -EINVAL;
+	return 0;
+}
+
+static bool kfd_criu_event_has_slot(u32 type)
+{
+	return type == KFD_IOC_EVENT_SIGNAL || type == KFD_IOC_EVENT_DEBUG_EVENT;
+}
+
+/* The id ranges kfd_events.c allocates from for each event type. */
+static int kfd_criu_check_event_id(u32 type, u32 id)
+{
+	if (type > KFD_IOC_EVENT_MEMORY)
+		return -EINVAL;
+	if (kfd_criu_event_has_slot(type))
+		return id >= 1 && id < KFD_SIGNAL_EVENT_LIMIT ? 0 : -EINVAL;
+	if (id < KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID ||
+	    id > KFD_CRIU_LAST_NONSIGNAL_EVENT_ID)
+		return -EINVAL;
+	return 0;
+}
+
+static int kfd_criu_check_mem_exception(const struct kfd_criu_event_rec *rec,
+					bool used)
+{
+	if (!used)
+		return rec->mem_va || rec->mem_gpu_id || rec->mem_error_type ||
+		       rec->mem_not_present || rec->mem_read_only ||
+		       rec->mem_no_execute || rec->mem_imprecise ? -EINVAL : 0;
+
+	if (!kfd_criu_is_bool(rec->mem_not_present) ||
+	    !kfd_criu_is_bool(rec->mem_read_only) ||
+	    !kfd_criu_is_bool(rec->mem_no_execute) ||
+	    !kfd_criu_is_bool(rec->mem_imprecise))
+		return -EINVAL;
+	if (le32_to_cpu(rec->mem_error_type) > KFD_MEM_ERR_GPU_HANG)
+		return -EINVAL;
+	return 0;
+}
+
+static int kfd_criu_check_hw_exception(const struct kfd_criu_event_rec *rec,
+				       bool used)
+{
+	if (!used)
+		return rec->hw_reset_type || rec->hw_reset_cause ||
+		       rec->hw_memory_lost || rec->hw_gpu_id ? -EINVAL : 0;
+
+	if (le32_to_cpu(rec->hw_reset_type) > KFD_HW_EXCEPTION_PER_ENGINE_RESET ||
+	    le32_to_cpu(rec->hw_reset_cause) > KFD_HW_EXCEPTION_ECC ||
+	    !kfd_criu_is_bool(rec->hw_memory_lost))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * kfd_criu_validate_event() - check a %KFD_CRIU_REC_EVENT payload
+ * @rec: the record
+ *
+ * Signal and debug events must use a signal slot id, 1 to
+ * %KFD_SIGNAL_EVENT_LIMIT - 1; every other type an id from
+ * %KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID to %KFD_CRIU_LAST_NONSIGNAL_EVENT_ID.
+ * Memory exception fields may only be set for %KFD_IOC_EVENT_MEMORY and
+ * hardware exception fields only for %KFD_IOC_EVENT_HW_EXCEPTION, each
+ * within the values the uAPI defines. @event_age takes any value.
+ *
+ * Return: 0, or -EINVAL for an unknown type, an id outside its type's
+ * range, a boolean that is not 0 or 1, an exception field that is out of
+ * range or set for the wrong type, or a reserved field that is set.
+ */
+int kfd_criu_validate_event(const struct kfd_criu_event_rec *rec)
+{
+	u32 type = le32_to_cpu(rec->type);
+	int ret;
+
+	if (!kfd_criu_is_bool(rec->auto_reset) ||
+	    !kfd_criu_is_bool(rec->signaled) ||
+	    le32_to_cpu(rec->reserved) || le32_to_cpu(rec->reserved2))
+		return -EINVAL;
+	ret = kfd_criu_check_event_id(type, le32_to_cpu(rec->event_id));
+	if (ret)
+		return ret;
+	ret = kfd_criu_check_mem_exception(rec, type == KFD_IOC_EVENT_MEMORY);
+	if (ret)
+		return ret;
+	return kfd_criu_check_hw_exception(rec,
+					   type == KFD_IOC_EVENT_HW_EXCEPTION);
+}
+
+/**
+ * kfd_criu_check_event_ids() - check that event ids are unique
+ * @events: the event records, in stream order
+ * @num_events: entries in @events
+ *
+ * The writer emits events in the order idr_for_each_entry() walks them,
+ * which is strictly ascending by id, so uniqueness is checked in one pass:
+ * equal neighbours are a duplicate, a descent is a malformed image.
+ *
+ * Return: 0, -EEXIST for a duplicate id, -EINVAL for ids out of order or
+ * more than %KFD_CRIU_MAX_EVENTS events.
+ */
+int kfd_criu_check_event_ids(const struct kfd_criu_event_rec *events,
+			     u32 num_events)
+{
+	u32 i, prev, id;
+
+	if (num_events > KFD_CRIU_MAX_EVENTS)
+		return -EINVAL;
+	for (i = 1; i < num_events; i++) {
+		prev = le32_to_cpu(events[i - 1].event_id);
+		id = le32_to_cpu(events[i].event_id);
+		if (id == prev)
+			return -EEXIST;
+		if (id < prev)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * kfd_criu_validate_event_slot() - check an event against the signal page
+ * @proc: the process record, already validated
+ * @rec: the event record, already validated
+ *
+ * The SIGNAL_PAGE record holds the process's mapped signal slots
+ * (@proc->signal_page_size bytes). An event with a signal slot needs that
+ * page, and its slot must lie inside it.
+ *
+ * Return: 0, or -EINVAL if the event's slot is outside the signal page.
+ */
+int kfd_criu_validate_event_slot(const struct kfd_criu_process_rec *proc,
+				 const struct kfd_criu_event_rec *rec)
+{
+	u32 slots = le32_to_cpu(proc->signal_page_size) / sizeof(u64);
+
+	if (!kfd_criu_event_has_slot(le32_to_cpu(rec->type)))
+		return 0;
+	return le32_to_cpu(rec->event_id) < slots ? 0 : -EINVAL;
+}
+
+#if IS_BUILTIN(CONFIG_HSA_AMD_CRIU_KUNIT_TEST)
+#include "tests/kfd_criu_image_test.c"
+#endif

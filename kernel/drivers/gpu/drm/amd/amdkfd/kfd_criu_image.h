@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Copyright 2026 The amdkfd-criu authors
+ */
+
+#ifndef KFD_CRIU_IMAGE_H_INCLUDED
+#define KFD_CRIU_IMAGE_H_INCLUDED
+
+#include <linux/bits.h>
+#include <linux/sizes.h>
+#include <linux/types.h>
+
+/**
+ * DOC: KFD CRIU image stream format
+ *
+ * In image mode, CHECKPOINT writes a process's KFD state to a file
+ * descriptor as one self-describing stream and RESTORE reads it back. The
+ * stream is hostile input on restore, so its format is declared here once,
+ * with fixed-width little-endian fields and no implicit padding, and every
+ * field is checked before use.
+ *
+ * The stream is a &struct kfd_criu_image_header followed by records. Each
+ * record is a &struct kfd_criu_record_header, then @length bytes of payload,
+ * then a little-endian CRC32C trailer computed over the record header and
+ * the payload. A trailer (rather than a CRC field in the header) lets the
+ * writer stream a payload it never holds in memory as a whole.
+ *
+ * Records carry KFD_CRIU_RECORD_MANDATORY or not. A reader skips an
+ * unknown record without that flag and refuses an unknown mandatory record
+ * with -EOPNOTSUPP. The last record is KFD_CRIU_REC_END, which counts the
+ * records before it, so a truncated stream is always detected.
+ *
+ * Record order: COMPAT first (restore checks compatibility before it
+ * touches anything), then PROCESS, then SIGNAL_PAGE if the process has
+ * one, then the EVENT records in strictly ascending event_id order (the
+ * order idr_for_each_entry() walks them), then END. All metadata precedes
+ * bulk data. The codec checks each record on its own; the restore code
+ * enforces the order.
+ *
+ * Errors the reader returns: -EINVAL for a malformed stream (bad magic,
+ * unknown record flags, length out of range for the record type, END
+ * counts that do not match, anything after END), -EPROTO for a format
+ * version or header flags this kernel does not know, -EBADMSG for a CRC
+ * mismatch, -EOPNOTSUPP for an unknown mandatory record, -ENODATA for a
+ * stream that ends early, and -EOVERFLOW when the caller's buffer is too
+ * small for a valid record. The validators add -EEXIST for a duplicate
+ * event id and -EOPNOTSUPP for state this kernel cannot restore.
+ */
+
+/** KFD_CRIU_IMAGE_MAGIC - first eight bytes of every image stream */
+#define KFD_CRIU_IMAGE_MAGIC		"KFDCRIU\0"
+/** KFD_CRIU_IMAGE_MAGIC_LEN - length of %KFD_CRIU_IMAGE_MAGIC */
+#define KFD_CRIU_IMAGE_MAGIC_LEN	8
+/** KFD_CRIU_IMAGE_VERSION - the stream format version this code writes */
+#define KFD_CRIU_IMAGE_VERSION		1
+/** KFD_CRIU_RELEASE_LEN - bytes reserved for the producer's release string */
+#define KFD_CRIU_RELEASE_LEN		64
+/** KFD_CRIU_MAX_RECORD_LEN - largest record payload a reader accepts */
+#define KFD_CRIU_MAX_RECORD_LEN		SZ_1M
+/** KFD_CRIU_MAX_EVENTS - most event records one image may carry */
+#define KFD_CRIU_MAX_EVENTS		65536
+/** KFD_CRIU_SIGNAL_PAGE_MAX - largest signal page payload (4096 slots) */
+#define KFD_CRIU_SIGNAL_PAGE_MAX	(4096 * 8)
+/** KFD_CRIU_RECORD_OVERHEAD - stream bytes of a record beyond its payload */
+#define KFD_CRIU_RECORD_OVERHEAD	16
+/*
+ * Event ids of events without a signal slot, as kfd_events.h allocates
+ * them. Signal and debug events use their slot index, 1 to
+ * KFD_SIGNAL_EVENT_LIMIT - 1 (slot 0 is reserved).
+ */
+/** KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID - lowest id of a non-signal event */
+#define KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID	0x40000000U
+/** KFD_CRIU_LAST_NONSIGNAL_EVENT_ID - highest id of a non-signal event */
+#define KFD_CRIU_LAST_NONSIGNAL_EVENT_ID	0x7fffffffU
+
+/**
+ * struct kfd_criu_image_header - start of an image stream
+ * @magic: %KFD_CRIU_IMAGE_MAGIC
+ * @version: format version, %KFD_CRIU_IMAGE_VERSION
+ * @flags: must be zero in version 1; a reader refuses unknown flags
+ * @header_size: sizeof(struct kfd_criu_image_header), for diagnostics
+ * @release: producing kernel's utsname release, NUL padded, diagnostic only
+ * @crc: CRC32C of the header up to, not including, this field
+ */
+struct kfd_criu_image_header {
+	__u8 magic[KFD_CRIU_IMAGE_MAGIC_LEN];
+	__le32 version;
+	__le32 flags;
+	__le32 header_size;
+	__u8 release[KFD_CRIU_RELEASE_LEN];
+	__le32 crc;
+};
+
+/**
+ * enum kfd_criu_record_type - record types of the image stream
+ * @KFD_CRIU_REC_END: last record, payload &struct kfd_criu_end_rec
+ * @KFD_CRIU_REC_COMPAT: compatibility record, &struct kfd_criu_compat_rec
+ * @KFD_CRIU_REC_PROCESS: process state, &struct kfd_criu_process_rec
+ * @KFD_CRIU_REC_SIGNAL_PAGE: contents of the event signal page (raw bytes,
+ *	a multiple of 8, at most %KFD_CRIU_SIGNAL_PAGE_MAX)
+ * @KFD_CRIU_REC_EVENT: one event, &struct kfd_criu_event_rec
+ * @KFD_CRIU_REC_NR: number of known types; not a record type
+ */
+enum kfd_criu_record_type {
+	KFD_CRIU_REC_END = 1,
+	KFD_CRIU_REC_COMPAT = 2,
+	KFD_CRIU_REC_PROCESS = 3,
+	KFD_CRIU_REC_SIGNAL_PAGE = 4,
+	KFD_CRIU_REC_EVENT = 5,
+	KFD_CRIU_REC_NR
+};
+
+/** KFD_CRIU_RECORD_MANDATORY - a reader that does not know the type fails */
+#define KFD_CRIU_RECORD_MANDATORY	BIT(0)
+/** KFD_CRIU_RECORD_FLAGS_KNOWN - all record flags this version defines */
+#define KFD_CRIU_RECORD_FLAGS_KNOWN	KFD_CRIU_RECORD_MANDATORY
+
+/**
+ * struct kfd_criu_record_header - header of every record
+ * @type: &enum kfd_criu_record_type
+ * @flags: %KFD_CRIU_RECORD_MANDATORY or 0
+ * @length: payload length in bytes, at most %KFD_CRIU_MAX_RECORD_LEN
+ *
+ * The payload follows, then a __le32 CRC32C of header and payload.
+ */
+struct kfd_criu_record_header {
+	__le32 type;
+	__le32 flags;
+	__le32 length;
+};
+
+/**
+ * struct kfd_criu_end_rec - payload of %KFD_CRIU_REC_END
+ * @records: number of records before END, skipped optional ones included
+ * @reserved: must be zero
+ * @payload_bytes: sum of the payload lengths of those records
+ */
+struct kfd_criu_end_rec {
+	__le32 records;
+	__le32 reserved;
+	__le64 payload_bytes;
+};
+
+/**
+ * struct kfd_criu_compat_rec - payload of %KFD_CRIU_REC_COMPAT
+ * @num_gpus: GPUs the process uses; GPU identity records follow in a later
+ *	format revision, so version 1 requires zero
+ * @reserved: must be zero
+ */
+struct kfd_criu_compat_rec {
+	__le32 num_gpus;
+	__le32 reserved;
+};
+
+/**
+ * struct kfd_criu_process_rec - payload of %KFD_CRIU_REC_PROCESS
+ * @xnack_enabled: 0 or 1
+ * @runtime_state: &enum kfd_dbg_runtime_state from the uAPI header
+ * @r_debug: user address of the runtime's r_debug structure
+ * @ttmp_setup: 0 or 1, trap temporaries set up by the runtime
+ * @num_events: number of %KFD_CRIU_REC_EVENT records that follow
+ * @signal_page_size: bytes of the signal page record, 0 when there is none
+ * @reserved: must be zero
+ */
+struct kfd_criu_process_rec {
+	__le32 xnack_enabled;
+	__le32 runtime_state;
+	__le64 r_debug;
+	__le32 ttmp_setup;
+	__le32 num_events;
+	__le32 signal_page_size;
+	__le32 reserved;
+};
+
+/**
+ * struct kfd_criu_event_rec - payload of %KFD_CRIU_REC_EVENT
+ * @event_id: the id userspace knows the event by
+ * @type: KFD_IOC_EVENT_* from the uAPI header
+ * @auto_reset: 0 or 1
+ * @signaled: 0 or 1
+ * @event_age: the event's age counter, for waits that pass an age
+ * @mem_va: memory exception: faulting address
+ * @mem_gpu_id: memory exception: gpu_id
+ * @mem_error_type: memory exception: RAS error type
+ * @mem_not_present: memory exception failure bit
+ * @mem_read_only: memory exception failure bit
+ * @mem_no_execute: memory exception failure bit
+ * @mem_imprecise: memory exception failure bit
+ * @hw_reset_type: hardware exception: reset type
+ * @hw_reset_cause: hardware exception: reset cause
+ * @hw_memory_lost: hardware exception: memory lost
+ * @hw_gpu_id: hardware exception: gpu_id
+ * @reserved: must be zero
+ * @reserved2: must be zero
+ *
+ * The exception fields are only meaningful for events of the matching
+ * type and must be zero otherwise.
+ */
+struct kfd_criu_event_rec {
+	__le32 event_id;
+	__le32 type;
+	__le32 auto_reset;
+	__le32 signaled;
+	__le64 event_age;
+	__le64 mem_va;
+	__le32 mem_gpu_id;
+	__le32 mem_error_type;
+	__le32 mem_not_present;
+	__le32 mem_read_only;
+	__le32 mem_no_execute;
+	__le32 mem_imprecise;
+	__le32 hw_reset_type;
+	__le32 hw_reset_cause;
+	__le32 hw_memory_lost;
+	__le32 hw_gpu_id;
+	__le32 reserved;
+	__le32 reserved2;
+};
+
+/**
+ * struct kfd_criu_image_io - where a stream goes to or comes from
+ * @write: write exactly @len bytes or return a negative errno
+ * @read: read exactly @len bytes; return -ENODATA when the stream ends
+ *	first, or another negative errno
+ * @ctx: passed to @write and @read
+ *
+ * Both return 0 on success; the codec never calls them with a zero @len.
+ *
+ * The codec never touches files itself, which keeps it free of amdgpu and
+ * VFS dependencies: the kernel passes an adapter for a &struct file, tests
+ * and the userspace tools pass memory buffers.
+ */
+struct kfd_criu_image_io {
+	int (*write)(void *ctx, const void *buf, size_t len);
+	int (*read)(void *ctx, void *buf, size_t len);
+	void *ctx;
+};
+
+/**
+ * struct kfd_criu_image_writer - state of a stream being written
+ * @io: the sink
+ * @records: records written so far, END excluded
+ * @payload_bytes: payload bytes written so far
+ * @rec_remaining: payload bytes the open record still expects
+ * @rec_crc: running CRC32C of the open record
+ * @in_record: a record was begun and not finished
+ * @error: first error seen; every later call returns it
+ * @header_written: the stream header was written
+ * @ended: END was written; the stream is complete
+ */
+struct kfd_criu_image_writer {
+	const struct kfd_criu_image_io *io;
+	u32 records;
+	u64 payload_bytes;
+	u32 rec_remaining;
+	u32 rec_crc;
+	bool in_record;
+	int error;
+	bool header_written;
+	bool ended;
+};
+
+/**
+ * struct kfd_criu_record_desc - what a reader knows about a record type
+ * @type: the record type
+ * @min_len: smallest valid payload
+ * @max_len: largest valid payload
+ */
+struct kfd_criu_record_desc {
+	u32 type;
+	u32 min_len;
+	u32 max_len;
+};
+
+/**
+ * struct kfd_criu_image_reader - state of a stream being read
+ * @io: the source
+ * @known: record types this reader understands; END needs no entry, the
+ *	reader always knows it
+ * @num_known: entries in @known
+ * @records: records read so far, skipped ones included
+ * @payload_bytes: payload bytes read so far, skipped ones included
+ * @ended: END was read and validated
+ * @skipped: unknown optional records skipped so far
+ * @header_read: the stream header was read and validated
+ * @error: first error seen; every later call returns it, because the
+ *	stream position is unknown after a failure
+ */
+struct kfd_criu_image_reader {
+	const struct kfd_criu_image_io *io;
+	const struct kfd_criu_record_desc *known;
+	size_t num_known;
+	u32 records;
+	u64 payload_bytes;
+	bool ended;
+	u32 skipped;
+	bool header_read;
+	int error;
+};
+
+/**
+ * struct kfd_criu_record - a record as the reader returns it
+ * @type: record type
+ * @flags: record flags
+ * @length: payload length, already copied into the caller's buffer
+ */
+struct kfd_criu_record {
+	u32 type;
+	u32 flags;
+	u32 length;
+};
+
+u32 kfd_criu_crc32c(u32 crc, const void *buf, size_t len);
+
+void kfd_criu_image_writer_init(struct kfd_criu_image_writer *w,
+				const struct kfd_criu_image_io *io);
+int kfd_criu_image_write_header(struct kfd_criu_image_writer *w,
+				const char *release);
+int kfd_criu_image_write_record(struct kfd_criu_image_writer *w, u32 type,
+				u32 flags, const void *payload, u32 len);
+int kfd_criu_image_begin_record(struct kfd_criu_image_writer *w, u32 type,
+				u32 flags, u32 len);
+int kfd_criu_image_write_data(struct kfd_criu_image_writer *w,
+			      const void *buf, u32 len);
+int kfd_criu_image_finish_record(struct kfd_criu_image_writer *w);
+int kfd_criu_image_write_end(struct kfd_criu_image_writer *w);
+
+void kfd_criu_image_reader_init(struct kfd_criu_image_reader *r,
+				const struct kfd_criu_image_io *io,
+				const struct kfd_criu_record_desc *known,
+				size_t num_known);
+int kfd_criu_image_read_header(struct kfd_criu_image_reader *r,
+			       struct kfd_criu_image_header *hdr);
+int kfd_criu_image_read_record(struct kfd_criu_image_reader *r,
+			       struct kfd_criu_record *rec,
+			       void *buf, u32 buf_size);
+int kfd_criu_image_expect_eof(struct kfd_criu_image_reader *r);
+
+extern const struct kfd_criu_record_desc kfd_criu_v1_records[];
+extern const size_t kfd_criu_v1_num_records;
+
+int kfd_criu_validate_compat(const struct kfd_criu_compat_rec *rec);
+int kfd_criu_validate_process(const struct kfd_criu_process_rec *rec);
+int kfd_criu_validate_event(const struct kfd_criu_event_rec *rec);
+int kfd_criu_check_event_ids(const struct kfd_criu_event_rec *events,
+			     u32 num_events);
+int kfd_criu_validate_event_slot(const struct kfd_criu_process_rec *proc,
+				 const struct kfd_criu_event_rec *rec);
+
+#endif /* KFD_CRIU_IMAGE_H_INCLUDED */
