@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# "make check": every tier, one summary line each. Builds what is stale,
+# runs the host tier, boots the VM for the kunit, selftests and e2e tiers
+# and parses what came back.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+usage() {
+	cat <<'TXT'
+Usage: scripts/check.sh [--no-vm]
+
+Runs the host tier, builds the kernel, test programs and initramfs, boots
+the test VM (kunit, selftests, e2e tiers) and prints
+"TIER: N passed, N failed, N skipped" per tier and a total line. Exits
+non-zero if anything failed or an expected tier did not run.
+--no-vm  only the host tier (quick).
+TXT
+}
+
+step() {
+	local name=$1 start=$SECONDS
+	shift
+	log "$name..."
+	"$@"
+	log "$name: $((SECONDS - start)) s"
+}
+
+run_host_tier() {
+	make -s -C "$TOP/host" check > "$BUILD_DIR/host.tap" 2>&1 || true
+}
+
+build_test_programs() {
+	make -s -C "$TOP/selftests" KSRC="$KSRC" KHDR="$KHDR" O="$BUILD_DIR/selftests"
+	make -s -C "$TOP/e2e" KHDR="$KHDR" O="$BUILD_DIR/e2e"
+}
+
+main() {
+	local vm=1 rc=0
+	case "${1:-}" in
+	-h|--help) usage; exit 0 ;;
+	--no-vm) vm=0 ;;
+	"") ;;
+	*) usage >&2; exit 2 ;;
+	esac
+	mkdir -p "$BUILD_DIR"
+	exec 9> "$BUILD_DIR/.lock"
+	flock 9
+	step "dependencies" "$TOP/scripts/install-deps.sh"
+	step "host tier" run_host_tier
+	if [ "$vm" -eq 0 ]; then
+		"$TOP/scripts/parse-results.py" --host-tap "$BUILD_DIR/host.tap" --expect host
+		return
+	fi
+	step "kernel" "$TOP/scripts/build-kernel.sh"
+	step "test programs" build_test_programs
+	step "initramfs" "$TOP/scripts/build-initramfs.sh"
+	step "VM run" "$TOP/scripts/run-vm.sh" --mode check || rc=$?
+	[ "$rc" -eq 0 ] || log "QEMU exited with status $rc (124: timeout)"
+	"$TOP/scripts/parse-results.py" --host-tap "$BUILD_DIR/host.tap" \
+		--console "$BUILD_DIR/vm/console.log" \
+		--results "$BUILD_DIR/vm/results.log"
+}
+
+main "$@"
