@@ -1,0 +1,1093 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DOC: CRIU image mode of AMDKFD_IOC_CRIU_OP
+ *
+ * Runs as root on a kernel with amdkfd; needs no GPU. A process creates
+ * events, signals some, maps the event page and writes into it; its /dev/kfd
+ * file goes to the test over SCM_RIGHTS, and the test, as its ptrace
+ * parent, dumps it into a memfd. Fresh processes restore that image on their
+ * own /dev/kfd and check ids, signaled states, ages, the event page, the
+ * XNACK mode and the runtime state. Further tests cover the legacy
+ * interface with the old argument size, the op ordering errors, bad images
+ * (each must leave the process without any KFD state), streams through
+ * pipes, and privileges.
+ */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+#include <linux/kfd_ioctl.h>
+
+#include "kselftest_harness.h"
+
+/* What CREATE_EVENT returns as the mmap offset of the event page */
+#define EVENT_PAGE_OFFSET	(2ULL << 62)
+#define EVENT_PAGE_SIZE		(KFD_SIGNAL_EVENT_LIMIT * 8)
+#define UNSIGNALED		UINT64_MAX
+#define FIRST_NONSIGNAL_ID	0x40000000U
+
+/* The image stream format (kfd_criu_image.h), for the corruption tests */
+#define IMAGE_HEADER_SIZE	88
+#define IMAGE_HEADER_CRC_OFF	84
+#define IMAGE_VERSION_OFF	8
+#define RECORD_HEADER_SIZE	12
+#define RECORD_OVERHEAD		16
+#define REC_END			1
+#define REC_PROCESS		3
+#define REC_SIGNAL_PAGE		4
+#define REC_EVENT		5
+#define RECORD_MANDATORY	1
+#define PROCESS_NUM_EVENTS_OFF	20
+#define END_RECORD_SIZE		(RECORD_OVERHEAD + 16)
+
+/* struct kfd_ioctl_criu_args as binaries built before KFD 1.18 know it */
+struct criu_args_v1_17 {
+	__u64 devices;
+	__u64 bos;
+	__u64 priv_data;
+	__u64 priv_data_size;
+	__u32 num_devices;
+	__u32 num_bos;
+	__u32 num_objects;
+	__u32 pid;
+	__u32 op;
+	__u32 tail_padding;
+};
+
+#define AMDKFD_IOC_CRIU_OP_V1_17 AMDKFD_IOWR(0x22, struct criu_args_v1_17)
+
+/**
+ * struct events_plan - the events a dumped process holds
+ * @id: event ids, in creation order; @id[GAP] was destroyed again
+ * @page_slots: slot indices the process wrote into its event page
+ */
+struct events_plan {
+	__u32 id[7];
+	__u32 page_slots[4];
+};
+
+enum {
+	AUTO_SET2,
+	MANUAL_SET,
+	MANUAL_RESET,
+	AUTO_IDLE,
+	GAP,
+	MANUAL_IDLE,
+	MEMORY,
+};
+
+/* Expected signaled state and age, per entry of &struct events_plan */
+static const int plan_signaled[] = { 1, 1, 0, 0, -1, 0, -1 };
+static const __u64 plan_age[] = { 3, 2, 2, 1, 0, 1, 0 };
+
+/* A failed check in a child process ends it with a message. */
+#define CHILD_CHECK(cond) do {						\
+	if (!(cond)) {							\
+		fprintf(stderr, "%s:%d: child check failed: %s (%s)\n",	\
+			__FILE__, __LINE__, #cond, strerror(errno));	\
+		_exit(1);						\
+	}								\
+} while (0)
+
+static bool have_kfd(void)
+{
+	return access("/dev/kfd", F_OK) == 0;
+}
+
+static int kfd_open(void)
+{
+	return open("/dev/kfd", O_RDWR | O_CLOEXEC);
+}
+
+static int kfd_ioctl(int fd, unsigned long cmd, void *args)
+{
+	return ioctl(fd, cmd, args) ? -errno : 0;
+}
+
+static int criu_image_op(int fd, __u32 op, int image_fd,
+			 struct kfd_ioctl_criu_args *args)
+{
+	memset(args, 0, sizeof(*args));
+	args->op = op;
+	args->flags = KFD_CRIU_FLAG_IMAGE;
+	args->image_fd = image_fd;
+	return kfd_ioctl(fd, AMDKFD_IOC_CRIU_OP, args);
+}
+
+static int criu_resume(int fd, pid_t pid)
+{
+	struct kfd_ioctl_criu_args args;
+
+	memset(&args, 0, sizeof(args));
+	args.op = KFD_CRIU_OP_RESUME;
+	args.flags = KFD_CRIU_FLAG_IMAGE;
+	args.pid = pid;
+	return kfd_ioctl(fd, AMDKFD_IOC_CRIU_OP, &args);
+}
+
+static int create_event(int fd, __u32 type, bool auto_reset, __u32 *id)
+{
+	struct kfd_ioctl_create_event_args args = {
+		.event_type = type,
+		.auto_reset = auto_reset,
+	};
+	int ret;
+
+	ret = kfd_ioctl(fd, AMDKFD_IOC_CREATE_EVENT, &args);
+	*id = args.event_id;
+	if (!ret && type == KFD_IOC_EVENT_SIGNAL &&
+	    args.event_page_offset != EVENT_PAGE_OFFSET)
+		return -EPROTO;
+	return ret;
+}
+
+static int event_op(int fd, unsigned long cmd, __u32 id)
+{
+	struct kfd_ioctl_set_event_args args = { .event_id = id };
+
+	return kfd_ioctl(fd, cmd, &args);
+}
+
+/*
+ * Waits for one event without blocking. With @age non-zero the kernel
+ * completes the wait when the event's age differs and returns the age.
+ */
+static int wait_event(int fd, __u32 id, __u64 *age, __u32 *result)
+{
+	struct kfd_event_data data = { .event_id = id };
+	struct kfd_ioctl_wait_events_args args = {
+		.events_ptr = (uintptr_t)&data,
+		.num_events = 1,
+		.timeout = 0,
+	};
+	int ret;
+
+	if (age)
+		data.signal_event_data.last_event_age = *age;
+	ret = kfd_ioctl(fd, AMDKFD_IOC_WAIT_EVENTS, &args);
+	*result = args.wait_result;
+	if (age)
+		*age = data.signal_event_data.last_event_age;
+	return ret;
+}
+
+static int xnack_mode(int fd, int mode)
+{
+	struct kfd_ioctl_set_xnack_mode_args args = { .xnack_enabled = mode };
+	int ret;
+
+	ret = kfd_ioctl(fd, AMDKFD_IOC_SET_XNACK_MODE, &args);
+	return ret ? ret : args.xnack_enabled;
+}
+
+static int runtime_enable(int fd, __u64 r_debug)
+{
+	struct kfd_ioctl_runtime_enable_args args = {
+		.r_debug = r_debug,
+		.mode_mask = KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK,
+	};
+
+	return kfd_ioctl(fd, AMDKFD_IOC_RUNTIME_ENABLE, &args);
+}
+
+static __u64 *map_event_page(int fd)
+{
+	void *page = mmap(NULL, EVENT_PAGE_SIZE, PROT_READ | PROT_WRITE,
+			  MAP_SHARED, fd, (off_t)EVENT_PAGE_OFFSET);
+
+	return page == MAP_FAILED ? NULL : page;
+}
+
+static __u64 slot_pattern(__u32 slot)
+{
+	return 0x5a5a000000000000ULL | slot;
+}
+
+/* What the event page of a restored process must hold. */
+static __u64 expected_slot(const struct events_plan *plan, __u32 slot)
+{
+	unsigned int i;
+
+	for (i = 0; i < 4; i++)
+		if (plan->page_slots[i] == slot)
+			return slot_pattern(slot);
+	return UNSIGNALED;
+}
+
+/* Builds the plan's events and page contents in the calling process. */
+static void populate_events(int fd, struct events_plan *plan)
+{
+	__u64 *page;
+	unsigned int i;
+
+	CHILD_CHECK(!create_event(fd, KFD_IOC_EVENT_SIGNAL, true, &plan->id[AUTO_SET2]));
+	CHILD_CHECK(!create_event(fd, KFD_IOC_EVENT_SIGNAL, false, &plan->id[MANUAL_SET]));
+	CHILD_CHECK(!create_event(fd, KFD_IOC_EVENT_SIGNAL, false, &plan->id[MANUAL_RESET]));
+	CHILD_CHECK(!create_event(fd, KFD_IOC_EVENT_SIGNAL, true, &plan->id[AUTO_IDLE]));
+	CHILD_CHECK(!create_event(fd, KFD_IOC_EVENT_SIGNAL, false, &plan->id[GAP]));
+	CHILD_CHECK(!create_event(fd, KFD_IOC_EVENT_SIGNAL, false, &plan->id[MANUAL_IDLE]));
+	CHILD_CHECK(!create_event(fd, KFD_IOC_EVENT_MEMORY, false, &plan->id[MEMORY]));
+	CHILD_CHECK(!event_op(fd, AMDKFD_IOC_DESTROY_EVENT, plan->id[GAP]));
+
+	CHILD_CHECK(!event_op(fd, AMDKFD_IOC_SET_EVENT, plan->id[AUTO_SET2]));
+	CHILD_CHECK(!event_op(fd, AMDKFD_IOC_SET_EVENT, plan->id[AUTO_SET2]));
+	CHILD_CHECK(!event_op(fd, AMDKFD_IOC_SET_EVENT, plan->id[MANUAL_SET]));
+	CHILD_CHECK(!event_op(fd, AMDKFD_IOC_SET_EVENT, plan->id[MANUAL_RESET]));
+	CHILD_CHECK(!event_op(fd, AMDKFD_IOC_RESET_EVENT, plan->id[MANUAL_RESET]));
+
+	CHILD_CHECK(xnack_mode(fd, 0) == 0);
+	CHILD_CHECK(!runtime_enable(fd, 0x7f0012345000ULL));
+
+	page = map_event_page(fd);
+	CHILD_CHECK(page);
+	plan->page_slots[0] = plan->id[AUTO_IDLE];
+	plan->page_slots[1] = 100;
+	plan->page_slots[2] = 1000;
+	plan->page_slots[3] = KFD_SIGNAL_EVENT_LIMIT - 1;
+	for (i = 0; i < 4; i++)
+		page[plan->page_slots[i]] = slot_pattern(plan->page_slots[i]);
+	CHILD_CHECK(!munmap(page, EVENT_PAGE_SIZE));
+}
+
+static void check_event_states(int fd, const struct events_plan *plan)
+{
+	__u32 result;
+	__u64 age;
+	unsigned int i;
+
+	for (i = 0; i < 7; i++) {
+		if (plan_signaled[i] < 0)
+			continue;
+		CHILD_CHECK(!wait_event(fd, plan->id[i], NULL, &result));
+		CHILD_CHECK(result == (plan_signaled[i] ? KFD_IOC_WAIT_RESULT_COMPLETE :
+				       KFD_IOC_WAIT_RESULT_TIMEOUT));
+		age = UINT64_MAX;
+		CHILD_CHECK(!wait_event(fd, plan->id[i], &age, &result));
+		CHILD_CHECK(result == KFD_IOC_WAIT_RESULT_COMPLETE);
+		CHILD_CHECK(age == plan_age[i]);
+	}
+}
+
+static void check_restored(int fd, const struct events_plan *plan)
+{
+	__u64 *page;
+	__u32 result, id;
+	unsigned int i;
+
+	CHILD_CHECK(xnack_mode(fd, -1) == 0);
+	CHILD_CHECK(runtime_enable(fd, 0x1000) == -EBUSY);
+
+	page = map_event_page(fd);
+	CHILD_CHECK(page);
+	for (i = 0; i < KFD_SIGNAL_EVENT_LIMIT; i++)
+		CHILD_CHECK(page[i] == expected_slot(plan, i));
+	CHILD_CHECK(!munmap(page, EVENT_PAGE_SIZE));
+
+	check_event_states(fd, plan);
+
+	/* The destroyed id stays free, the memory event exists */
+	CHILD_CHECK(event_op(fd, AMDKFD_IOC_SET_EVENT, plan->id[GAP]) == -EINVAL);
+	CHILD_CHECK(event_op(fd, AMDKFD_IOC_SET_EVENT, plan->id[MEMORY]) == -EINVAL);
+	CHILD_CHECK(!event_op(fd, AMDKFD_IOC_DESTROY_EVENT, plan->id[MEMORY]));
+	CHILD_CHECK(event_op(fd, AMDKFD_IOC_DESTROY_EVENT, plan->id[MEMORY]) == -EINVAL);
+
+	/* Set, wait and reset work on restored ids */
+	CHILD_CHECK(!event_op(fd, AMDKFD_IOC_SET_EVENT, plan->id[AUTO_IDLE]));
+	CHILD_CHECK(!wait_event(fd, plan->id[AUTO_IDLE], NULL, &result));
+	CHILD_CHECK(result == KFD_IOC_WAIT_RESULT_COMPLETE);
+	CHILD_CHECK(!event_op(fd, AMDKFD_IOC_RESET_EVENT, plan->id[MANUAL_SET]));
+	CHILD_CHECK(!wait_event(fd, plan->id[MANUAL_SET], NULL, &result));
+	CHILD_CHECK(result == KFD_IOC_WAIT_RESULT_TIMEOUT);
+
+	/* A new event takes the lowest free id, as in the dumped process */
+	CHILD_CHECK(!create_event(fd, KFD_IOC_EVENT_SIGNAL, false, &id));
+	CHILD_CHECK(id == plan->id[GAP]);
+}
+
+/* A process that has no KFD state: no signal page, no events. */
+static void check_pristine(int fd)
+{
+	__u32 id;
+
+	errno = 0;
+	CHILD_CHECK(!map_event_page(fd) && errno == EINVAL);
+	CHILD_CHECK(event_op(fd, AMDKFD_IOC_SET_EVENT, 1) == -EINVAL);
+	CHILD_CHECK(xnack_mode(fd, -1) == 1);
+	CHILD_CHECK(!create_event(fd, KFD_IOC_EVENT_SIGNAL, false, &id));
+	CHILD_CHECK(id == 1);
+}
+
+static int send_fd(int sock, int fd, const void *data, size_t len)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+
+	cmsg->cmsg_level = SOL_SOCKET;
+	cmsg->cmsg_type = SCM_RIGHTS;
+	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == (ssize_t)len ? 0 : -1;
+}
+
+static int recv_fd(int sock, void *data, size_t len)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = data, .iov_len = len };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cmsg;
+	int fd;
+
+	if (recvmsg(sock, &msg, 0) != (ssize_t)len)
+		return -1;
+	cmsg = CMSG_FIRSTHDR(&msg);
+	if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
+	return fd;
+}
+
+static void sync_send(int sock)
+{
+	char c = 0;
+
+	CHILD_CHECK(write(sock, &c, 1) == 1);
+}
+
+static void sync_wait(int sock)
+{
+	char c;
+
+	CHILD_CHECK(read(sock, &c, 1) == 1);
+}
+
+/* The process to be dumped: builds its state, hands out its kfd file. */
+static void dumpee_main(int sock)
+{
+	struct events_plan plan = { 0 };
+	int fd = kfd_open();
+
+	CHILD_CHECK(fd >= 0);
+	populate_events(fd, &plan);
+	CHILD_CHECK(!send_fd(sock, fd, &plan, sizeof(plan)));
+	sync_wait(sock);	/* until the dump is done */
+	_exit(0);
+}
+
+static int wait_child(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static off_t fd_size(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) ? -1 : st.st_size;
+}
+
+static int memfd_from(const void *data, size_t len)
+{
+	int fd = memfd_create("kfd-criu-image", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, data, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/**
+ * struct image - a dumped image and what it holds
+ * @data: the stream
+ * @len: bytes at @data
+ * @plan: the dumped process's events
+ */
+struct image {
+	unsigned char *data;
+	size_t len;
+	struct events_plan plan;
+};
+
+/*
+ * Dumps a child the way CRIU does: receives its kfd file, ptrace-seizes it
+ * and runs PROCESS_INFO, CHECKPOINT and UNPAUSE on its file.
+ */
+static void dump_child(struct __test_metadata *_metadata, struct image *img)
+{
+	struct kfd_ioctl_criu_args args;
+	int sv[2], kfd, memfd;
+	__u64 estimate;
+	pid_t pid;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(sv[0]);
+		dumpee_main(sv[1]);
+	}
+	close(sv[1]);
+	kfd = recv_fd(sv[0], &img->plan, sizeof(img->plan));
+	ASSERT_LE(0, kfd);
+	ASSERT_EQ(0, ptrace(PTRACE_SEIZE, pid, 0, 0));
+	memfd = memfd_create("kfd-criu-image", MFD_CLOEXEC);
+	ASSERT_LE(0, memfd);
+
+	EXPECT_EQ(-EBADFD, criu_image_op(kfd, KFD_CRIU_OP_CHECKPOINT, memfd, &args));
+	ASSERT_EQ(0, criu_image_op(kfd, KFD_CRIU_OP_PROCESS_INFO, -1, &args));
+	EXPECT_EQ(pid, (pid_t)args.pid);
+	EXPECT_EQ(1U, args.format_version);
+	estimate = args.image_size;
+	ASSERT_EQ(0, criu_image_op(kfd, KFD_CRIU_OP_CHECKPOINT, memfd, &args));
+	EXPECT_EQ(estimate, args.image_size);
+	EXPECT_EQ((off_t)args.image_size, lseek(memfd, 0, SEEK_CUR));
+	ASSERT_EQ(0, criu_image_op(kfd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+	EXPECT_EQ(-EBADFD, criu_image_op(kfd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+
+	img->len = fd_size(memfd);
+	img->data = malloc(img->len);
+	ASSERT_NE(NULL, img->data);
+	ASSERT_EQ((ssize_t)img->len, pread(memfd, img->data, img->len, 0));
+
+	sync_send(sv[0]);
+	ASSERT_EQ(0, wait_child(pid));
+	close(memfd);
+	close(kfd);
+	close(sv[0]);
+}
+
+/*
+ * Restores @image_fd (a memfd or a pipe holding @len bytes) into a fresh
+ * process, then waits for RESUME and checks what it got.
+ */
+static void restoree_main(int sock, int image_fd, size_t len,
+			  const struct events_plan *plan)
+{
+	struct kfd_ioctl_criu_args args;
+	int fd = kfd_open();
+
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(!criu_image_op(fd, KFD_CRIU_OP_RESTORE, image_fd, &args));
+	CHILD_CHECK(args.image_size == len && args.format_version == 1);
+	/* Refused on the state alone, before anything is read */
+	CHILD_CHECK(criu_image_op(fd, KFD_CRIU_OP_RESTORE, image_fd, &args) == -EBUSY);
+	CHILD_CHECK(criu_image_op(fd, KFD_CRIU_OP_PROCESS_INFO, -1, &args) == -EBADFD);
+	CHILD_CHECK(criu_image_op(fd, KFD_CRIU_OP_UNPAUSE, -1, &args) == -EBADFD);
+	sync_send(sock);
+	sync_wait(sock);	/* resumed */
+	check_restored(fd, plan);
+	_exit(0);
+}
+
+static pid_t start_restoree(struct __test_metadata *_metadata, int *sock,
+			    int image_fd, const struct image *img)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		close(sv[0]);
+		restoree_main(sv[1], image_fd, img->len, &img->plan);
+	}
+	close(sv[1]);
+	*sock = sv[0];
+	if (pid > 0) {
+		char c;
+
+		EXPECT_EQ(1, read(sv[0], &c, 1)) TH_LOG("restoree did not restore");
+	}
+	return pid;
+}
+
+static void resume_restoree(struct __test_metadata *_metadata, pid_t pid,
+			    int sock)
+{
+	char c = 0;
+	int kfd = kfd_open();
+
+	ASSERT_LE(0, kfd);
+	ASSERT_EQ(0, criu_resume(kfd, pid));
+	EXPECT_EQ(-EBADFD, criu_resume(kfd, pid));
+	ASSERT_EQ(1, write(sock, &c, 1));
+	EXPECT_EQ(0, wait_child(pid));
+	close(kfd);
+	close(sock);
+}
+
+TEST(round_trip_across_processes)
+{
+	struct image img;
+	int memfd, sock;
+	pid_t pid;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	dump_child(_metadata, &img);
+	EXPECT_EQ(1U, img.plan.id[AUTO_SET2]);
+	EXPECT_EQ(FIRST_NONSIGNAL_ID, img.plan.id[MEMORY]);
+
+	memfd = memfd_from(img.data, img.len);
+	ASSERT_LE(0, memfd);
+	pid = start_restoree(_metadata, &sock, memfd, &img);
+	ASSERT_LT(0, pid);
+	resume_restoree(_metadata, pid, sock);
+	close(memfd);
+	free(img.data);
+}
+
+/* Streams through pipes: the dump writes to one, the restore reads one. */
+TEST(round_trip_through_pipes)
+{
+	struct kfd_ioctl_criu_args args;
+	unsigned char *buf;
+	struct image img;
+	int dump_pipe[2], load_pipe[2], sock;
+	pid_t pid;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	dump_child(_metadata, &img);
+
+	/* The test process dumps itself: no ptrace needed for its own file */
+	{
+		int kfd = kfd_open();
+		struct events_plan self = { 0 };
+		ssize_t got;
+
+		ASSERT_LE(0, kfd);
+		populate_events(kfd, &self);
+		ASSERT_EQ(0, pipe2(dump_pipe, O_CLOEXEC));
+		ASSERT_EQ(0, criu_image_op(kfd, KFD_CRIU_OP_PROCESS_INFO, -1, &args));
+		ASSERT_EQ(0, criu_image_op(kfd, KFD_CRIU_OP_CHECKPOINT,
+					   dump_pipe[1], &args));
+		EXPECT_EQ(img.len, args.image_size);
+		close(dump_pipe[1]);
+		buf = malloc(args.image_size + 1);
+		ASSERT_NE(NULL, buf);
+		got = read(dump_pipe[0], buf, args.image_size + 1);
+		EXPECT_EQ((ssize_t)args.image_size, got);
+		/* Same state, same kernel: the same image up to nothing */
+		EXPECT_EQ(0, memcmp(buf, img.data, img.len));
+		ASSERT_EQ(0, criu_image_op(kfd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+		close(dump_pipe[0]);
+		close(kfd);
+		free(buf);
+	}
+
+	ASSERT_EQ(0, pipe2(load_pipe, O_CLOEXEC));
+	ASSERT_EQ((ssize_t)img.len, write(load_pipe[1], img.data, img.len));
+	close(load_pipe[1]);
+	pid = start_restoree(_metadata, &sock, load_pipe[0], &img);
+	ASSERT_LT(0, pid);
+	resume_restoree(_metadata, pid, sock);
+	close(load_pipe[0]);
+	free(img.data);
+}
+
+/* CRC32C as the stream uses it: all-ones seed, inverted result. */
+static __u32 crc32c(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	__u32 crc = ~0U;
+	int bit;
+
+	while (len--) {
+		crc ^= *p++;
+		for (bit = 0; bit < 8; bit++)
+			crc = (crc >> 1) ^ (0x82f63b78U & -(crc & 1));
+	}
+	return ~crc;
+}
+
+static __u32 get_le32(const unsigned char *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (__u32)p[3] << 24;
+}
+
+static void put_le32(unsigned char *p, __u32 v)
+{
+	p[0] = v;
+	p[1] = v >> 8;
+	p[2] = v >> 16;
+	p[3] = v >> 24;
+}
+
+/* Offset of the first record of @type, or 0. */
+static size_t find_record(const unsigned char *data, size_t len, __u32 type)
+{
+	size_t off = IMAGE_HEADER_SIZE;
+
+	while (off + RECORD_OVERHEAD <= len) {
+		if (get_le32(data + off) == type)
+			return off;
+		off += RECORD_OVERHEAD + get_le32(data + off + 8);
+	}
+	return 0;
+}
+
+static void fix_record_crc(unsigned char *data, size_t off)
+{
+	__u32 len = get_le32(data + off + 8);
+
+	put_le32(data + off + RECORD_HEADER_SIZE + len,
+		 crc32c(data + off, RECORD_HEADER_SIZE + len));
+}
+
+/**
+ * struct bad_image - a way to break an image and the errno RESTORE gives
+ * @name: for the log
+ * @errno_expected: positive errno
+ * @cut: truncate the image by this many bytes
+ * @flip: offset from the end of a byte to flip, 0 for none
+ * @version: header version to write with a matching CRC, 0 to keep
+ * @header_crc: break the header CRC
+ * @num_events: PROCESS num_events to write with a matching CRC, 0 to keep
+ * @mandatory_type: give the SIGNAL_PAGE record this unknown type
+ */
+struct bad_image {
+	const char *name;
+	int errno_expected;
+	size_t cut;
+	size_t flip;
+	__u32 version;
+	bool header_crc;
+	__u32 num_events;
+	__u32 mandatory_type;
+};
+
+static const struct bad_image bad_images[] = {
+	{ .name = "payload byte flipped", .errno_expected = EBADMSG,
+	  .flip = END_RECORD_SIZE + 4 + 20 },
+	{ .name = "END payload byte flipped", .errno_expected = EBADMSG,
+	  .flip = 10 },
+	{ .name = "header CRC", .errno_expected = EBADMSG, .header_crc = true },
+	{ .name = "format version 2", .errno_expected = EPROTO, .version = 2 },
+	{ .name = "cut in END", .errno_expected = ENODATA, .cut = 1 },
+	{ .name = "END missing", .errno_expected = ENODATA, .cut = END_RECORD_SIZE },
+	{ .name = "cut in header", .errno_expected = ENODATA, .cut = SIZE_MAX },
+	{ .name = "oversized event count", .errno_expected = EINVAL,
+	  .num_events = 0x7fffffff },
+	{ .name = "event count off by one", .errno_expected = EINVAL,
+	  .num_events = 1 },
+	{ .name = "unknown mandatory record", .errno_expected = EOPNOTSUPP,
+	  .mandatory_type = 0x7777 },
+};
+
+static size_t break_image(const struct bad_image *bad, unsigned char *data,
+			  size_t len)
+{
+	size_t off;
+
+	if (bad->cut == SIZE_MAX)
+		return IMAGE_HEADER_SIZE / 2;
+	if (bad->flip)
+		data[len - bad->flip] ^= 0x10;
+	if (bad->version) {
+		put_le32(data + IMAGE_VERSION_OFF, bad->version);
+		put_le32(data + IMAGE_HEADER_CRC_OFF,
+			 crc32c(data, IMAGE_HEADER_CRC_OFF));
+	}
+	if (bad->header_crc)
+		data[IMAGE_HEADER_CRC_OFF] ^= 0xff;
+	off = find_record(data, len, REC_PROCESS);
+	if (bad->num_events && off) {
+		put_le32(data + off + RECORD_HEADER_SIZE + PROCESS_NUM_EVENTS_OFF,
+			 bad->num_events == 1 ?
+			 get_le32(data + off + RECORD_HEADER_SIZE +
+				  PROCESS_NUM_EVENTS_OFF) + 1 : bad->num_events);
+		fix_record_crc(data, off);
+	}
+	off = find_record(data, len, REC_SIGNAL_PAGE);
+	if (bad->mandatory_type && off) {
+		put_le32(data + off, bad->mandatory_type);
+		put_le32(data + off + 4, RECORD_MANDATORY);
+		fix_record_crc(data, off);
+	}
+	return len - bad->cut;
+}
+
+/* Refuses @bad_fd with @err, is unchanged, then restores @good_fd. */
+static void bad_restoree_main(int bad_fd, int good_fd, int err)
+{
+	struct kfd_ioctl_criu_args args;
+	int fd = kfd_open();
+
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(criu_image_op(fd, KFD_CRIU_OP_RESTORE, bad_fd, &args) == -err);
+	errno = 0;
+	CHILD_CHECK(!map_event_page(fd) && errno == EINVAL);
+	CHILD_CHECK(event_op(fd, AMDKFD_IOC_SET_EVENT, 1) == -EINVAL);
+	CHILD_CHECK(xnack_mode(fd, -1) == 1);
+	CHILD_CHECK(!runtime_enable(fd, 0));	/* the runtime stayed off */
+	CHILD_CHECK(!kfd_ioctl(fd, AMDKFD_IOC_RUNTIME_ENABLE,
+			       &(struct kfd_ioctl_runtime_enable_args){ 0 }));
+	CHILD_CHECK(!criu_image_op(fd, KFD_CRIU_OP_RESTORE, good_fd, &args));
+	_exit(0);
+}
+
+TEST(bad_images_leave_no_state)
+{
+	unsigned char *copy;
+	struct image img;
+	unsigned int i;
+	int good, bad;
+	size_t len;
+	pid_t pid;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	dump_child(_metadata, &img);
+	good = memfd_from(img.data, img.len);
+	ASSERT_LE(0, good);
+	copy = malloc(img.len);
+	ASSERT_NE(NULL, copy);
+
+	for (i = 0; i < ARRAY_SIZE(bad_images); i++) {
+		memcpy(copy, img.data, img.len);
+		len = break_image(&bad_images[i], copy, img.len);
+		bad = memfd_from(copy, len);
+		ASSERT_LE(0, bad);
+		ASSERT_EQ(0, lseek(good, 0, SEEK_SET));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid)
+			bad_restoree_main(bad, good, bad_images[i].errno_expected);
+		EXPECT_EQ(0, wait_child(pid)) TH_LOG("%s", bad_images[i].name);
+		close(bad);
+	}
+	free(copy);
+	close(good);
+	free(img.data);
+}
+
+/* After a failed restore the process is as fresh as before. */
+TEST(failed_restore_then_fresh_ids)
+{
+	unsigned char *copy;
+	struct image img;
+	int bad;
+	pid_t pid;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	dump_child(_metadata, &img);
+	copy = malloc(img.len);
+	ASSERT_NE(NULL, copy);
+	memcpy(copy, img.data, img.len);
+	break_image(&bad_images[0], copy, img.len);
+	bad = memfd_from(copy, img.len);
+	ASSERT_LE(0, bad);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct kfd_ioctl_criu_args args;
+		int fd = kfd_open();
+
+		CHILD_CHECK(fd >= 0);
+		CHILD_CHECK(criu_image_op(fd, KFD_CRIU_OP_RESTORE, bad, &args) ==
+			    -EBADMSG);
+		check_pristine(fd);
+		_exit(0);
+	}
+	EXPECT_EQ(0, wait_child(pid));
+	close(bad);
+	free(copy);
+	free(img.data);
+}
+
+TEST(restore_into_process_with_events)
+{
+	struct image img;
+	int good;
+	pid_t pid;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	dump_child(_metadata, &img);
+	good = memfd_from(img.data, img.len);
+	ASSERT_LE(0, good);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct kfd_ioctl_criu_args args;
+		int fd = kfd_open();
+		__u32 id;
+
+		CHILD_CHECK(fd >= 0);
+		CHILD_CHECK(!create_event(fd, KFD_IOC_EVENT_SIGNAL, false, &id));
+		CHILD_CHECK(criu_image_op(fd, KFD_CRIU_OP_RESTORE, good, &args) ==
+			    -EBUSY);
+		CHILD_CHECK(event_op(fd, AMDKFD_IOC_SET_EVENT, id) == 0);
+		_exit(0);
+	}
+	EXPECT_EQ(0, wait_child(pid));
+	close(good);
+	free(img.data);
+}
+
+FIXTURE(kfd) {
+	int fd;
+};
+
+FIXTURE_SETUP(kfd)
+{
+	self->fd = -1;
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	self->fd = kfd_open();
+	ASSERT_LE(0, self->fd) TH_LOG("open /dev/kfd: %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(kfd)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* Binaries built before 1.18 get the 6.12 behaviour, padding and all. */
+TEST_F(kfd, legacy_old_struct_size)
+{
+	struct criu_args_v1_17 old;
+
+	memset(&old, 0, sizeof(old));
+	old.tail_padding = 0xdeadbeef;	/* may be garbage in old binaries */
+	old.op = KFD_CRIU_OP_PROCESS_INFO;
+	EXPECT_EQ(-ENODEV, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP_V1_17, &old));
+	old.op = KFD_CRIU_OP_CHECKPOINT;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP_V1_17, &old));
+	old.op = KFD_CRIU_OP_UNPAUSE;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP_V1_17, &old));
+	old.op = KFD_CRIU_OP_RESTORE;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP_V1_17, &old));
+	old.op = 99;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP_V1_17, &old));
+}
+
+/* The new struct with flags 0 is the legacy interface too. */
+TEST_F(kfd, legacy_new_struct_size)
+{
+	struct kfd_ioctl_criu_args args;
+
+	memset(&args, 0, sizeof(args));
+	args.legacy_pad = 0xdeadbeef;
+	args.image_fd = 1234;	/* ignored without the flag */
+	args.op = KFD_CRIU_OP_PROCESS_INFO;
+	EXPECT_EQ(-ENODEV, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
+	args.reserved[0] = 1;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
+}
+
+TEST_F(kfd, bad_arguments)
+{
+	struct kfd_ioctl_criu_args args;
+
+	memset(&args, 0, sizeof(args));
+	args.flags = KFD_CRIU_FLAG_IMAGE;
+	args.op = KFD_CRIU_OP_PROCESS_INFO;
+	args.gpu_map_ptr = (uintptr_t)&args;
+	args.num_gpu_map = 1;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
+	args.gpu_map_ptr = 0;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
+	args.num_gpu_map = 0;
+	args.flags |= 1U << 31;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
+	args.flags = KFD_CRIU_FLAG_IMAGE;
+	args.priv_data_size = 8;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
+	args.priv_data_size = 0;
+	args.op = 99;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
+	/* None of it paused the process */
+	EXPECT_EQ(-EBADFD, criu_image_op(self->fd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+}
+
+TEST_F(kfd, op_order)
+{
+	struct kfd_ioctl_criu_args args;
+	int memfd = memfd_create("kfd-criu-image", MFD_CLOEXEC);
+
+	ASSERT_LE(0, memfd);
+	EXPECT_EQ(-EBADFD, criu_image_op(self->fd, KFD_CRIU_OP_CHECKPOINT, memfd, &args));
+	EXPECT_EQ(0, fd_size(memfd));
+	EXPECT_EQ(-EBADFD, criu_image_op(self->fd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+	EXPECT_EQ(-EBADFD, criu_resume(self->fd, getpid()));
+	EXPECT_EQ(-ESRCH, criu_resume(self->fd, 0x3fffffff));
+
+	/* A process with no GPU pauses itself; a second PROCESS_INFO is fine */
+	ASSERT_EQ(0, criu_image_op(self->fd, KFD_CRIU_OP_PROCESS_INFO, -1, &args));
+	EXPECT_EQ(getpid(), (pid_t)args.pid);
+	EXPECT_LT(0U, args.image_size);
+	ASSERT_EQ(0, criu_image_op(self->fd, KFD_CRIU_OP_PROCESS_INFO, -1, &args));
+	EXPECT_EQ(-EBUSY, criu_image_op(self->fd, KFD_CRIU_OP_RESTORE, memfd, &args));
+	EXPECT_EQ(-EBADFD, criu_resume(self->fd, getpid()));
+	EXPECT_EQ(-EBADF, criu_image_op(self->fd, KFD_CRIU_OP_CHECKPOINT, -1, &args));
+	/* A read-only image fd cannot be written */
+	{
+		char path[64];
+		int ro;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", memfd);
+		ro = open(path, O_RDONLY | O_CLOEXEC);
+		ASSERT_LE(0, ro);
+		EXPECT_EQ(-EBADF, criu_image_op(self->fd, KFD_CRIU_OP_CHECKPOINT,
+						ro, &args));
+		close(ro);
+	}
+	ASSERT_EQ(0, criu_image_op(self->fd, KFD_CRIU_OP_CHECKPOINT, memfd, &args));
+	EXPECT_EQ((off_t)args.image_size, fd_size(memfd));
+	ASSERT_EQ(0, criu_image_op(self->fd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+	EXPECT_EQ(-EBADFD, criu_image_op(self->fd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+	close(memfd);
+}
+
+/* Without ptrace access to the target, RESUME fails even with the cap. */
+static void unprivileged_resume_main(int sock, pid_t target)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2] = { 0 };
+	int fd = kfd_open();
+
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(!prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0));
+	CHILD_CHECK(!setresgid(65534, 65534, 65534));
+	CHILD_CHECK(!setresuid(65534, 65534, 65534));
+	data[CAP_TO_INDEX(CAP_CHECKPOINT_RESTORE)].effective =
+		CAP_TO_MASK(CAP_CHECKPOINT_RESTORE);
+	data[CAP_TO_INDEX(CAP_CHECKPOINT_RESTORE)].permitted =
+		CAP_TO_MASK(CAP_CHECKPOINT_RESTORE);
+	CHILD_CHECK(!syscall(SYS_capset, &hdr, data));
+	CHILD_CHECK(criu_resume(fd, target) == -EPERM);
+	sync_send(sock);
+	_exit(0);
+}
+
+TEST(resume_needs_ptrace_access)
+{
+	struct image img;
+	int memfd, sock, sv[2];
+	pid_t pid, helper;
+	char c;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	dump_child(_metadata, &img);
+	memfd = memfd_from(img.data, img.len);
+	ASSERT_LE(0, memfd);
+	pid = start_restoree(_metadata, &sock, memfd, &img);
+	ASSERT_LT(0, pid);
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	helper = fork();
+	ASSERT_LE(0, helper);
+	if (!helper) {
+		close(sv[0]);
+		unprivileged_resume_main(sv[1], pid);
+	}
+	close(sv[1]);
+	EXPECT_EQ(1, read(sv[0], &c, 1));
+	EXPECT_EQ(0, wait_child(helper));
+	close(sv[0]);
+
+	/* The refused RESUME left the target restored: it still resumes */
+	resume_restoree(_metadata, pid, sock);
+	close(memfd);
+	free(img.data);
+}
+
+/* Without CAP_CHECKPOINT_RESTORE and CAP_SYS_ADMIN no op runs. */
+TEST(ops_need_capability)
+{
+	pid_t pid;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct __user_cap_header_struct hdr = {
+			.version = _LINUX_CAPABILITY_VERSION_3,
+		};
+		struct __user_cap_data_struct data[2] = { 0 };
+		struct kfd_ioctl_criu_args args;
+		struct criu_args_v1_17 old = { .op = KFD_CRIU_OP_PROCESS_INFO };
+		int fd = kfd_open();
+
+		CHILD_CHECK(fd >= 0);
+		CHILD_CHECK(!syscall(SYS_capset, &hdr, data));
+		CHILD_CHECK(criu_image_op(fd, KFD_CRIU_OP_PROCESS_INFO, -1, &args) ==
+			    -EACCES);
+		CHILD_CHECK(criu_resume(fd, getpid()) == -EACCES);
+		CHILD_CHECK(kfd_ioctl(fd, AMDKFD_IOC_CRIU_OP_V1_17, &old) == -EACCES);
+		_exit(0);
+	}
+	EXPECT_EQ(0, wait_child(pid));
+}
+
+/* Another process's kfd file is refused unless the caller traces it. */
+TEST(foreign_fd_needs_ptrace)
+{
+	struct kfd_ioctl_criu_args args;
+	struct events_plan plan;
+	int sv[2], kfd;
+	pid_t pid;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(sv[0]);
+		dumpee_main(sv[1]);
+	}
+	close(sv[1]);
+	kfd = recv_fd(sv[0], &plan, sizeof(plan));
+	ASSERT_LE(0, kfd);
+	EXPECT_EQ(-EBADF, criu_image_op(kfd, KFD_CRIU_OP_PROCESS_INFO, -1, &args));
+	sync_send(sv[0]);
+	EXPECT_EQ(0, wait_child(pid));
+	close(kfd);
+	close(sv[0]);
+}
+
+TEST_HARNESS_MAIN
