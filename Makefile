@@ -31,6 +31,7 @@ kernel: deps
 test-programs: kernel
 	@$(MAKE) -s -C selftests KSRC=$(BUILD)/linux KHDR=$(BUILD)/headers O=$(BUILD)/selftests
 	@$(MAKE) -s -C e2e KHDR=$(BUILD)/headers O=$(BUILD)/e2e
+	@$(MAKE) -s -C plugin KHDR=$(BUILD)/headers O=$(BUILD)/plugin
 
 initramfs: test-programs
 	@scripts/build-initramfs.sh

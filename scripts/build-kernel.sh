@@ -57,6 +57,15 @@ configure_kernel() {
 	echo "$key" > "$KSRC/.config-stamp"
 }
 
+# Warnings in our own files are not noise: show them.
+warn_about_our_files() {
+	local files
+	files=$(cd "$TOP/kernel" && find . -name '*.[ch]' -printf '%f\n' | sort -u |
+		paste -sd'|')
+	grep -E -A3 "($files):[0-9]+:[0-9]+: (warning|error)" \
+		"$BUILD_DIR/kernel-build.log" >&2 || true
+}
+
 main() {
 	case "${1:-}" in
 	-h|--help) usage; exit 0 ;;
@@ -64,8 +73,15 @@ main() {
 	"$TOP/scripts/prepare-tree.sh"
 	configure_kernel
 	mkdir -p "$CCACHE_DIR"
-	log "building bzImage (make -j$(nproc))"
-	make -C "$KSRC" -s -j"$(nproc)" CC="ccache gcc" "$@" bzImage
+	log "building bzImage (make -j$(nproc)), log in build/kernel-build.log"
+	# Compiler noise from upstream files (KASAN frame sizes) goes to the
+	# log; on failure its tail says why.
+	if ! make -C "$KSRC" -s -j"$(nproc)" CC="ccache gcc" "$@" bzImage \
+		> "$BUILD_DIR/kernel-build.log" 2>&1; then
+		tail -n 40 "$BUILD_DIR/kernel-build.log" >&2
+		die "kernel build failed (full log: build/kernel-build.log)"
+	fi
+	warn_about_our_files
 	make -C "$KSRC" -s headers_install INSTALL_HDR_PATH="$KHDR" >/dev/null
 	log "kernel ready: $KSRC/arch/x86/boot/bzImage"
 }

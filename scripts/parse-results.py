@@ -167,7 +167,8 @@ def console_splats(console):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--host-tap")
+    ap.add_argument("--host-tap", action="append", default=[],
+                    help="TAP of one host test program (repeatable)")
     ap.add_argument("--console")
     ap.add_argument("--results")
     ap.add_argument("--expect", default=",".join(TIERS),
@@ -177,11 +178,12 @@ def main():
     tiers = {t: Tier(t) for t in TIERS}
     problems = []
 
-    if args.host_tap:
-        host = read_lines(args.host_tap) or []
-        parse_plain_tap(host, tiers["host"], problems, "host tests")
-        if tiers["host"].failed:
-            problems.append("host: output:\n  " + "\n  ".join(host[-40:]))
+    for path in args.host_tap:
+        host = read_lines(path) or []
+        failed = tiers["host"].failed
+        parse_plain_tap(host, tiers["host"], problems, path)
+        if tiers["host"].failed > failed or not host:
+            problems.append(f"host: {path}:\n  " + "\n  ".join(host[-40:]))
 
     console = read_lines(args.console) if args.console else None
     results = read_lines(args.results) if args.results else None
