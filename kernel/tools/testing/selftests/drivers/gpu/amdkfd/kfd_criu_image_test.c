@@ -36,7 +36,7 @@
 #include <linux/capability.h>
 #include <linux/kfd_ioctl.h>
 
-#include "kselftest_harness.h"
+#include "../../../kselftest_harness.h"
 
 /* What CREATE_EVENT returns as the mmap offset of the event page */
 #define EVENT_PAGE_OFFSET	(2ULL << 62)
@@ -570,6 +570,32 @@ TEST(round_trip_across_processes)
 	free(img.data);
 }
 
+/* The image goes through a regular file, reopened read-only by path. */
+TEST(round_trip_through_a_file)
+{
+	char path[] = "/tmp/kfd-criu-image-XXXXXX";
+	struct image img;
+	int fd, sock;
+	pid_t pid;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	dump_child(_metadata, &img);
+	fd = mkstemp(path);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)img.len, write(fd, img.data, img.len));
+	ASSERT_EQ(0, close(fd));
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	pid = start_restoree(_metadata, &sock, fd, &img);
+	ASSERT_LT(0, pid);
+	resume_restoree(_metadata, pid, sock);
+	close(fd);
+	unlink(path);
+	free(img.data);
+}
+
 /* Streams through pipes: the dump writes to one, the restore reads one. */
 TEST(round_trip_through_pipes)
 {
@@ -939,6 +965,22 @@ TEST_F(kfd, bad_arguments)
 	EXPECT_EQ(-EBADFD, criu_image_op(self->fd, KFD_CRIU_OP_UNPAUSE, -1, &args));
 }
 
+/* CHECKPOINT into a read-only reopening of @memfd. */
+static int checkpoint_to_readonly_fd(int kfd, int memfd,
+				     struct kfd_ioctl_criu_args *args)
+{
+	char path[64];
+	int ro, ret;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", memfd);
+	ro = open(path, O_RDONLY | O_CLOEXEC);
+	if (ro < 0)
+		return -errno;
+	ret = criu_image_op(kfd, KFD_CRIU_OP_CHECKPOINT, ro, args);
+	close(ro);
+	return ret;
+}
+
 TEST_F(kfd, op_order)
 {
 	struct kfd_ioctl_criu_args args;
@@ -960,17 +1002,7 @@ TEST_F(kfd, op_order)
 	EXPECT_EQ(-EBADFD, criu_resume(self->fd, getpid()));
 	EXPECT_EQ(-EBADF, criu_image_op(self->fd, KFD_CRIU_OP_CHECKPOINT, -1, &args));
 	/* A read-only image fd cannot be written */
-	{
-		char path[64];
-		int ro;
-
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", memfd);
-		ro = open(path, O_RDONLY | O_CLOEXEC);
-		ASSERT_LE(0, ro);
-		EXPECT_EQ(-EBADF, criu_image_op(self->fd, KFD_CRIU_OP_CHECKPOINT,
-						ro, &args));
-		close(ro);
-	}
+	EXPECT_EQ(-EBADF, checkpoint_to_readonly_fd(self->fd, memfd, &args));
 	ASSERT_EQ(0, criu_image_op(self->fd, KFD_CRIU_OP_CHECKPOINT, memfd, &args));
 	EXPECT_EQ((off_t)args.image_size, fd_size(memfd));
 	ASSERT_EQ(0, criu_image_op(self->fd, KFD_CRIU_OP_UNPAUSE, -1, &args));

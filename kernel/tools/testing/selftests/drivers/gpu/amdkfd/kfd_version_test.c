@@ -15,7 +15,7 @@
 
 #include <linux/kfd_ioctl.h>
 
-#include "kselftest_harness.h"
+#include "../../../kselftest_harness.h"
 
 FIXTURE(kfd) {
 	int fd;
