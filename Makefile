@@ -8,13 +8,14 @@ TOP := $(CURDIR)
 BUILD := $(TOP)/build
 
 .PHONY: help deps tree kernel test-programs initramfs check check-host \
-	demo vm clean distclean
+	demo bench vm clean distclean
 
 help:
 	@echo "make demo        build everything, boot the VM, show checkpoint/restore"
 	@echo "make check       run every test tier (host, kunit, selftests, e2e)"
 	@echo "make check-host  only the host tier (no kernel build, no VM)"
 	@echo "make kernel      prepare build/linux and build the test kernel"
+	@echo "make bench       dump+restore time and CRIU peak RSS, with and without KFD"
 	@echo "make vm          interactive shell in the test VM"
 	@echo "make clean       remove build outputs but keep the unpacked tree"
 	@echo "make distclean   remove build/ entirely"
@@ -44,6 +45,9 @@ check-host:
 
 demo: initramfs
 	@scripts/run-vm.sh --mode demo --timeout 900
+
+bench: initramfs
+	@scripts/run-vm.sh --mode bench --timeout 1800
 
 vm: initramfs
 	@scripts/run-vm.sh --mode shell --timeout 86400

@@ -9,11 +9,12 @@ set -euo pipefail
 
 usage() {
 	cat <<'TXT'
-Usage: scripts/run-vm.sh [--mode check|demo|shell] [--timeout SECONDS]
+Usage: scripts/run-vm.sh [--mode check|demo|bench|shell] [--timeout SECONDS]
 
 check  (default) run the guest tiers, logs in build/vm/, exit with QEMU's
        status (124 on timeout)
 demo   run the demo with the console on this terminal
+bench  print the dump/restore benchmark's figures on this terminal
 shell  interactive shell on this terminal (Ctrl-A X quits QEMU)
 KVM is used when /dev/kvm works, TCG otherwise; AMDKFD_CRIU_ACCEL
 overrides (kvm or tcg).
@@ -23,15 +24,17 @@ TXT
 # KVM is used only when a guest really runs under it: /dev/kvm can exist
 # where the host is itself a VM that cannot run nested guest code. The
 # probe boots the real kernel and initramfs with kfdcriu.mode=probe, which
-# only prints a marker and powers off; the answer is cached per boot.
+# only prints a marker and powers off; the answer is cached (outside the
+# checkout) until the host reboots.
 kvm_really_works() {
-	local cache=$BUILD_DIR/vm/kvm-probe out
+	local cache=$CACHE_DIR/kvm-probe out
+	mkdir -p "$CACHE_DIR"
 	[ -w /dev/kvm ] || return 1
 	if [ -f "$cache" ] && [ "$(cat "$cache.boot" 2>/dev/null)" = "$(cat /proc/sys/kernel/random/boot_id)" ]; then
 		[ "$(cat "$cache")" = yes ]
 		return
 	fi
-	out=$(timeout -k 5 60 qemu-system-x86_64 -accel kvm -m 512 \
+	out=$(timeout -k 5 30 qemu-system-x86_64 -accel kvm -m 512 \
 		-kernel "$KSRC/arch/x86/boot/bzImage" \
 		-initrd "$BUILD_DIR/vm/initramfs.cpio.gz" \
 		-append "console=ttyS0 panic=-1 kfdcriu.mode=probe" \
@@ -75,7 +78,7 @@ main() {
 		rm -f "$vmdir/console.log" "$vmdir/results.log"
 		serial=(-serial "file:$vmdir/console.log" -serial "file:$vmdir/results.log")
 		;;
-	demo|shell)
+	demo|bench|shell)
 		serial=(-serial mon:stdio -serial "file:$vmdir/results.log")
 		;;
 	*) usage >&2; exit 2 ;;
