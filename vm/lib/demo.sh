@@ -6,7 +6,12 @@
 DEMO=/tmp/demo
 BIN=/opt/kfd-criu/e2e
 
-say() { printf '\n==> %s\n' "$*"; }
+# say LINE...: one step of the story, continuation lines indented.
+say() {
+	printf '\n==> %s\n' "$1"
+	shift
+	[ $# -eq 0 ] || printf '    %s\n' "$@"
+}
 pause() { sleep "${1:-2}"; }
 
 show_beats() {
@@ -23,8 +28,8 @@ demo_intro() {
 
 demo_start_patient() {
 	mkdir -p "$DEMO/images"
-	say "Starting kfd_heartbeat: its heartbeat is a KFD event that it signals"
-	say "and waits for twice a second. The event exists only in the kernel."
+	say "Starting kfd_heartbeat: its heartbeat is a KFD event that it signals" \
+	    "and waits for twice a second. The event exists only in the kernel."
 	setsid "$BIN/kfd_heartbeat" < /dev/null > "$DEMO/heartbeat.log" 2>&1 &
 	PATIENT=$!
 	pause 3
@@ -32,8 +37,8 @@ demo_start_patient() {
 }
 
 demo_dump() {
-	say "criu dump: the plugin asks the kernel to pause the process and write"
-	say "all of its KFD state into one stream; CRIU saves the rest and kills it."
+	say "criu dump: the plugin asks the kernel to pause the process and write" \
+	    "all of its KFD state into one stream; CRIU saves the rest and kills it."
 	if ! criu dump -t "$PATIENT" -D "$DEMO/images" -o dump.log -v4; then
 		say "criu dump FAILED; the end of its log:"
 		tail -n 20 "$DEMO/images/dump.log"
@@ -41,16 +46,19 @@ demo_dump() {
 	fi
 	wait "$PATIENT" 2>/dev/null
 	LAST=$(tail -n 1 "$DEMO/heartbeat.log")
-	say "Dumped. The process is gone (kill -0 $PATIENT: $(kill -0 "$PATIENT" 2>&1 || echo 'no such process'))."
-	say "Its last beat was:  $LAST"
+	if kill -0 "$PATIENT" 2>/dev/null; then
+		say "Dump FAILED: pid $PATIENT is still running."
+		return 1
+	fi
+	say "Dumped. Pid $PATIENT is gone. Its last beat was:" "| $LAST"
 	say "The kernel's stream and the plugin's metadata, beside CRIU's images:"
 	ls -l "$DEMO"/images/kfdcriu-* | sed 's/^/    /'
 	pause 2
 }
 
 demo_restore() {
-	say "criu restore: the plugin opens /dev/kfd in the new process and the"
-	say "kernel restores the events from the stream, checking every record."
+	say "criu restore: the plugin opens /dev/kfd in the new process and the" \
+	    "kernel restores the events from the stream, checking every record."
 	if ! criu restore -D "$DEMO/images" -d -o restore.log -v4; then
 		say "criu restore FAILED; the end of its log:"
 		tail -n 20 "$DEMO/images/restore.log"
@@ -58,7 +66,7 @@ demo_restore() {
 	fi
 	pause 3
 	say "Restored as pid $PATIENT. The heartbeat carries on where it stopped:"
-	show_beats 5
+	grep -F -x -A 4 "$LAST" "$DEMO/heartbeat.log" | sed 's/^/    | /'
 	if grep -q FAILED "$DEMO/heartbeat.log" || ! kill -0 "$PATIENT" 2>/dev/null; then
 		say "Demo FAILED: the heartbeat stopped after restore."
 		return 1
