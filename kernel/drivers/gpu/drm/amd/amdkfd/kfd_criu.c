@@ -184,7 +184,11 @@ struct kfd_criu_feature_desc {
 };
 
 static const struct kfd_criu_feature_desc kfd_criu_features[KFD_CRIU_FEAT_NR] = {
-	[KFD_CRIU_FEAT_GPUS] = { "GPUs", true, false },
+	/*
+	 * Every process has per-GPU data from open on a machine with GPUs;
+	 * only what it acquires through them (below) needs carrying.
+	 */
+	[KFD_CRIU_FEAT_GPUS] = { "GPUs", false, false },
 	[KFD_CRIU_FEAT_GPU_VM] = { "an acquired GPU VM", true, true },
 	[KFD_CRIU_FEAT_BOS] = { "buffer objects", true, true },
 	[KFD_CRIU_FEAT_QUEUES] = { "user queues", true, true },
@@ -334,12 +338,14 @@ static int kfd_criu_restore_allowed_locked(struct kfd_process *p,
  * @file: the file, referenced
  * @pos: file position, unused for stream files
  * @bytes: bytes moved so far
+ * @pos_locked: @file's f_pos_lock is held
  */
 struct kfd_criu_file_io {
 	struct kfd_criu_image_io io;
 	struct file *file;
 	loff_t pos;
 	u64 bytes;
+	bool pos_locked;
 };
 
 /*
@@ -407,6 +413,9 @@ static int kfd_criu_file_check(const struct file *file, fmode_t mode)
 
 	if (!(file->f_mode & mode))
 		return -EBADF;
+	/* A stream cannot stop half-way for EAGAIN or for alignment */
+	if (file->f_flags & (O_NONBLOCK | O_DIRECT))
+		return -EINVAL;
 	if (mode == FMODE_WRITE)
 		ok = (file->f_mode & FMODE_CAN_WRITE) && fops->write_iter &&
 		     !fops->write;
@@ -432,6 +441,14 @@ static int kfd_criu_file_get(struct kfd_criu_file_io *fio, int fd,
 	}
 
 	memset(fio, 0, sizeof(*fio));
+	/* Serialize with read(2), write(2) and lseek(2) as fdget_pos() does */
+	if ((file->f_mode & FMODE_ATOMIC_POS) && !(file->f_mode & FMODE_STREAM)) {
+		if (mutex_lock_interruptible(&file->f_pos_lock)) {
+			fput(file);
+			return -EINTR;
+		}
+		fio->pos_locked = true;
+	}
 	fio->file = file;
 	fio->pos = file->f_pos;
 	fio->io.ctx = fio;
@@ -445,6 +462,8 @@ static void kfd_criu_file_put(struct kfd_criu_file_io *fio)
 {
 	if (!(fio->file->f_mode & FMODE_STREAM))
 		fio->file->f_pos = fio->pos;
+	if (fio->pos_locked)
+		mutex_unlock(&fio->file->f_pos_lock);
 	fput(fio->file);
 }
 
@@ -614,10 +633,20 @@ static int kfd_criu_op_unpause(struct kfd_process *p)
 
 	mutex_lock(&p->mutex);
 	ret = kfd_criu_next_state(p->criu_state, KFD_CRIU_OP_UNPAUSE, &next);
-	if (!ret && p->n_pdds)
+	if (ret)
+		goto out_unlock;
+	/*
+	 * kfd_process_restore_queues() tries every GPU and reports the first
+	 * error. A retry would restore the GPUs that succeeded a second time,
+	 * so the process leaves the paused state either way.
+	 */
+	if (p->n_pdds)
 		ret = kfd_process_restore_queues(p);
-	if (!ret)
-		p->criu_state = next;
+	if (ret)
+		pr_err("CRIU image: pid %d: restoring queues failed: %d\n",
+		       p->lead_thread->pid, ret);
+	p->criu_state = next;
+out_unlock:
 	mutex_unlock(&p->mutex);
 	return ret;
 }
@@ -696,8 +725,11 @@ static int kfd_criu_op_restore(struct file *filep, struct kfd_process *p,
 		goto out_free_img;
 	args->format_version = version;
 
-	/* mmput() may tear down the address space: not under p->mutex */
-	mm = get_task_mm(p->lead_thread);
+	/*
+	 * mmput() may tear down the address space: not under p->mutex. The
+	 * leader may have exited while other threads live on.
+	 */
+	mm = mmget_not_zero(p->mm) ? p->mm : NULL;
 	if (!mm) {
 		ret = -ESRCH;
 		goto out_free_img;

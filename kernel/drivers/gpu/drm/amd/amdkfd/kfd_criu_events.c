@@ -360,9 +360,6 @@ static int kfd_criu_validate_events(const struct kfd_criu_events_image *img)
 			ret = kfd_criu_validate_event_slot(&img->process, ev);
 		if (ret)
 			return ret;
-		/* kfd_event_create() starts at 1 and set_event() skips 0 */
-		if (!le64_to_cpu(ev->event_age))
-			return -EINVAL;
 	}
 	return 0;
 }
@@ -400,7 +397,7 @@ static struct kfd_event *kfd_criu_event_from_rec(const struct kfd_criu_event_rec
 	struct kfd_hsa_hw_exception_data *hw;
 	struct kfd_event *ev;
 
-	ev = kzalloc(sizeof(*ev), GFP_KERNEL);
+	ev = kzalloc(sizeof(*ev), GFP_KERNEL_ACCOUNT);
 	if (!ev)
 		return NULL;
 
