@@ -140,7 +140,6 @@ static int kfd_criu_check_args(const struct kfd_ioctl_criu_args *args)
 
 /**
  * enum kfd_criu_feature - process state that dump or restore must know of
- * @KFD_CRIU_FEAT_GPUS: the process has GPUs (per-device data)
  * @KFD_CRIU_FEAT_GPU_VM: a GPU VM was acquired
  * @KFD_CRIU_FEAT_BOS: buffer objects
  * @KFD_CRIU_FEAT_QUEUES: user queues
@@ -156,7 +155,6 @@ static int kfd_criu_check_args(const struct kfd_ioctl_criu_args *args)
  * @KFD_CRIU_FEAT_NR: number of features
  */
 enum kfd_criu_feature {
-	KFD_CRIU_FEAT_GPUS,
 	KFD_CRIU_FEAT_GPU_VM,
 	KFD_CRIU_FEAT_BOS,
 	KFD_CRIU_FEAT_QUEUES,
@@ -184,11 +182,6 @@ struct kfd_criu_feature_desc {
 };
 
 static const struct kfd_criu_feature_desc kfd_criu_features[KFD_CRIU_FEAT_NR] = {
-	/*
-	 * Every process has per-GPU data from open on a machine with GPUs;
-	 * only what it acquires through them (below) needs carrying.
-	 */
-	[KFD_CRIU_FEAT_GPUS] = { "GPUs", false, false },
 	[KFD_CRIU_FEAT_GPU_VM] = { "an acquired GPU VM", true, true },
 	[KFD_CRIU_FEAT_BOS] = { "buffer objects", true, true },
 	[KFD_CRIU_FEAT_QUEUES] = { "user queues", true, true },
@@ -248,9 +241,11 @@ static u32 kfd_criu_device_features_locked(struct kfd_process *p)
 
 	lockdep_assert_held(&p->mutex);
 
-	if (p->n_pdds)
-		present |= BIT(KFD_CRIU_FEAT_GPUS);
-	/* SVM ranges need it; it is only created under p->mutex */
+	/*
+	 * Every process has per-GPU data from open on a machine with GPUs;
+	 * only what it acquires through them needs carrying. The GPU VM:
+	 * SVM ranges need it; it is only created under p->mutex.
+	 */
 	if (p->kgd_process_info)
 		present |= BIT(KFD_CRIU_FEAT_GPU_VM);
 	for (i = 0; i < p->n_pdds; i++) {

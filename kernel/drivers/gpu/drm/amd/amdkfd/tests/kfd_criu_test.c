@@ -245,8 +245,8 @@ struct kfd_criu_feature_case {
 static const struct kfd_criu_feature_case kfd_criu_feature_cases[] = {
 	{ "dump of nothing", 0, false, 0, NULL },
 	{ "restore into nothing", 0, true, 0, NULL },
-	{ "dump with GPUs", KFD_CRIU_FEAT(GPUS), false, -EOPNOTSUPP, "GPUs" },
-	{ "restore into unused GPUs", KFD_CRIU_FEAT(GPUS), true, 0, NULL },
+	{ "dump with a GPU VM", KFD_CRIU_FEAT(GPU_VM), false, -EOPNOTSUPP,
+	  "an acquired GPU VM" },
 	{ "dump with BOs", KFD_CRIU_FEAT(BOS), false, -EOPNOTSUPP, "buffer objects" },
 	{ "dump with queues", KFD_CRIU_FEAT(QUEUES), false, -EOPNOTSUPP, "user queues" },
 	{ "dump with SVM", KFD_CRIU_FEAT(SVM_RANGES), false, -EOPNOTSUPP, "SVM ranges" },
@@ -261,8 +261,8 @@ static const struct kfd_criu_feature_case kfd_criu_feature_cases[] = {
 	  "an enabled runtime" },
 	{ "restore into legacy pause", KFD_CRIU_FEAT(LEGACY_PAUSE), true, -EBUSY,
 	  "a legacy CRIU pause" },
-	{ "first refused feature wins", KFD_CRIU_FEAT(QUEUES) | KFD_CRIU_FEAT(GPUS),
-	  false, -EOPNOTSUPP, "GPUs" },
+	{ "first refused feature wins", KFD_CRIU_FEAT(QUEUES) | KFD_CRIU_FEAT(BOS),
+	  false, -EOPNOTSUPP, "buffer objects" },
 };
 
 static void kfd_criu_feature_case_desc(const struct kfd_criu_feature_case *c,
