@@ -49,10 +49,12 @@
  * struct kfd_dumped_file - a /dev/kfd file whose process this dump paused
  * @fd: CRIU's copy of the file, kept for UNPAUSE at the end of the dump
  * @id: CRIU's id of the file
+ * @pid: the process PROCESS_INFO paused through it
  */
 struct kfd_dumped_file {
 	int fd;
 	unsigned int id;
+	pid_t pid;
 };
 
 static struct kfd_dumped_file *dumped;
@@ -303,7 +305,26 @@ static void unpause_file(int fd, unsigned int id)
 		pr_info("file %u: unpaused the process\n", id);
 }
 
-static int remember_dumped_file(int fd, unsigned int id)
+/* Another open of /dev/kfd in a process already dumped shares its state */
+static int write_alias_meta(unsigned int id, pid_t pid)
+{
+	KfdCriuMeta meta = KFD_CRIU_META__INIT;
+	char name[IMAGE_NAME_MAX];
+	unsigned int i;
+
+	for (i = 0; i < nr_dumped && dumped[i].pid != pid; i++)
+		;
+	if (i == nr_dumped)
+		return -ENOENT;
+	meta.file_id = id;
+	meta.has_alias_of = true;
+	meta.alias_of = dumped[i].id;
+	image_name(name, id, "img");
+	pr_info("file %u: same process as file %u\n", id, meta.alias_of);
+	return meta_write(name, &meta);
+}
+
+static int remember_dumped_file(int fd, unsigned int id, pid_t pid)
 {
 	struct kfd_dumped_file *files;
 
@@ -314,6 +335,7 @@ static int remember_dumped_file(int fd, unsigned int id)
 	dumped[nr_dumped].fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (dumped[nr_dumped].fd < 0)
 		return -errno;
+	dumped[nr_dumped].pid = pid;
 	dumped[nr_dumped++].id = id;
 	return 0;
 }
@@ -434,9 +456,12 @@ static int kfd_dump_file(int fd, int id)
 	}
 	pr_info("file %u: paused pid %u, image about %llu bytes\n", id,
 		args.pid, args.image_size);
+	ret = write_alias_meta(id, args.pid);
+	if (ret != -ENOENT)
+		return ret;
 	ret = checkpoint_to_images(fd, id);
 	if (!ret)
-		ret = remember_dumped_file(fd, id);
+		ret = remember_dumped_file(fd, id, args.pid);
 	if (ret)
 		unpause_file(fd, id);
 	/* -ENOTSUP is EOPNOTSUPP, but would tell CRIU the file is not ours */
@@ -507,7 +532,10 @@ static int kfd_restore_file(int id)
 		pr_err("cannot read %s: %s\n", name, strerror(-ret));
 		return ret;
 	}
-	if (meta->file_id == (unsigned int)id) {
+	if (meta->file_id == (unsigned int)id && meta->has_alias_of) {
+		/* The file it aliases restores the shared KFD process */
+		ret = open_kfd(false);
+	} else if (meta->file_id == (unsigned int)id) {
 		ret = restore_from_images(id, meta);
 	} else {
 		pr_err("%s describes file %u\n", name, meta->file_id);

@@ -286,12 +286,12 @@ static void test_leave_running(void)
 	/* A pipe stands in for CRIU's copy of a paused task's KFD file. */
 	if (pipe(fds))
 		return;
-	remember_dumped_file(fds[0], 11);
+	remember_dumped_file(fds[0], 11, 100);
 	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 0);
 	ok(!nr_dumped && !dumped && logged("not unpausing") &&
 	   fcntl(fds[0], F_GETFD) >= 0,
 	   "a successful dump whose task dies: no UNPAUSE");
-	remember_dumped_file(fds[0], 12);
+	remember_dumped_file(fds[0], 12, 101);
 	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 1);
 	ok(!nr_dumped && logged("UNPAUSE of file 12 failed"),
 	   "a failed dump UNPAUSEs the paused task");
