@@ -21,6 +21,7 @@ PACKAGES=(
 	qemu-system-x86 busybox-static criu
 	protobuf-c-compiler libprotobuf-c-dev pkg-config
 	sparse clang llvm lld libclang-rt-14-dev
+	python3-sphinx python3-docutils python3-ply python3-git git
 )
 
 missing_packages() {
