@@ -8,7 +8,7 @@ TOP := $(CURDIR)
 BUILD := $(TOP)/build
 
 .PHONY: help deps tree kernel test-programs initramfs check check-host \
-	demo bench vm clean distclean
+	demo bench vm clean distclean fuzz mutate
 
 help:
 	@echo "make demo        build everything, boot the VM, show checkpoint/restore"
@@ -17,6 +17,11 @@ help:
 	@echo "make kernel      prepare build/linux and build the test kernel"
 	@echo "make bench       dump+restore time and CRIU peak RSS, with and without KFD"
 	@echo "make vm          interactive shell in the test VM"
+	@echo "make fuzz        fuzz the image codec (FUZZ_SECONDS=600, FUZZ_MERGE=1 to grow fuzz/corpus)"
+	@echo "make mutate      mutation campaign through RESTORE in the VM (N=10000 SEED=1)"
+	@echo "make series      export the patch series to build/series (git format-patch)"
+	@echo "make series-check  git am, build every patch, checkpatch, W=1, sparse, clang, docs"
+	@echo "make checkpatch  checkpatch --strict and kernel-doc on kernel/ and patches/"
 	@echo "make clean       remove build outputs but keep the unpacked tree"
 	@echo "make distclean   remove build/ entirely"
 
@@ -52,6 +57,21 @@ bench: initramfs
 vm: initramfs
 	@scripts/run-vm.sh --mode shell --timeout 86400
 
+# Hostile input (README): the codec fuzzer on the host, the mutation
+# campaign through the kernel's RESTORE in the VM. "make check" runs a
+# bounded version of each.
+FUZZ_SECONDS ?= 600
+FUZZ_MERGE ?= 0
+N ?= 10000
+SEED ?= 1
+
+fuzz: tree
+	@$(MAKE) -s -C fuzz KSRC=$(BUILD)/linux O=$(BUILD)/fuzz \
+		FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_MERGE=$(FUZZ_MERGE) fuzz
+
+mutate: deps
+	@scripts/mutate.sh --images $(N) --seed $(SEED)
+
 clean:
 	rm -rf $(BUILD)/selftests $(BUILD)/e2e $(BUILD)/vm $(BUILD)/host.tap
 	$(MAKE) -C host clean 2>/dev/null || true
@@ -59,3 +79,16 @@ clean:
 
 distclean:
 	rm -rf $(BUILD)
+
+# --- patch series (issue 7): export and check what maintainers receive ---
+.PHONY: series series-check checkpatch
+
+series: deps
+	@scripts/make-series.sh
+
+series-check: series
+	@scripts/series-check.sh
+
+checkpatch:
+	@scripts/checkpatch.sh
+# --- end patch series ---

@@ -32,6 +32,32 @@ run_host_tier() {
 	make -s -C "$TOP/host" KSRC="$KSRC" check > "$BUILD_DIR/host-codec.tap" 2>&1 || true
 	make -s -C "$TOP/plugin" KHDR="$KHDR" O="$BUILD_DIR/plugin" check \
 		> "$BUILD_DIR/host-plugin.tap" 2>&1 || true
+	run_fuzz
+	run_checkpatch
+}
+
+# The quick form of the series checks: checkpatch --strict and kernel-doc
+# on kernel/ and patches/ (W=1 on our objects is in the kernel build).
+run_checkpatch() {
+	local tap=$BUILD_DIR/host-checkpatch.tap log=$BUILD_DIR/checkpatch.log
+
+	echo "1..1" > "$tap"
+	if "$TOP/scripts/checkpatch.sh" > "$log" 2>&1; then
+		echo "ok 1 - checkpatch --strict and kernel-doc: $(tail -n 1 "$log")" >> "$tap"
+	else
+		sed 's/^/# /' "$log" | tail -n 40 >> "$tap"
+		echo "not ok 1 - checkpatch --strict and kernel-doc" >> "$tap"
+	fi
+}
+
+# The codec fuzzer: corpus and regression replay plus a bounded run
+# (FUZZ_SECONDS, default 60). Failing to build or start is a failed test.
+run_fuzz() {
+	local tap=$BUILD_DIR/host-fuzz.tap
+	make -s -C "$TOP/fuzz" KSRC="$KSRC" O="$BUILD_DIR/fuzz" \
+		FUZZ_SECONDS="${FUZZ_SECONDS:-60}" check > "$tap" 2>&1 ||
+		grep -q '^1\.\.' "$tap" ||
+		echo "not ok - fuzz: make -C fuzz check did not run" >> "$tap"
 }
 
 build_test_programs() {
@@ -41,6 +67,8 @@ build_test_programs() {
 }
 
 HOST_TAPS="--host-tap $BUILD_DIR/host-codec.tap --host-tap $BUILD_DIR/host-plugin.tap"
+HOST_TAPS+=" --host-tap $BUILD_DIR/host-fuzz.tap"
+HOST_TAPS+=" --host-tap $BUILD_DIR/host-checkpatch.tap"
 
 main() {
 	local vm=1 rc=0

@@ -157,6 +157,14 @@ def kmemleak_reports(results):
     return [l for l in out if "unreferenced object" in l], out
 
 
+# One-line figures some test programs print ("fuzz: ...", "mutation: ...")
+FIGURE_RE = re.compile(r"^(fuzz|mutation): \d+ ")
+
+
+def figures(lines):
+    return [l.strip() for l in lines if FIGURE_RE.match(l.strip())]
+
+
 def console_splats(console):
     hits = []
     for i, line in enumerate(console):
@@ -177,9 +185,11 @@ def main():
 
     tiers = {t: Tier(t) for t in TIERS}
     problems = []
+    figure_lines = []
 
     for path in args.host_tap:
         host = read_lines(path) or []
+        figure_lines += figures(host)
         failed = tiers["host"].failed
         parse_plain_tap(host, tiers["host"], problems, path)
         if tiers["host"].failed > failed or not host:
@@ -195,6 +205,7 @@ def main():
             for splat in console_splats(console):
                 problems.append("kernel splat on the console:\n  " + splat)
     if args.results is not None:
+        figure_lines += figures(results or [])
         done = parse_results_port(results or [], tiers, problems)
         if not done:
             tail = "\n  ".join((console or [])[-30:])
@@ -211,6 +222,8 @@ def main():
 
     for p in problems:
         print("FAIL: " + p)
+    for line in figure_lines:
+        print(line)
     for t in TIERS:
         print(tiers[t].summary())
     total = [sum(getattr(t, a) for t in tiers.values())

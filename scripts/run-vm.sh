@@ -9,13 +9,16 @@ set -euo pipefail
 
 usage() {
 	cat <<'TXT'
-Usage: scripts/run-vm.sh [--mode check|demo|bench|shell] [--timeout SECONDS]
+Usage: scripts/run-vm.sh [--mode check|demo|bench|shell|mutate] [--timeout SECONDS]
+                         [--append KERNEL-ARGS]
 
 check  (default) run the guest tiers, logs in build/vm/, exit with QEMU's
        status (124 on timeout)
 demo   run the demo with the console on this terminal
 bench  print the dump/restore benchmark's figures on this terminal
 shell  interactive shell on this terminal (Ctrl-A X quits QEMU)
+mutate only the mutation campaign, logs as for check (make mutate)
+--append adds to the kernel command line (kfdcriu.mutate_images=N, ...)
 KVM is used when /dev/kvm works, TCG otherwise; AMDKFD_CRIU_ACCEL
 overrides (kvm or tcg).
 TXT
@@ -60,13 +63,14 @@ pick_accel() {
 }
 
 main() {
-	local mode=check timeout=900 accel vmdir=$BUILD_DIR/vm
+	local mode=check timeout=900 accel vmdir=$BUILD_DIR/vm extra=
 	local -a serial
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		-h|--help) usage; exit 0 ;;
 		--mode) mode=$2; shift ;;
 		--timeout) timeout=$2; shift ;;
+		--append) extra=" $2"; shift ;;
 		*) usage >&2; exit 2 ;;
 		esac
 		shift
@@ -74,7 +78,7 @@ main() {
 	accel=$(pick_accel)
 	mkdir -p "$vmdir"
 	case "$mode" in
-	check)
+	check|mutate)
 		rm -f "$vmdir/console.log" "$vmdir/results.log"
 		serial=(-serial "file:$vmdir/console.log" -serial "file:$vmdir/results.log")
 		;;
@@ -88,7 +92,7 @@ main() {
 		qemu-system-x86_64 -accel "$accel" -m 2048 -smp 2 \
 		-kernel "$KSRC/arch/x86/boot/bzImage" \
 		-initrd "$vmdir/initramfs.cpio.gz" \
-		-append "console=ttyS0 panic=-1 kfdcriu.mode=$mode" \
+		-append "console=ttyS0 panic=-1 kfdcriu.mode=$mode$extra" \
 		-display none -monitor none -no-reboot -nic none \
 		"${serial[@]}"
 }

@@ -42,6 +42,18 @@ report_kmemleak() {
 	echo "### end kmemleak"
 }
 
+# make mutate: only the mutation campaign; it reads its size and seed
+# from the kernel command line itself.
+run_mutate_mode() {
+	{
+		echo "### begin"
+		echo "### tier e2e"
+		run_one e2e kfd_mutate_test "$TESTROOT/e2e/kfd_mutate_test"
+		report_kmemleak
+		echo "### done"
+	} > "$RESULTS" 2>&1
+}
+
 run_check_mode() {
 	{
 		echo "### begin"

@@ -67,11 +67,17 @@
  * Event ids of events without a signal slot, as kfd_events.h allocates
  * them. Signal and debug events use their slot index, 1 to
  * KFD_SIGNAL_EVENT_LIMIT - 1 (slot 0 is reserved).
+ *
+ * INT_MAX, the top of the driver's range, is refused: the driver walks
+ * the event idr with idr_for_each_entry(), whose int id wraps after an
+ * entry at INT_MAX, so every later walk (the event count, process exit)
+ * would WARN in idr_get_next(). Reaching it takes 2^30 events, so no
+ * process that was dumped has it.
  */
 /** KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID - lowest id of a non-signal event */
 #define KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID	0x40000000U
 /** KFD_CRIU_LAST_NONSIGNAL_EVENT_ID - highest id of a non-signal event */
-#define KFD_CRIU_LAST_NONSIGNAL_EVENT_ID	0x7fffffffU
+#define KFD_CRIU_LAST_NONSIGNAL_EVENT_ID	0x7ffffffeU
 
 /**
  * struct kfd_criu_image_header - start of an image stream

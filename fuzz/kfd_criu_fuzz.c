@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Copyright 2026 The amdkfd-criu authors
+ */
+
+/**
+ * DOC: libFuzzer target for the KFD CRIU image reader
+ *
+ * Each input is an image stream. The target reads it the way RESTORE does
+ * in kfd_criu.c: the header, the COMPAT record first and its validator,
+ * then every record into one buffer of the size the kernel allocates
+ * (%KFD_CRIU_SIGNAL_PAGE_MAX, so AddressSanitizer sees any overrun), each
+ * collected under the order and count rules of kfd_criu_events_collect(),
+ * until END; then the set checks of kfd_criu_events_validate(): the
+ * process record, the runtime state, unique ascending event ids, each
+ * event and its signal slot. kfd_criu_events.c needs kfd_priv.h, so those
+ * two functions are modelled here; the codec and its validators are the
+ * kernel's own file, unchanged.
+ *
+ * Beyond the sanitizers, the target aborts when
+ * - the reader returns an errno the uAPI does not document for RESTORE;
+ * - kfd_criu_image_expect_eof() disagrees with where the stream ended;
+ * - an accepted image, written again with the codec's writer from what was
+ *   read, differs from the input (when no optional record was skipped, and
+ *   up to the MANDATORY flag of known records): reader and writer must
+ *   agree on every byte;
+ * - the rewrite into a sink that fills up part way does not fail with the
+ *   sink's errno.
+ *
+ * The custom mutator is kfd_image_mutator.c, shared with the mutation
+ * campaign that runs in the VM; the custom cross-over splices the records
+ * of two inputs.
+ */
+
+#include <linux/build_bug.h>
+#include <linux/errno.h>
+#include <linux/kfd_ioctl.h>
+#include <linux/types.h>
+#include <asm/byteorder.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kfd_criu_image.h"
+#include "kfd_image_mutator.h"
+
+/* The mutator repeats the layout: keep it in step with the header */
+static_assert(sizeof(struct kfd_criu_image_header) == KFD_IMG_HEADER_SIZE);
+static_assert(offsetof(struct kfd_criu_image_header, crc) == KFD_IMG_HEADER_CRC_OFF);
+static_assert(KFD_CRIU_RECORD_OVERHEAD == KFD_IMG_REC_OVERHEAD);
+static_assert(KFD_CRIU_MAX_RECORD_LEN == KFD_IMG_MAX_RECORD_LEN);
+static_assert(KFD_CRIU_MAX_EVENTS == KFD_IMG_MAX_EVENTS);
+static_assert(KFD_CRIU_SIGNAL_PAGE_MAX == KFD_IMG_SIGNAL_PAGE_MAX);
+static_assert(sizeof(struct kfd_criu_end_rec) == KFD_IMG_END_SIZE);
+static_assert(sizeof(struct kfd_criu_process_rec) == KFD_IMG_PROCESS_SIZE);
+static_assert(sizeof(struct kfd_criu_event_rec) == KFD_IMG_EVENT_SIZE);
+static_assert(offsetof(struct kfd_criu_process_rec, num_events) ==
+	      KFD_IMG_PROC_NUM_EVENTS);
+static_assert(offsetof(struct kfd_criu_event_rec, event_age) == KFD_IMG_EV_AGE);
+static_assert(offsetof(struct kfd_criu_event_rec, hw_gpu_id) == KFD_IMG_EV_HW_GPU_ID);
+
+/* Largest stream the mutators produce; -max_len is below it */
+#define FUZZ_MAX_IMAGE		(256 * 1024)
+
+/**
+ * struct fuzz_source - an input as a &struct kfd_criu_image_io source
+ * @data: the input
+ * @len: its length
+ * @pos: bytes consumed
+ */
+struct fuzz_source {
+	const u8 *data;
+	size_t len;
+	size_t pos;
+};
+
+/**
+ * struct fuzz_sink - a memory sink for the writer
+ * @buf: where the stream goes
+ * @cap: bytes at @buf
+ * @len: bytes written
+ */
+struct fuzz_sink {
+	u8 *buf;
+	size_t cap;
+	size_t len;
+};
+
+/**
+ * struct fuzz_image - what RESTORE collects, as struct kfd_criu_events_image
+ * @process: the PROCESS record
+ * @signal_page: the SIGNAL_PAGE payload or NULL
+ * @signal_page_size: its length
+ * @events: EVENT records, @num_events allocated as PROCESS announced
+ * @num_events: announced events
+ * @events_read: events collected
+ * @have_process: PROCESS was collected
+ */
+struct fuzz_image {
+	struct kfd_criu_process_rec process;
+	u8 *signal_page;
+	u32 signal_page_size;
+	struct kfd_criu_event_rec *events;
+	u32 num_events;
+	u32 events_read;
+	bool have_process;
+};
+
+static u8 *read_buf;
+static u8 *rewrite_buf;
+static u8 *normal_buf;
+static struct kfd_img_mutator mutator;
+
+static int fuzz_read(void *ctx, void *buf, size_t len)
+{
+	struct fuzz_source *src = ctx;
+
+	/* A file that ends early: what there is, then nothing */
+	if (len > src->len - src->pos) {
+		src->pos = src->len;
+		return -ENODATA;
+	}
+	memcpy(buf, src->data + src->pos, len);
+	src->pos += len;
+	return 0;
+}
+
+static int fuzz_write(void *ctx, const void *buf, size_t len)
+{
+	struct fuzz_sink *sink = ctx;
+
+	if (len > sink->cap - sink->len)
+		return -ENOSPC;
+	memcpy(sink->buf + sink->len, buf, len);
+	sink->len += len;
+	return 0;
+}
+
+static void fuzz_image_free(struct fuzz_image *img)
+{
+	free(img->signal_page);
+	free(img->events);
+	memset(img, 0, sizeof(*img));
+}
+
+/* The model of kfd_criu_collect_process() */
+static int collect_process(struct fuzz_image *img,
+			   const struct kfd_criu_record *rec, const void *buf)
+{
+	u32 num;
+
+	if (img->have_process || rec->length != sizeof(img->process))
+		return -EINVAL;
+	memcpy(&img->process, buf, sizeof(img->process));
+	img->have_process = true;
+	num = le32_to_cpu(img->process.num_events);
+	if (num > KFD_CRIU_MAX_EVENTS)
+		return -EINVAL;
+	if (!num)
+		return 0;
+	img->events = calloc(num, sizeof(*img->events));
+	if (!img->events)
+		return -ENOMEM;
+	img->num_events = num;
+	return 0;
+}
+
+/* The model of kfd_criu_collect_signal_page() */
+static int collect_signal_page(struct fuzz_image *img,
+			       const struct kfd_criu_record *rec, const void *buf)
+{
+	if (!img->have_process || img->signal_page || img->events_read)
+		return -EINVAL;
+	if (!rec->length || rec->length > KFD_CRIU_SIGNAL_PAGE_MAX ||
+	    rec->length != le32_to_cpu(img->process.signal_page_size))
+		return -EINVAL;
+	img->signal_page = malloc(rec->length);
+	if (!img->signal_page)
+		return -ENOMEM;
+	memcpy(img->signal_page, buf, rec->length);
+	img->signal_page_size = rec->length;
+	return 0;
+}
+
+/* The model of kfd_criu_events_collect() */
+static int collect(struct fuzz_image *img, const struct kfd_criu_record *rec,
+		   const void *buf)
+{
+	switch (rec->type) {
+	case KFD_CRIU_REC_PROCESS:
+		return collect_process(img, rec, buf);
+	case KFD_CRIU_REC_SIGNAL_PAGE:
+		return collect_signal_page(img, rec, buf);
+	case KFD_CRIU_REC_EVENT:
+		if (!img->have_process || img->events_read == img->num_events ||
+		    rec->length != sizeof(*img->events))
+			return -EINVAL;
+		memcpy(&img->events[img->events_read++], buf, rec->length);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* The model of kfd_criu_validate_runtime() */
+static int validate_runtime(const struct kfd_criu_process_rec *rec)
+{
+	switch (le32_to_cpu(rec->runtime_state)) {
+	case DEBUG_RUNTIME_STATE_DISABLED:
+		return rec->r_debug || rec->ttmp_setup ? -EINVAL : 0;
+	case DEBUG_RUNTIME_STATE_ENABLED:
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* The model of kfd_criu_events_validate() */
+static int validate(const struct fuzz_image *img)
+{
+	const struct kfd_criu_process_rec *proc = &img->process;
+	u32 i;
+	int ret;
+
+	if (!img->have_process || img->events_read != img->num_events ||
+	    le32_to_cpu(proc->num_events) != img->num_events ||
+	    le32_to_cpu(proc->signal_page_size) != img->signal_page_size ||
+	    !img->signal_page != !img->signal_page_size)
+		return -EINVAL;
+	ret = kfd_criu_validate_process(proc);
+	if (!ret)
+		ret = validate_runtime(proc);
+	if (!ret)
+		ret = kfd_criu_check_event_ids(img->events, img->num_events);
+	for (i = 0; !ret && i < img->num_events; i++) {
+		ret = kfd_criu_validate_event(&img->events[i]);
+		if (!ret)
+			ret = kfd_criu_validate_event_slot(proc, &img->events[i]);
+		if (!ret && !le64_to_cpu(img->events[i].event_age))
+			ret = -EINVAL;
+	}
+	return ret;
+}
+
+static int read_compat(struct kfd_criu_image_reader *r)
+{
+	struct kfd_criu_compat_rec compat;
+	struct kfd_criu_record rec;
+	int ret;
+
+	ret = kfd_criu_image_read_record(r, &rec, read_buf,
+					 KFD_CRIU_SIGNAL_PAGE_MAX);
+	if (ret)
+		return ret;
+	if (rec.type != KFD_CRIU_REC_COMPAT || rec.length != sizeof(compat))
+		return -EINVAL;
+	memcpy(&compat, read_buf, sizeof(compat));
+	return kfd_criu_validate_compat(&compat);
+}
+
+/* The sequence of kfd_criu_read_image() and kfd_criu_load_image(). */
+static int restore(struct kfd_criu_image_reader *r,
+		   struct kfd_criu_image_header *hdr, struct fuzz_image *img)
+{
+	struct kfd_criu_record rec;
+	int ret;
+
+	ret = kfd_criu_image_read_header(r, hdr);
+	if (!ret)
+		ret = read_compat(r);
+	while (!ret) {
+		ret = kfd_criu_image_read_record(r, &rec, read_buf,
+						 KFD_CRIU_SIGNAL_PAGE_MAX);
+		if (ret || rec.type == KFD_CRIU_REC_END)
+			break;
+		if (rec.length > KFD_CRIU_SIGNAL_PAGE_MAX)
+			abort();	/* the reader overran read_buf */
+		ret = collect(img, &rec, read_buf);
+	}
+	if (!ret)
+		ret = validate(img);
+	return ret;
+}
+
+/* Errnos the uAPI documents for a RESTORE of a bad image */
+static bool documented_errno(int ret)
+{
+	switch (-ret) {
+	case EINVAL:
+	case EPROTO:
+	case EBADMSG:
+	case EOPNOTSUPP:
+	case ENODATA:
+	case EEXIST:
+	case ENOMEM:
+		return true;
+	}
+	return false;
+}
+
+static int rewrite(const struct kfd_criu_image_header *hdr,
+		   const struct fuzz_image *img, struct fuzz_sink *sink)
+{
+	const struct kfd_criu_image_io io = { .write = fuzz_write, .ctx = sink };
+	struct kfd_criu_compat_rec compat = {};
+	struct kfd_criu_image_writer w;
+	u32 i;
+	int ret;
+
+	kfd_criu_image_writer_init(&w, &io);
+	ret = kfd_criu_image_write_header(&w, (const char *)hdr->release);
+	if (!ret)
+		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_COMPAT,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  &compat, sizeof(compat));
+	if (!ret)
+		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_PROCESS,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  &img->process, sizeof(img->process));
+	if (!ret && img->signal_page)
+		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_SIGNAL_PAGE,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  img->signal_page,
+						  img->signal_page_size);
+	for (i = 0; !ret && i < img->num_events; i++)
+		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_EVENT,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  &img->events[i], sizeof(img->events[i]));
+	if (!ret)
+		ret = kfd_criu_image_write_end(&w);
+	return ret;
+}
+
+/*
+ * A known record is accepted whether or not it carries the MANDATORY flag
+ * (the flag only matters to a reader that does not know the type), and
+ * the writer always sets it: set it in a copy of the input, with the CRCs
+ * to match, before comparing.
+ */
+static const u8 *normalize_flags(const u8 *data, size_t len)
+{
+	size_t n, i;
+
+	memcpy(normal_buf, data, len);
+	n = kfd_img_frame(normal_buf, len, mutator.recs, mutator.max_recs);
+	for (i = 0; i < n; i++)
+		kfd_img_put32(normal_buf + mutator.recs[i].off + 4,
+			      KFD_CRIU_RECORD_MANDATORY);
+	kfd_img_fix_crcs(normal_buf, len, mutator.recs, mutator.max_recs);
+	return normal_buf;
+}
+
+/* An accepted image must be exactly what the writer makes of its content. */
+static void check_accepted(const u8 *data, size_t consumed,
+			   const struct kfd_criu_image_header *hdr,
+			   const struct fuzz_image *img)
+{
+	struct fuzz_sink sink = { .buf = rewrite_buf, .cap = FUZZ_MAX_IMAGE };
+
+	if (consumed > FUZZ_MAX_IMAGE)
+		return;		/* only when replaying a file above -max_len */
+	if (rewrite(hdr, img, &sink)) {
+		fprintf(stderr, "writer refused an accepted image\n");
+		abort();
+	}
+	if (sink.len != consumed ||
+	    memcmp(sink.buf, normalize_flags(data, consumed), consumed)) {
+		fprintf(stderr, "accepted image (%zu bytes) differs from its rewrite (%zu bytes)\n",
+			consumed, sink.len);
+		abort();
+	}
+
+	/* A sink that fills up mid-stream: its errno comes back, nothing else */
+	sink.len = 0;
+	sink.cap = kfd_img_crc32c(0, data, consumed) % consumed;
+	if (rewrite(hdr, img, &sink) != -ENOSPC) {
+		fprintf(stderr, "writer hid a sink error at byte %zu\n", sink.cap);
+		abort();
+	}
+}
+
+/**
+ * LLVMFuzzerTestOneInput() - read one image as RESTORE does
+ * @data: the image
+ * @size: its length
+ *
+ * Return: 0, or -1 for an input not worth keeping in the corpus (none).
+ */
+int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
+{
+	struct fuzz_source src = { .data = data, .len = size };
+	const struct kfd_criu_image_io io = { .read = fuzz_read, .ctx = &src };
+	struct kfd_criu_image_header hdr;
+	struct kfd_criu_image_reader r;
+	struct fuzz_image img = {};
+	size_t consumed;
+	int ret, eof;
+
+	kfd_criu_image_reader_init(&r, &io, kfd_criu_v1_records,
+				   kfd_criu_v1_num_records);
+	ret = restore(&r, &hdr, &img);
+	if (ret && !documented_errno(ret)) {
+		fprintf(stderr, "RESTORE would return undocumented errno %d\n", ret);
+		abort();
+	}
+	consumed = src.pos;
+	eof = kfd_criu_image_expect_eof(&r);
+	if (r.ended && (eof == 0) != (consumed == size)) {
+		fprintf(stderr, "expect_eof %d with %zu of %zu bytes read\n",
+			eof, consumed, size);
+		abort();
+	}
+	if (!ret && !r.skipped)
+		check_accepted(data, consumed, &hdr, &img);
+	fuzz_image_free(&img);
+	return 0;
+}
+
+/**
+ * LLVMFuzzerInitialize() - allocate the buffers the target reuses
+ * @argc: unused
+ * @argv: unused
+ *
+ * Return: 0.
+ */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	read_buf = malloc(KFD_CRIU_SIGNAL_PAGE_MAX);
+	rewrite_buf = malloc(FUZZ_MAX_IMAGE);
+	normal_buf = malloc(FUZZ_MAX_IMAGE);
+	if (!read_buf || !rewrite_buf || !normal_buf ||
+	    kfd_img_mutator_init(&mutator, FUZZ_MAX_IMAGE))
+		abort();
+	return 0;
+}
+
+size_t LLVMFuzzerMutate(u8 *data, size_t size, size_t max_size);
+
+/**
+ * LLVMFuzzerCustomMutator() - mutate an input, mostly structure-aware
+ * @data: the input, changed in place
+ * @size: its length
+ * @max_size: bytes available at @data
+ * @seed: randomness from libFuzzer
+ *
+ * One time in four libFuzzer's own byte-level mutation runs instead, and
+ * half of those get their CRCs fixed afterwards.
+ *
+ * Return: the new length.
+ */
+size_t LLVMFuzzerCustomMutator(u8 *data, size_t size, size_t max_size,
+			       unsigned int seed)
+{
+	kfd_img_mutator_seed(&mutator, seed);
+	if (seed % 4)
+		return kfd_img_mutate(&mutator, data, size, max_size, -1);
+	size = LLVMFuzzerMutate(data, size, max_size);
+	if (seed & 4)
+		kfd_img_fix_crcs(data, size, mutator.recs, mutator.max_recs);
+	return size;
+}
+
+/**
+ * LLVMFuzzerCustomCrossOver() - splice the records of two inputs
+ * @data1: first input; its header and leading records are kept
+ * @size1: its length
+ * @data2: second input; its trailing records are appended
+ * @size2: its length
+ * @out: receives the result
+ * @max_out: bytes available at @out
+ * @seed: randomness from libFuzzer
+ *
+ * Return: the length of the result.
+ */
+size_t LLVMFuzzerCustomCrossOver(const u8 *data1, size_t size1,
+				 const u8 *data2, size_t size2, u8 *out,
+				 size_t max_out, unsigned int seed)
+{
+	size_t n1, n2, cut1, cut2, len;
+
+	kfd_img_mutator_seed(&mutator, seed);
+	n1 = kfd_img_frame(data1, size1, mutator.recs, mutator.max_recs);
+	cut1 = n1 ? mutator.recs[kfd_img_rand(&mutator) % n1].off :
+		    (size1 < KFD_IMG_HEADER_SIZE ? size1 : KFD_IMG_HEADER_SIZE);
+	n2 = kfd_img_frame(data2, size2, mutator.recs, mutator.max_recs);
+	cut2 = n2 ? mutator.recs[kfd_img_rand(&mutator) % n2].off : size2;
+	if (cut1 > max_out)
+		cut1 = max_out;
+	len = size2 - cut2 < max_out - cut1 ? size2 - cut2 : max_out - cut1;
+	memcpy(out, data1, cut1);
+	memcpy(out + cut1, data2 + cut2, len);
+	kfd_img_fix_end(out, cut1 + len, mutator.recs, mutator.max_recs);
+	kfd_img_fix_crcs(out, cut1 + len, mutator.recs, mutator.max_recs);
+	return cut1 + len;
+}

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Copyright 2026 The amdkfd-criu authors
+ */
+
+/**
+ * DOC: kfd_criu_seedgen - write valid KFD CRIU images for the fuzzer
+ *
+ * Usage: kfd_criu_seedgen DIR
+ *
+ * Writes the seed corpus: images made by the kernel's own writer
+ * (kfd_criu_image.c, built with the host shims) from the process and event
+ * state that the selftests, the e2e worker and the mutation campaign
+ * create in the VM, plus images at the edges of what the format allows:
+ * signaled exception events with their data, the highest ids and ages,
+ * the smallest signal page, an unknown optional record. Records are filled exactly as kfd_criu_events.c fills them, so
+ * "empty", "selftest", "types" and "many" are, byte for byte, the images
+ * the VM kernel (release 6.12.117) writes for the base processes of
+ * e2e/kfd_mutate_test.c, which prints their FNV-1a hashes. Each image is read back
+ * and validated before it is written.
+ */
+
+#include <linux/array_size.h>
+#include <linux/errno.h>
+#include <linux/kfd_ioctl.h>
+#include <linux/types.h>
+#include <asm/byteorder.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kfd_criu_image.h"
+
+#define RELEASE			"6.12.117"
+#define UNSIGNALED		(~0ULL)
+#define SEED_MAX_IMAGE		(1024 * 1024)
+#define SEED_MAX_EVENTS		512
+#define OPTIONAL_TYPE		0x1000
+#define OPTIONAL_LEN		40
+
+/**
+ * struct seed - the state one seed image carries
+ * @process: the PROCESS record
+ * @page: signal page slots, @page_size bytes of it used
+ * @page_size: 0 for no SIGNAL_PAGE record
+ * @events: EVENT records, ascending ids
+ * @num_events: entries at @events
+ * @optional: insert an unknown optional record after PROCESS
+ */
+struct seed {
+	struct kfd_criu_process_rec process;
+	__le64 page[KFD_SIGNAL_EVENT_LIMIT];
+	u32 page_size;
+	struct kfd_criu_event_rec events[SEED_MAX_EVENTS];
+	u32 num_events;
+	bool optional;
+};
+
+/**
+ * struct mem_io - a memory buffer as source and sink
+ * @buf: the bytes
+ * @len: bytes written, or the end when reading
+ * @pos: read position
+ */
+struct mem_io {
+	u8 buf[SEED_MAX_IMAGE];
+	size_t len;
+	size_t pos;
+};
+
+static struct seed seed;
+static struct mem_io out;
+
+static int mem_write(void *ctx, const void *buf, size_t len)
+{
+	struct mem_io *m = ctx;
+
+	if (len > sizeof(m->buf) - m->len)
+		return -ENOSPC;
+	memcpy(m->buf + m->len, buf, len);
+	m->len += len;
+	return 0;
+}
+
+static int mem_read(void *ctx, void *buf, size_t len)
+{
+	struct mem_io *m = ctx;
+
+	if (len > m->len - m->pos)
+		return -ENODATA;
+	memcpy(buf, m->buf + m->pos, len);
+	m->pos += len;
+	return 0;
+}
+
+static void seed_reset(u32 page_size)
+{
+	u32 i;
+
+	memset(&seed, 0, sizeof(seed));
+	seed.process.xnack_enabled = cpu_to_le32(1);
+	seed.page_size = page_size;
+	for (i = 0; i < KFD_SIGNAL_EVENT_LIMIT; i++)
+		seed.page[i] = cpu_to_le64(UNSIGNALED);
+}
+
+static void seed_runtime(u64 r_debug)
+{
+	seed.process.runtime_state = cpu_to_le32(DEBUG_RUNTIME_STATE_ENABLED);
+	seed.process.r_debug = cpu_to_le64(r_debug);
+}
+
+static struct kfd_criu_event_rec *seed_event(u32 id, u32 type, bool auto_reset,
+					     bool signaled, u64 age)
+{
+	struct kfd_criu_event_rec *ev = &seed.events[seed.num_events++];
+
+	memset(ev, 0, sizeof(*ev));
+	ev->event_id = cpu_to_le32(id);
+	ev->type = cpu_to_le32(type);
+	ev->auto_reset = cpu_to_le32(auto_reset);
+	ev->signaled = cpu_to_le32(signaled);
+	ev->event_age = cpu_to_le64(age);
+	return ev;
+}
+
+static int write_image(void)
+{
+	const struct kfd_criu_image_io io = { .write = mem_write, .ctx = &out };
+	struct kfd_criu_compat_rec compat = {};
+	struct kfd_criu_image_writer w;
+	u8 optional[OPTIONAL_LEN];
+	u32 i;
+	int ret;
+
+	seed.process.num_events = cpu_to_le32(seed.num_events);
+	seed.process.signal_page_size = cpu_to_le32(seed.page_size);
+	memset(optional, 0xa5, sizeof(optional));
+	out.len = 0;
+	kfd_criu_image_writer_init(&w, &io);
+	ret = kfd_criu_image_write_header(&w, RELEASE);
+	if (!ret)
+		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_COMPAT,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  &compat, sizeof(compat));
+	if (!ret)
+		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_PROCESS,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  &seed.process, sizeof(seed.process));
+	if (!ret && seed.optional)
+		ret = kfd_criu_image_write_record(&w, OPTIONAL_TYPE, 0, optional,
+						  sizeof(optional));
+	if (!ret && seed.page_size)
+		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_SIGNAL_PAGE,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  seed.page, seed.page_size);
+	for (i = 0; !ret && i < seed.num_events; i++)
+		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_EVENT,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  &seed.events[i], sizeof(seed.events[i]));
+	if (!ret)
+		ret = kfd_criu_image_write_end(&w);
+	return ret;
+}
+
+/* Reads the image back with the validators RESTORE runs. */
+static int check_image(void)
+{
+	const struct kfd_criu_image_io io = { .read = mem_read, .ctx = &out };
+	static u8 buf[KFD_CRIU_SIGNAL_PAGE_MAX];
+	struct kfd_criu_image_header hdr;
+	struct kfd_criu_image_reader r;
+	struct kfd_criu_record rec;
+	u32 i;
+	int ret;
+
+	out.pos = 0;
+	kfd_criu_image_reader_init(&r, &io, kfd_criu_v1_records,
+				   kfd_criu_v1_num_records);
+	ret = kfd_criu_image_read_header(&r, &hdr);
+	while (!ret && !r.ended)
+		ret = kfd_criu_image_read_record(&r, &rec, buf, sizeof(buf));
+	if (!ret)
+		ret = kfd_criu_image_expect_eof(&r);
+	if (!ret)
+		ret = kfd_criu_validate_process(&seed.process);
+	if (!ret)
+		ret = kfd_criu_check_event_ids(seed.events, seed.num_events);
+	for (i = 0; !ret && i < seed.num_events; i++) {
+		ret = kfd_criu_validate_event(&seed.events[i]);
+		if (!ret)
+			ret = kfd_criu_validate_event_slot(&seed.process,
+							   &seed.events[i]);
+	}
+	return ret;
+}
+
+static int save(const char *dir, const char *name)
+{
+	char path[4096];
+	FILE *f;
+	int ret;
+
+	ret = write_image();
+	if (!ret)
+		ret = check_image();
+	if (ret) {
+		fprintf(stderr, "seed %s: error %d\n", name, ret);
+		return ret;
+	}
+	snprintf(path, sizeof(path), "%s/%s.img", dir, name);
+	f = fopen(path, "wb");
+	if (!f || fwrite(out.buf, 1, out.len, f) != out.len) {
+		perror(path);
+		if (f)
+			fclose(f);
+		return -EIO;
+	}
+	return fclose(f) ? -EIO : 0;
+}
+
+/* A process that opened /dev/kfd and did nothing else. */
+static void seed_empty(void)
+{
+	seed_reset(0);
+}
+
+/*
+ * The dumped process of the selftests and the mutation campaign: signal
+ * events 1-4 and 6 (5 was destroyed), a memory event, the event page
+ * mapped at its full size with four slots written, XNACK off, the runtime
+ * enabled.
+ */
+static void seed_selftest(void)
+{
+	static const u32 slots[] = { 4, 100, 1000, KFD_SIGNAL_EVENT_LIMIT - 1 };
+	unsigned int i;
+
+	seed_reset(KFD_CRIU_SIGNAL_PAGE_MAX);
+	seed.process.xnack_enabled = 0;
+	seed_runtime(0x7f0012345000ULL);
+	seed_event(1, KFD_IOC_EVENT_SIGNAL, true, true, 3);
+	seed_event(2, KFD_IOC_EVENT_SIGNAL, false, true, 2);
+	seed_event(3, KFD_IOC_EVENT_SIGNAL, false, false, 2);
+	seed_event(4, KFD_IOC_EVENT_SIGNAL, true, false, 1);
+	seed_event(6, KFD_IOC_EVENT_SIGNAL, false, false, 1);
+	seed_event(KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID, KFD_IOC_EVENT_MEMORY,
+		   false, false, 1);
+	for (i = 0; i < 4; i++)
+		seed.page[slots[i]] = cpu_to_le64(0x5a5a000000000000ULL | slots[i]);
+}
+
+/* One event of every type, auto-reset for the odd types; the first set. */
+static void seed_types(void)
+{
+	u32 type, id = KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID;
+
+	seed_reset(256 * 8);	/* the default page, never mapped */
+	seed_event(1, KFD_IOC_EVENT_SIGNAL, false, true, 2);
+	seed_event(2, KFD_IOC_EVENT_DEBUG_EVENT, true, false, 1);
+	for (type = KFD_IOC_EVENT_NODECHANGE; type <= KFD_IOC_EVENT_MEMORY; type++)
+		if (type != KFD_IOC_EVENT_DEBUG_EVENT)
+			seed_event(id++, type, type & 1, false, 1);
+}
+
+/* Signaled exception events with every field of their data set. */
+static void seed_exceptions(void)
+{
+	struct kfd_criu_event_rec *ev;
+
+	seed_reset(0);
+	ev = seed_event(KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID,
+			KFD_IOC_EVENT_HW_EXCEPTION, false, true, 1);
+	ev->hw_reset_type = cpu_to_le32(KFD_HW_EXCEPTION_PER_ENGINE_RESET);
+	ev->hw_reset_cause = cpu_to_le32(KFD_HW_EXCEPTION_ECC);
+	ev->hw_memory_lost = cpu_to_le32(1);
+	ev->hw_gpu_id = cpu_to_le32(0x1234);
+	ev = seed_event(KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID + 1,
+			KFD_IOC_EVENT_MEMORY, true, true, 1);
+	ev->mem_va = cpu_to_le64(0x7f00dead0000ULL);
+	ev->mem_gpu_id = cpu_to_le32(0x1234);
+	ev->mem_error_type = cpu_to_le32(KFD_MEM_ERR_GPU_HANG);
+	ev->mem_not_present = cpu_to_le32(1);
+	ev->mem_read_only = cpu_to_le32(1);
+	ev->mem_no_execute = cpu_to_le32(1);
+	ev->mem_imprecise = cpu_to_le32(1);
+}
+
+/* 300 signal events, a third signaled, every seventh slot written. */
+static void seed_many(void)
+{
+	u32 id, slot;
+
+	seed_reset(KFD_CRIU_SIGNAL_PAGE_MAX);
+	for (id = 1; id <= 300; id++)
+		seed_event(id, KFD_IOC_EVENT_SIGNAL, id & 1, id % 3 == 0,
+			   1 + (id % 3 == 0));
+	for (slot = 7; slot < KFD_SIGNAL_EVENT_LIMIT; slot += 7)
+		seed.page[slot] = cpu_to_le64(slot);
+}
+
+/* The highest ids and ages the format allows. */
+static void seed_limits(void)
+{
+	seed_reset(KFD_CRIU_SIGNAL_PAGE_MAX);
+	seed_runtime(~0ULL);
+	seed.process.ttmp_setup = cpu_to_le32(1);
+	seed_event(KFD_SIGNAL_EVENT_LIMIT - 1, KFD_IOC_EVENT_SIGNAL, false, true,
+		   ~0ULL);
+	seed_event(KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID, KFD_IOC_EVENT_QUEUE_EVENT,
+		   true, true, 2);
+	seed_event(KFD_CRIU_LAST_NONSIGNAL_EVENT_ID, KFD_IOC_EVENT_SYSTEM_EVENT,
+		   false, false, 1);
+}
+
+/* A one-slot page and no signal events; an optional record to skip. */
+static void seed_small_page(void)
+{
+	seed_reset(8);
+	seed.page[0] = cpu_to_le64(0);
+	seed.optional = true;
+	seed_event(KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID + 7,
+		   KFD_IOC_EVENT_PROFILE_EVENT, false, true, 5);
+}
+
+/* Modelled on e2e/kfd_worker.c: a gap in the ids, slots from 3968 written */
+static void seed_worker(void)
+{
+	u32 slot;
+
+	seed_reset(KFD_CRIU_SIGNAL_PAGE_MAX);
+	seed_event(1, KFD_IOC_EVENT_SIGNAL, false, true, 2);
+	seed_event(2, KFD_IOC_EVENT_SIGNAL, false, false, 1);
+	seed_event(4, KFD_IOC_EVENT_SIGNAL, true, true, 2);
+	seed_event(5, KFD_IOC_EVENT_SIGNAL, true, false, 1);
+	seed_event(6, KFD_IOC_EVENT_SIGNAL, false, false, 43);
+	seed_event(7, KFD_IOC_EVENT_SIGNAL, true, false, 1);
+	for (slot = 3968; slot < KFD_SIGNAL_EVENT_LIMIT; slot++)
+		seed.page[slot] = cpu_to_le64(0x6b66646300000000ULL | slot);
+}
+
+static const struct {
+	const char *name;
+	void (*build)(void);
+} seeds[] = {
+	{ "empty", seed_empty },
+	{ "selftest", seed_selftest },
+	{ "types", seed_types },
+	{ "exceptions", seed_exceptions },
+	{ "many", seed_many },
+	{ "limits", seed_limits },
+	{ "small-page", seed_small_page },
+	{ "worker", seed_worker },
+};
+
+int main(int argc, char **argv)
+{
+	unsigned int i;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s DIR\n", argv[0]);
+		return 2;
+	}
+	for (i = 0; i < ARRAY_SIZE(seeds); i++) {
+		seeds[i].build();
+		if (save(argv[1], seeds[i].name))
+			return 1;
+	}
+	return 0;
+}

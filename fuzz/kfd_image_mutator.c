@@ -1,0 +1,1062 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Copyright 2026 The amdkfd-criu authors
+ */
+
+/**
+ * DOC: structure-aware mutator of KFD CRIU images
+ *
+ * See kfd_image_mutator.h. A mutation frames the stream into records,
+ * applies one or two changes and then, with high probability, recomputes
+ * the END counts and the CRCs. Leaving them stale now and then keeps the
+ * count and CRC checks themselves under test. Every mutation stays within
+ * the caller's capacity; one that would not fit degrades to a bit flip.
+ */
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kfd_image_mutator.h"
+
+#define CRC32C_POLY_REFLECTED	0x82f63b78U
+#define NO_RECORD		SIZE_MAX
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+#endif
+#ifndef __printf
+#define __printf(a, b)		__attribute__((format(printf, a, b)))
+#endif
+
+/**
+ * struct kfd_img_field - a field the FIELD and HEADER mutations target
+ * @name: for the description
+ * @off: offset in the payload (or the header)
+ * @size: 4 or 8 bytes
+ */
+struct kfd_img_field {
+	const char *name;
+	uint16_t off;
+	uint8_t size;
+};
+
+static const struct kfd_img_field header_fields[] = {
+	{ "magic", 0, 4 }, { "version", 8, 4 }, { "flags", 12, 4 },
+	{ "header_size", 16, 4 }, { "release", 20, 4 },
+	{ "release_tail", 80, 4 }, { "crc", 84, 4 },
+};
+
+static const struct kfd_img_field end_fields[] = {
+	{ "records", 0, 4 }, { "reserved", 4, 4 }, { "payload_bytes", 8, 8 },
+};
+
+static const struct kfd_img_field compat_fields[] = {
+	{ "num_gpus", 0, 4 }, { "reserved", 4, 4 },
+};
+
+static const struct kfd_img_field process_fields[] = {
+	{ "xnack_enabled", 0, 4 }, { "runtime_state", 4, 4 },
+	{ "r_debug", 8, 8 }, { "ttmp_setup", 16, 4 },
+	{ "num_events", 20, 4 }, { "signal_page_size", 24, 4 },
+	{ "reserved", 28, 4 },
+};
+
+static const struct kfd_img_field event_fields[] = {
+	{ "event_id", 0, 4 }, { "type", 4, 4 }, { "auto_reset", 8, 4 },
+	{ "signaled", 12, 4 }, { "event_age", 16, 8 }, { "mem_va", 24, 8 },
+	{ "mem_gpu_id", 32, 4 }, { "mem_error_type", 36, 4 },
+	{ "mem_not_present", 40, 4 }, { "mem_read_only", 44, 4 },
+	{ "mem_no_execute", 48, 4 }, { "mem_imprecise", 52, 4 },
+	{ "hw_reset_type", 56, 4 }, { "hw_reset_cause", 60, 4 },
+	{ "hw_memory_lost", 64, 4 }, { "hw_gpu_id", 68, 4 },
+	{ "reserved", 72, 4 }, { "reserved2", 76, 4 },
+};
+
+static const struct kfd_img_field record_header_fields[] = {
+	{ "rec.type", 0, 4 }, { "rec.flags", 4, 4 },
+};
+
+/* Boundaries of the limits in kfd_criu_image.h and of the integer types */
+static const uint32_t interesting32[] = {
+	0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 63, 64, 255, 256, 511, 512, 4095,
+	4096, 4097, 8191, 8192, 32760, 32767, 32768, 32769, 32776, 65535,
+	65536, 65537, 0x100000, 0x100001, 0x3fffffff, 0x40000000, 0x40000001,
+	0x7ffffffe, 0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff,
+};
+
+static const uint64_t interesting64[] = {
+	0, 1, 2, 0xffffffffULL, 0x100000000ULL, 0x7fffffffffffffffULL,
+	0x8000000000000000ULL, 0xfffffffffffffffeULL, 0xffffffffffffffffULL,
+};
+
+static const uint32_t lengths[] = {
+	0, 1, 7, 8, 9, 12, 15, 16, 17, 31, 32, 33, 79, 80, 81, 2048, 4096,
+	32760, 32768, 32769, 32776, 0xfffff, 0x100000, 0x100001, 0x7fffffff,
+	0xffffffff,
+};
+
+static const uint32_t insert_types[] = {
+	0, KFD_IMG_REC_END, KFD_IMG_REC_COMPAT, KFD_IMG_REC_PROCESS,
+	KFD_IMG_REC_SIGNAL_PAGE, KFD_IMG_REC_EVENT, 6, 7, 0x100, 0x7fffffff,
+	0xffffffff,
+};
+
+static const uint32_t insert_flags[] = { 0, 1, 2, 3, 0x80000000 };
+
+static const char * const mutation_names[KFD_IMG_MUT_NR] = {
+	[KFD_IMG_MUT_BITFLIP] = "bitflip",
+	[KFD_IMG_MUT_BYTES] = "bytes",
+	[KFD_IMG_MUT_FIELD] = "field",
+	[KFD_IMG_MUT_LENGTH] = "length",
+	[KFD_IMG_MUT_TRUNCATE] = "truncate",
+	[KFD_IMG_MUT_SWAP] = "swap",
+	[KFD_IMG_MUT_DUPLICATE] = "duplicate",
+	[KFD_IMG_MUT_DROP] = "drop",
+	[KFD_IMG_MUT_INSERT] = "insert",
+	[KFD_IMG_MUT_HEADER] = "header",
+};
+
+/* Relative frequency of each kind when the caller lets the mutator pick */
+static const unsigned int mutation_weights[KFD_IMG_MUT_NR] = {
+	[KFD_IMG_MUT_BITFLIP] = 3,
+	[KFD_IMG_MUT_BYTES] = 2,
+	[KFD_IMG_MUT_FIELD] = 6,
+	[KFD_IMG_MUT_LENGTH] = 2,
+	[KFD_IMG_MUT_TRUNCATE] = 2,
+	[KFD_IMG_MUT_SWAP] = 1,
+	[KFD_IMG_MUT_DUPLICATE] = 1,
+	[KFD_IMG_MUT_DROP] = 1,
+	[KFD_IMG_MUT_INSERT] = 1,
+	[KFD_IMG_MUT_HEADER] = 1,
+};
+
+/**
+ * kfd_img_get32() - read a little-endian 32-bit value
+ * @p: where
+ *
+ * Return: the value.
+ */
+uint32_t kfd_img_get32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/**
+ * kfd_img_get64() - read a little-endian 64-bit value
+ * @p: where
+ *
+ * Return: the value.
+ */
+uint64_t kfd_img_get64(const uint8_t *p)
+{
+	return kfd_img_get32(p) | (uint64_t)kfd_img_get32(p + 4) << 32;
+}
+
+/**
+ * kfd_img_put32() - write a little-endian 32-bit value
+ * @p: where
+ * @v: the value
+ */
+void kfd_img_put32(uint8_t *p, uint32_t v)
+{
+	p[0] = v;
+	p[1] = v >> 8;
+	p[2] = v >> 16;
+	p[3] = v >> 24;
+}
+
+/**
+ * kfd_img_put64() - write a little-endian 64-bit value
+ * @p: where
+ * @v: the value
+ */
+void kfd_img_put64(uint8_t *p, uint64_t v)
+{
+	kfd_img_put32(p, (uint32_t)v);
+	kfd_img_put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint32_t crc32c_table[256];
+
+static void crc32c_init_table(void)
+{
+	unsigned int i, bit;
+	uint32_t crc;
+
+	for (i = 0; i < 256; i++) {
+		crc = i;
+		for (bit = 0; bit < 8; bit++)
+			crc = (crc >> 1) ^ (crc & 1 ? CRC32C_POLY_REFLECTED : 0);
+		crc32c_table[i] = crc;
+	}
+}
+
+/**
+ * kfd_img_crc32c() - CRC32C as the image stream uses it
+ * @crc: 0 to start, or the result of a previous call to continue
+ * @buf: bytes to add
+ * @len: number of bytes
+ *
+ * Return: the CRC (all-ones seed, inverted result, like kfd_criu_crc32c()).
+ */
+uint32_t kfd_img_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	if (!crc32c_table[1])
+		crc32c_init_table();
+	crc = ~crc;
+	while (len--)
+		crc = crc32c_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return ~crc;
+}
+
+/**
+ * kfd_img_frame() - find the records of a stream as the reader would
+ * @data: the stream
+ * @len: its length
+ * @recs: receives the records
+ * @max_recs: entries at @recs
+ *
+ * Walks record headers from the end of the stream header on. Stops after
+ * END, after a record that does not fit in @len (reported incomplete), or
+ * when @recs is full.
+ *
+ * Return: the number of records found.
+ */
+size_t kfd_img_frame(const uint8_t *data, size_t len,
+		     struct kfd_img_record *recs, size_t max_recs)
+{
+	size_t off = KFD_IMG_HEADER_SIZE, n = 0;
+	struct kfd_img_record *rec;
+
+	while (n < max_recs && len >= off + KFD_IMG_REC_HEADER_SIZE) {
+		rec = &recs[n++];
+		rec->off = off;
+		rec->type = kfd_img_get32(data + off);
+		rec->flags = kfd_img_get32(data + off + 4);
+		rec->length = kfd_img_get32(data + off + 8);
+		rec->complete = len - off >= KFD_IMG_REC_OVERHEAD &&
+				rec->length <= len - off - KFD_IMG_REC_OVERHEAD;
+		if (!rec->complete || rec->type == KFD_IMG_REC_END)
+			break;
+		off += KFD_IMG_REC_OVERHEAD + rec->length;
+	}
+	return n;
+}
+
+/**
+ * kfd_img_fix_end() - make the END record count the records before it
+ * @data: the stream
+ * @len: its length
+ * @recs: scratch for the framing
+ * @max_recs: entries at @recs
+ */
+void kfd_img_fix_end(uint8_t *data, size_t len, struct kfd_img_record *recs,
+		     size_t max_recs)
+{
+	size_t n = kfd_img_frame(data, len, recs, max_recs), i;
+	struct kfd_img_record *end;
+	uint64_t payload = 0;
+
+	if (!n)
+		return;
+	end = &recs[n - 1];
+	if (end->type != KFD_IMG_REC_END || !end->complete ||
+	    end->length < KFD_IMG_END_SIZE)
+		return;
+	for (i = 0; i + 1 < n; i++)
+		payload += recs[i].length;
+	kfd_img_put32(data + end->off + KFD_IMG_REC_HEADER_SIZE, (uint32_t)(n - 1));
+	kfd_img_put64(data + end->off + KFD_IMG_REC_HEADER_SIZE + 8, payload);
+}
+
+/**
+ * kfd_img_fix_crcs() - recompute the header CRC and every record trailer
+ * @data: the stream
+ * @len: its length
+ * @recs: scratch for the framing
+ * @max_recs: entries at @recs
+ */
+void kfd_img_fix_crcs(uint8_t *data, size_t len, struct kfd_img_record *recs,
+		      size_t max_recs)
+{
+	size_t n = kfd_img_frame(data, len, recs, max_recs), i, body;
+
+	if (len >= KFD_IMG_HEADER_SIZE)
+		kfd_img_put32(data + KFD_IMG_HEADER_CRC_OFF,
+			      kfd_img_crc32c(0, data, KFD_IMG_HEADER_CRC_OFF));
+	for (i = 0; i < n; i++) {
+		if (!recs[i].complete)
+			continue;
+		body = KFD_IMG_REC_HEADER_SIZE + recs[i].length;
+		kfd_img_put32(data + recs[i].off + body,
+			      kfd_img_crc32c(0, data + recs[i].off, body));
+	}
+}
+
+/**
+ * kfd_img_mutator_init() - allocate a mutator's scratch space
+ * @m: the mutator
+ * @cap: largest stream it will be asked to produce
+ *
+ * Return: 0, or -1 when out of memory.
+ */
+int kfd_img_mutator_init(struct kfd_img_mutator *m, size_t cap)
+{
+	memset(m, 0, sizeof(*m));
+	m->cap = cap;
+	m->max_recs = cap / KFD_IMG_REC_OVERHEAD + 1;
+	m->scratch = malloc(cap);
+	m->recs = calloc(m->max_recs, sizeof(*m->recs));
+	if (!m->scratch || !m->recs) {
+		kfd_img_mutator_free(m);
+		return -1;
+	}
+	kfd_img_mutator_seed(m, 1);
+	return 0;
+}
+
+/**
+ * kfd_img_mutator_free() - free a mutator's scratch space
+ * @m: the mutator
+ */
+void kfd_img_mutator_free(struct kfd_img_mutator *m)
+{
+	free(m->scratch);
+	free(m->recs);
+	m->scratch = NULL;
+	m->recs = NULL;
+}
+
+/**
+ * kfd_img_mutator_seed() - restart the mutator's random sequence
+ * @m: the mutator
+ * @seed: any value; equal seeds give equal mutations
+ */
+void kfd_img_mutator_seed(struct kfd_img_mutator *m, uint64_t seed)
+{
+	/* splitmix64 spreads nearby seeds apart */
+	seed += 0x9e3779b97f4a7c15ULL;
+	seed = (seed ^ (seed >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	seed = (seed ^ (seed >> 27)) * 0x94d049bb133111ebULL;
+	seed ^= seed >> 31;
+	m->rng = seed ? seed : 1;
+}
+
+/**
+ * kfd_img_rand() - next value of the mutator's random sequence
+ * @m: the mutator
+ *
+ * Return: 64 random bits (xorshift64*).
+ */
+uint64_t kfd_img_rand(struct kfd_img_mutator *m)
+{
+	m->rng ^= m->rng >> 12;
+	m->rng ^= m->rng << 25;
+	m->rng ^= m->rng >> 27;
+	return m->rng * 0x2545f4914f6cdd1dULL;
+}
+
+static size_t rand_below(struct kfd_img_mutator *m, size_t n)
+{
+	return n ? (size_t)(kfd_img_rand(m) % n) : 0;
+}
+
+static bool one_in(struct kfd_img_mutator *m, unsigned int n)
+{
+	return rand_below(m, n) == 0;
+}
+
+/**
+ * kfd_img_mutation_name() - name of a kind of mutation
+ * @kind: the kind
+ *
+ * Return: a short lowercase name.
+ */
+const char *kfd_img_mutation_name(enum kfd_img_mutation kind)
+{
+	return kind < KFD_IMG_MUT_NR ? mutation_names[kind] : "?";
+}
+
+static const char *record_name(uint32_t type)
+{
+	switch (type) {
+	case KFD_IMG_REC_END:
+		return "END";
+	case KFD_IMG_REC_COMPAT:
+		return "COMPAT";
+	case KFD_IMG_REC_PROCESS:
+		return "PROCESS";
+	case KFD_IMG_REC_SIGNAL_PAGE:
+		return "SIGNAL_PAGE";
+	case KFD_IMG_REC_EVENT:
+		return "EVENT";
+	}
+	return "unknown";
+}
+
+/* Appends to the description of the current mutation. */
+__printf(2, 3)
+static void describe(struct kfd_img_mutator *m, const char *fmt, ...)
+{
+	size_t used = strlen(m->desc);
+	va_list ap;
+
+	if (used + 1 >= sizeof(m->desc))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(m->desc + used, sizeof(m->desc) - used, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * The stream being mutated: the caller's buffer, its length and capacity,
+ * and its framing, refreshed by reframe() after every structural change.
+ */
+struct stream {
+	uint8_t *data;
+	size_t len;
+	size_t cap;
+	size_t nrecs;
+};
+
+static void reframe(struct kfd_img_mutator *m, struct stream *s)
+{
+	s->nrecs = kfd_img_frame(s->data, s->len, m->recs, m->max_recs);
+}
+
+/* A random complete record, or NO_RECORD. */
+static size_t pick_record(struct kfd_img_mutator *m, const struct stream *s)
+{
+	size_t i, start;
+
+	if (!s->nrecs)
+		return NO_RECORD;
+	start = rand_below(m, s->nrecs);
+	for (i = 0; i < s->nrecs; i++)
+		if (m->recs[(start + i) % s->nrecs].complete)
+			return (start + i) % s->nrecs;
+	return NO_RECORD;
+}
+
+static size_t record_size(const struct kfd_img_record *rec)
+{
+	return KFD_IMG_REC_OVERHEAD + rec->length;
+}
+
+static uint8_t *payload(const struct stream *s, const struct kfd_img_record *rec)
+{
+	return s->data + rec->off + KFD_IMG_REC_HEADER_SIZE;
+}
+
+static void mutate_bitflip(struct kfd_img_mutator *m, struct stream *s)
+{
+	unsigned int flips = 1 + rand_below(m, 4), i;
+	size_t pos;
+
+	describe(m, "bitflip");
+	for (i = 0; i < flips && s->len; i++) {
+		pos = rand_below(m, s->len);
+		s->data[pos] ^= 1U << rand_below(m, 8);
+		describe(m, " @%zu", pos);
+	}
+}
+
+static void mutate_bytes(struct kfd_img_mutator *m, struct stream *s)
+{
+	static const uint8_t values[] = { 0x00, 0x01, 0x7f, 0x80, 0xff };
+	size_t r = pick_record(m, s), n, pos, i;
+	struct kfd_img_record *rec;
+
+	if (r == NO_RECORD || !m->recs[r].length)
+		return mutate_bitflip(m, s);
+	rec = &m->recs[r];
+	n = 1 + rand_below(m, 8);
+	pos = rand_below(m, rec->length);
+	describe(m, "bytes %s#%zu+%zu", record_name(rec->type), r, pos);
+	for (i = 0; i < n && pos + i < rec->length; i++)
+		payload(s, rec)[pos + i] = one_in(m, 2) ?
+			values[rand_below(m, ARRAY_SIZE(values))] :
+			(uint8_t)kfd_img_rand(m);
+}
+
+static const struct kfd_img_field *fields_of(uint32_t type, size_t *n)
+{
+	switch (type) {
+	case KFD_IMG_REC_END:
+		*n = ARRAY_SIZE(end_fields);
+		return end_fields;
+	case KFD_IMG_REC_COMPAT:
+		*n = ARRAY_SIZE(compat_fields);
+		return compat_fields;
+	case KFD_IMG_REC_PROCESS:
+		*n = ARRAY_SIZE(process_fields);
+		return process_fields;
+	case KFD_IMG_REC_EVENT:
+		*n = ARRAY_SIZE(event_fields);
+		return event_fields;
+	}
+	*n = 0;
+	return NULL;
+}
+
+/* Number of EVENT records, for boundary values of counts. */
+static uint32_t count_events(struct kfd_img_mutator *m, const struct stream *s)
+{
+	uint32_t n = 0;
+	size_t i;
+
+	for (i = 0; i < s->nrecs; i++)
+		n += m->recs[i].type == KFD_IMG_REC_EVENT;
+	return n;
+}
+
+/* The id of some other EVENT record, to make duplicates and descents. */
+static uint32_t other_event_id(struct kfd_img_mutator *m,
+			       const struct stream *s, uint32_t fallback)
+{
+	size_t i, start = rand_below(m, s->nrecs ? s->nrecs : 1), r;
+
+	for (i = 0; i < s->nrecs; i++) {
+		r = (start + i) % s->nrecs;
+		if (m->recs[r].type == KFD_IMG_REC_EVENT && m->recs[r].complete &&
+		    m->recs[r].length >= 4)
+			return kfd_img_get32(payload(s, &m->recs[r]));
+	}
+	return fallback;
+}
+
+static uint32_t pick_value32(struct kfd_img_mutator *m, const struct stream *s,
+			     const struct kfd_img_field *f, uint32_t cur)
+{
+	uint32_t events;
+
+	switch (rand_below(m, 8)) {
+	case 0:
+		return cur + 1;
+	case 1:
+		return cur - 1;
+	case 2:
+		return cur ^ 1U << rand_below(m, 32);
+	case 3:
+		if (!strcmp(f->name, "event_id"))
+			return other_event_id(m, s, cur);
+		if (!strcmp(f->name, "num_events") || !strcmp(f->name, "records")) {
+			events = count_events(m, s);
+			return events + (uint32_t)rand_below(m, 3) - 1;
+		}
+		break;
+	}
+	return interesting32[rand_below(m, ARRAY_SIZE(interesting32))];
+}
+
+static uint64_t pick_value64(struct kfd_img_mutator *m, uint64_t cur)
+{
+	switch (rand_below(m, 4)) {
+	case 0:
+		return cur + 1;
+	case 1:
+		return cur - 1;
+	}
+	return interesting64[rand_below(m, ARRAY_SIZE(interesting64))];
+}
+
+static void set_field(struct kfd_img_mutator *m, const struct stream *s,
+		      uint8_t *base, const struct kfd_img_field *f)
+{
+	uint64_t v64;
+	uint32_t v32;
+
+	if (f->size == 8) {
+		v64 = pick_value64(m, kfd_img_get64(base + f->off));
+		kfd_img_put64(base + f->off, v64);
+		describe(m, ".%s=%#llx", f->name, (unsigned long long)v64);
+	} else {
+		v32 = pick_value32(m, s, f, kfd_img_get32(base + f->off));
+		kfd_img_put32(base + f->off, v32);
+		describe(m, ".%s=%#x", f->name, v32);
+	}
+}
+
+/* A signal page slot: empty, unsignaled or a random value. */
+static void set_slot(struct kfd_img_mutator *m, const struct stream *s,
+		     const struct kfd_img_record *rec)
+{
+	size_t slot = rand_below(m, rec->length / 8);
+	uint64_t v = one_in(m, 2) ? ~0ULL : kfd_img_rand(m);
+
+	kfd_img_put64(payload(s, rec) + slot * 8, v);
+	describe(m, ".slot[%zu]=%#llx", slot, (unsigned long long)v);
+}
+
+static void mutate_field(struct kfd_img_mutator *m, struct stream *s)
+{
+	size_t r = pick_record(m, s), n;
+	const struct kfd_img_field *fields;
+	struct kfd_img_record *rec;
+
+	if (r == NO_RECORD)
+		return mutate_bitflip(m, s);
+	rec = &m->recs[r];
+	fields = fields_of(rec->type, &n);
+	describe(m, "field %s#%zu", record_name(rec->type), r);
+	if (one_in(m, 8)) {
+		set_field(m, s, s->data + rec->off,
+			  &record_header_fields[rand_below(m, 2)]);
+		return;
+	}
+	if (rec->type == KFD_IMG_REC_SIGNAL_PAGE && rec->length >= 8)
+		return set_slot(m, s, rec);
+	if (!fields || rec->length < fields[n - 1].off + fields[n - 1].size)
+		return set_field(m, s, s->data + rec->off,
+				 &record_header_fields[rand_below(m, 2)]);
+	if (rec->type == KFD_IMG_REC_END)
+		m->fixed_end = false;	/* the target itself */
+	set_field(m, s, payload(s, rec), &fields[rand_below(m, n)]);
+}
+
+static void mutate_header(struct kfd_img_mutator *m, struct stream *s)
+{
+	const struct kfd_img_field *f;
+
+	if (s->len < KFD_IMG_HEADER_SIZE)
+		return mutate_bitflip(m, s);
+	f = &header_fields[rand_below(m, ARRAY_SIZE(header_fields))];
+	describe(m, "header");
+	if (!strcmp(f->name, "crc"))
+		m->fixed_crc = false;
+	if (!strcmp(f->name, "release_tail") && one_in(m, 2)) {
+		/* non-NUL padding after the terminator, or no terminator */
+		s->data[KFD_IMG_RELEASE_OFF + KFD_IMG_RELEASE_LEN - 1 -
+			rand_below(m, 8)] = 'x';
+		describe(m, ".release_padding");
+		return;
+	}
+	set_field(m, s, s->data, f);
+}
+
+/* A run of bytes for rebuild(); a NULL @src stands for zeros. */
+struct piece {
+	const uint8_t *src;
+	size_t len;
+};
+
+/*
+ * Concatenates @pieces in the scratch buffer and copies the result over
+ * the stream. Returns false, leaving the stream as it was, when the result
+ * would not fit.
+ */
+static bool rebuild(struct kfd_img_mutator *m, struct stream *s,
+		    const struct piece *pieces, size_t n)
+{
+	size_t pos = 0, i;
+
+	for (i = 0; i < n; i++) {
+		if (pieces[i].len > s->cap - pos)
+			return false;
+		if (pieces[i].src)
+			memcpy(m->scratch + pos, pieces[i].src, pieces[i].len);
+		else
+			memset(m->scratch + pos, 0, pieces[i].len);
+		pos += pieces[i].len;
+	}
+	memcpy(s->data, m->scratch, pos);
+	s->len = pos;
+	reframe(m, s);
+	return true;
+}
+
+/* Inserts a copy of @len bytes at @src_off in front of offset @at. */
+static bool copy_record(struct kfd_img_mutator *m, struct stream *s,
+			size_t src_off, size_t len, size_t at)
+{
+	struct piece p[3] = {
+		{ s->data, at },
+		{ s->data + src_off, len },
+		{ s->data + at, s->len - at },
+	};
+
+	return rebuild(m, s, p, 3);
+}
+
+/* Offset at which a record can be placed: a record start or the end. */
+static size_t pick_slot_offset(struct kfd_img_mutator *m, const struct stream *s)
+{
+	size_t i = rand_below(m, s->nrecs + 1);
+	const struct kfd_img_record *last;
+
+	if (i < s->nrecs)
+		return m->recs[i].off;
+	if (!s->nrecs)
+		return s->len < KFD_IMG_HEADER_SIZE ? s->len : KFD_IMG_HEADER_SIZE;
+	last = &m->recs[s->nrecs - 1];
+	return last->complete ? last->off + record_size(last) : s->len;
+}
+
+static void mutate_swap(struct kfd_img_mutator *m, struct stream *s)
+{
+	size_t a = pick_record(m, s), b = pick_record(m, s), t;
+	struct kfd_img_record ra, rb;
+	struct piece p[5];
+	size_t a_end, b_end;
+
+	if (a == NO_RECORD || a == b)
+		return mutate_bitflip(m, s);
+	if (a > b) {
+		t = a;
+		a = b;
+		b = t;
+	}
+	ra = m->recs[a];
+	rb = m->recs[b];
+	a_end = ra.off + record_size(&ra);
+	b_end = rb.off + record_size(&rb);
+	describe(m, "swap %s#%zu %s#%zu", record_name(ra.type), a,
+		 record_name(rb.type), b);
+	p[0] = (struct piece){ s->data, ra.off };
+	p[1] = (struct piece){ s->data + rb.off, record_size(&rb) };
+	p[2] = (struct piece){ s->data + a_end, rb.off - a_end };
+	p[3] = (struct piece){ s->data + ra.off, record_size(&ra) };
+	p[4] = (struct piece){ s->data + b_end, s->len - b_end };
+	rebuild(m, s, p, 5);
+}
+
+static void mutate_duplicate(struct kfd_img_mutator *m, struct stream *s)
+{
+	size_t r = pick_record(m, s), at;
+	struct kfd_img_record rec;
+
+	if (r == NO_RECORD)
+		return mutate_bitflip(m, s);
+	rec = m->recs[r];
+	at = pick_slot_offset(m, s);
+	describe(m, "duplicate %s#%zu @%zu", record_name(rec.type), r, at);
+	if (!copy_record(m, s, rec.off, record_size(&rec), at))
+		describe(m, " (no room)");
+}
+
+static void mutate_drop(struct kfd_img_mutator *m, struct stream *s)
+{
+	size_t r = pick_record(m, s);
+	struct kfd_img_record rec;
+	struct piece p[2];
+
+	if (r == NO_RECORD)
+		return mutate_bitflip(m, s);
+	rec = m->recs[r];
+	describe(m, "drop %s#%zu", record_name(rec.type), r);
+	p[0] = (struct piece){ s->data, rec.off };
+	p[1] = (struct piece){ s->data + rec.off + record_size(&rec),
+			       s->len - rec.off - record_size(&rec) };
+	rebuild(m, s, p, 2);
+}
+
+/* Payload length for an inserted record of @type. */
+static uint32_t insert_length(struct kfd_img_mutator *m, uint32_t type)
+{
+	static const uint32_t small[] = { 0, 1, 8, 16, 100, 256, 257, 1000 };
+
+	if (one_in(m, 4))
+		return small[rand_below(m, ARRAY_SIZE(small))];
+	switch (type) {
+	case KFD_IMG_REC_END:
+		return KFD_IMG_END_SIZE;
+	case KFD_IMG_REC_COMPAT:
+		return KFD_IMG_COMPAT_SIZE;
+	case KFD_IMG_REC_PROCESS:
+		return KFD_IMG_PROCESS_SIZE;
+	case KFD_IMG_REC_SIGNAL_PAGE:
+		return 8 * (1 + rand_below(m, 16));
+	case KFD_IMG_REC_EVENT:
+		return KFD_IMG_EVENT_SIZE;
+	}
+	return small[rand_below(m, ARRAY_SIZE(small))];
+}
+
+/* Fills a new payload: a copy of a record of the same type, or noise. */
+static void insert_payload(struct kfd_img_mutator *m, const struct stream *s,
+			   uint32_t type, uint8_t *out, uint32_t len)
+{
+	size_t i, r = pick_record(m, s);
+	const struct kfd_img_record *src = r == NO_RECORD ? NULL : &m->recs[r];
+
+	if (src && src->type == type && src->length >= len) {
+		memcpy(out, payload(s, src), len);
+		return;
+	}
+	for (i = 0; i < len; i++)
+		out[i] = one_in(m, 2) ? 0 : (uint8_t)kfd_img_rand(m);
+}
+
+static void mutate_insert(struct kfd_img_mutator *m, struct stream *s)
+{
+	uint32_t type = insert_types[rand_below(m, ARRAY_SIZE(insert_types))];
+	uint32_t flags = insert_flags[rand_below(m, ARRAY_SIZE(insert_flags))];
+	uint32_t len = insert_length(m, type);
+	size_t at = pick_slot_offset(m, s), size = KFD_IMG_REC_OVERHEAD + len;
+	uint8_t *rec;
+	struct piece p[3];
+
+	describe(m, "insert type %#x flags %#x len %u @%zu", type, flags, len, at);
+	if (size > s->cap - s->len || at > s->len)
+		return;
+	rec = malloc(size);
+	if (!rec)
+		return;
+	kfd_img_put32(rec, type);
+	kfd_img_put32(rec + 4, flags);
+	kfd_img_put32(rec + 8, len);
+	insert_payload(m, s, type, rec + KFD_IMG_REC_HEADER_SIZE, len);
+	kfd_img_put32(rec + KFD_IMG_REC_HEADER_SIZE + len,
+		      kfd_img_crc32c(0, rec, KFD_IMG_REC_HEADER_SIZE + len));
+	p[0] = (struct piece){ s->data, at };
+	p[1] = (struct piece){ rec, size };
+	p[2] = (struct piece){ s->data + at, s->len - at };
+	rebuild(m, s, p, 3);
+	free(rec);
+}
+
+/* Changes the length field only: the reader then misframes the stream. */
+static void set_length_only(struct kfd_img_mutator *m, struct stream *s,
+			    const struct kfd_img_record *rec, uint32_t len)
+{
+	kfd_img_put32(s->data + rec->off + 8, len);
+	describe(m, " header only");
+}
+
+static void mutate_length(struct kfd_img_mutator *m, struct stream *s)
+{
+	size_t r = pick_record(m, s);
+	struct kfd_img_record rec;
+	struct piece p[4];
+	uint32_t len;
+	size_t keep;
+
+	if (r == NO_RECORD)
+		return mutate_bitflip(m, s);
+	rec = m->recs[r];
+	len = one_in(m, 3) ? rec.length + (uint32_t)rand_below(m, 17) - 8 :
+	      lengths[rand_below(m, ARRAY_SIZE(lengths))];
+	describe(m, "length %s#%zu %u->%u", record_name(rec.type), r,
+		 rec.length, len);
+	if (one_in(m, 3) || len > KFD_IMG_MAX_RECORD_LEN + 1)
+		return set_length_only(m, s, &rec, len);
+
+	/* Resize the payload too, so the stream stays framed */
+	kfd_img_put32(s->data + rec.off + 8, len);
+	keep = len < rec.length ? len : rec.length;
+	p[0] = (struct piece){ s->data, rec.off + KFD_IMG_REC_HEADER_SIZE + keep };
+	p[1] = (struct piece){ NULL, len - keep };
+	p[2] = (struct piece){ s->data + rec.off + KFD_IMG_REC_HEADER_SIZE +
+			       rec.length, 4 };
+	p[3] = (struct piece){ s->data + rec.off + record_size(&rec),
+			       s->len - rec.off - record_size(&rec) };
+	if (!rebuild(m, s, p, 4))
+		describe(m, " (no room)");
+}
+
+static void mutate_truncate(struct kfd_img_mutator *m, struct stream *s)
+{
+	static const long deltas[] = { -16, -12, -4, -1, 0, 1, 4, 12 };
+	size_t cut;
+	long d;
+
+	if (one_in(m, 4) || !s->nrecs) {
+		cut = rand_below(m, s->len);
+	} else {
+		cut = m->recs[rand_below(m, s->nrecs)].off;
+		d = deltas[rand_below(m, ARRAY_SIZE(deltas))];
+		if (d < 0 && (size_t)-d > cut)
+			d = 0;
+		cut += d;
+	}
+	if (cut > s->len)
+		cut = s->len;
+	describe(m, "truncate %zu->%zu", s->len, cut);
+	s->len = cut;
+	m->fixed_end = false;
+	m->fixed_crc = false;
+}
+
+static void mutate_one(struct kfd_img_mutator *m, struct stream *s,
+		       enum kfd_img_mutation kind)
+{
+	switch (kind) {
+	case KFD_IMG_MUT_BITFLIP:
+		return mutate_bitflip(m, s);
+	case KFD_IMG_MUT_BYTES:
+		return mutate_bytes(m, s);
+	case KFD_IMG_MUT_FIELD:
+		return mutate_field(m, s);
+	case KFD_IMG_MUT_LENGTH:
+		return mutate_length(m, s);
+	case KFD_IMG_MUT_TRUNCATE:
+		return mutate_truncate(m, s);
+	case KFD_IMG_MUT_SWAP:
+		return mutate_swap(m, s);
+	case KFD_IMG_MUT_DUPLICATE:
+		return mutate_duplicate(m, s);
+	case KFD_IMG_MUT_DROP:
+		return mutate_drop(m, s);
+	case KFD_IMG_MUT_INSERT:
+		return mutate_insert(m, s);
+	case KFD_IMG_MUT_HEADER:
+		return mutate_header(m, s);
+	case KFD_IMG_MUT_NR:
+		break;
+	}
+}
+
+static enum kfd_img_mutation pick_kind(struct kfd_img_mutator *m)
+{
+	unsigned int total = 0, i, x;
+
+	for (i = 0; i < KFD_IMG_MUT_NR; i++)
+		total += mutation_weights[i];
+	x = rand_below(m, total);
+	for (i = 0; i < KFD_IMG_MUT_NR; i++) {
+		if (x < mutation_weights[i])
+			break;
+		x -= mutation_weights[i];
+	}
+	return (enum kfd_img_mutation)i;
+}
+
+/**
+ * kfd_img_mutate() - apply one structure-aware mutation
+ * @m: the mutator, initialized with a capacity of at least @cap
+ * @data: the stream, changed in place
+ * @len: its length
+ * @cap: bytes available at @data
+ * @kind: an &enum kfd_img_mutation, or -1 to pick one at random
+ *
+ * After the mutation, the END counts are recomputed with probability 7/8
+ * and the CRCs with probability 15/16, except where the mutation targeted
+ * them; @m->desc says what was done.
+ *
+ * Return: the new length, at most @cap.
+ */
+size_t kfd_img_mutate(struct kfd_img_mutator *m, uint8_t *data, size_t len,
+		      size_t cap, int kind)
+{
+	struct stream s = { .data = data, .len = len,
+			    .cap = cap < m->cap ? cap : m->cap };
+	bool stacked;
+
+	if (s.len > s.cap)
+		s.len = s.cap;
+	m->desc[0] = '\0';
+	m->kind = kind >= 0 && kind < KFD_IMG_MUT_NR ?
+		  (enum kfd_img_mutation)kind : pick_kind(m);
+	m->fixed_end = !one_in(m, 8);
+	m->fixed_crc = !one_in(m, 16);
+	stacked = one_in(m, 6);
+	reframe(m, &s);
+	mutate_one(m, &s, m->kind);
+	if (stacked) {
+		describe(m, " + ");
+		reframe(m, &s);
+		mutate_one(m, &s, pick_kind(m));
+	}
+	if (m->fixed_end)
+		kfd_img_fix_end(s.data, s.len, m->recs, m->max_recs);
+	if (m->fixed_crc)
+		kfd_img_fix_crcs(s.data, s.len, m->recs, m->max_recs);
+	describe(m, "%s%s", m->fixed_end ? "" : " (END stale)",
+		 m->fixed_crc ? "" : " (CRC stale)");
+	return s.len;
+}
+
+/* The values a sweep tries in every field: type and limit boundaries */
+static const uint32_t sweep_values[] = {
+	0, 1, 2, 3, 8, 255, 4095, 4096, 32768, 65536, 65537, 0x3fffffff,
+	0x40000000, 0x7ffffffe, 0x7fffffff, 0x80000000, 0xffffffff,
+};
+
+/* The records a sweep visits, by type; the last EVENT record for EVENT. */
+static const uint32_t sweep_records[] = {
+	0, KFD_IMG_REC_COMPAT, KFD_IMG_REC_PROCESS, KFD_IMG_REC_EVENT,
+	KFD_IMG_REC_END,
+};
+
+static const struct kfd_img_field sweep_header_fields[] = {
+	{ "version", 8, 4 }, { "flags", 12, 4 }, { "header_size", 16, 4 },
+};
+
+static const struct kfd_img_field *sweep_fields(uint32_t type, size_t *n)
+{
+	if (!type) {
+		*n = ARRAY_SIZE(sweep_header_fields);
+		return sweep_header_fields;
+	}
+	return fields_of(type, n);
+}
+
+/* Where the fields the sweep changes start: 0 for the stream header. */
+static size_t sweep_target(struct kfd_img_mutator *m, const struct stream *s,
+			   uint32_t type)
+{
+	size_t i, off = NO_RECORD;
+
+	if (!type)
+		return s->len >= KFD_IMG_HEADER_SIZE ? 0 : NO_RECORD;
+	for (i = 0; i < s->nrecs; i++)
+		if (m->recs[i].type == type && m->recs[i].complete)
+			off = m->recs[i].off + KFD_IMG_REC_HEADER_SIZE;
+	return off;
+}
+
+/**
+ * kfd_img_sweep() - set one field to one boundary value, systematically
+ * @m: the mutator
+ * @data: a valid image, changed in place
+ * @len: its length
+ * @step: which field and value, from 0 up
+ *
+ * Step by step, every field of the stream header, of the COMPAT, PROCESS
+ * and END records and of the last EVENT record takes every value of a
+ * fixed list of type and limit boundaries; END counts and CRCs are then
+ * recomputed unless END itself is the target. Unlike kfd_img_mutate(),
+ * this reaches each boundary of each field in a bounded number of images.
+ *
+ * Return: false when @step is past the last field.
+ */
+bool kfd_img_sweep(struct kfd_img_mutator *m, uint8_t *data, size_t len,
+		   unsigned int step)
+{
+	struct stream s = { .data = data, .len = len, .cap = len };
+	const struct kfd_img_field *fields, *f;
+	unsigned int per = ARRAY_SIZE(sweep_values), r;
+	size_t n, off;
+	uint32_t type;
+
+	reframe(m, &s);
+	m->desc[0] = '\0';
+	m->kind = KFD_IMG_MUT_FIELD;
+	for (r = 0; r < ARRAY_SIZE(sweep_records); r++) {
+		type = sweep_records[r];
+		fields = sweep_fields(type, &n);
+		if (step >= n * per) {
+			step -= n * per;
+			continue;
+		}
+		f = &fields[step / per];
+		off = sweep_target(m, &s, type);
+		describe(m, "sweep %s.%s=%#x", type ? record_name(type) : "header",
+			 f->name, sweep_values[step % per]);
+		if (off == NO_RECORD)
+			return true;	/* nothing to change in this image */
+		if (f->size == 8)
+			kfd_img_put64(data + off + f->off, sweep_values[step % per]);
+		else
+			kfd_img_put32(data + off + f->off, sweep_values[step % per]);
+		if (type != KFD_IMG_REC_END)
+			kfd_img_fix_end(data, len, m->recs, m->max_recs);
+		kfd_img_fix_crcs(data, len, m->recs, m->max_recs);
+		return true;
+	}
+	return false;
+}
+
