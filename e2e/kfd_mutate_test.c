@@ -35,7 +35,7 @@
  *
  * IMAGES and SEED default to kfdcriu.mutate_images= and
  * kfdcriu.mutate_seed= on the kernel command line (make mutate), else to
- * 1600 and 1. -x INDEX writes the mutated image INDEX to stdout and
+ * 1200 and 1. -x INDEX writes the mutated image INDEX to stdout and
  * exits, to reproduce a failure outside the campaign.
  */
 
@@ -66,7 +66,7 @@
 #define EVENT_PAGE_SIZE		(KFD_SIGNAL_EVENT_LIMIT * 8)
 #define UNSIGNALED		(~0ULL)
 #define IMAGE_CAP		(256 * 1024)
-#define DEFAULT_IMAGES		1600
+#define DEFAULT_IMAGES		1200
 /* Kind of the systematic images, next to &enum kfd_img_mutation */
 #define KIND_SWEEP		KFD_IMG_MUT_NR
 #define MAX_MODEL_EVENTS	1024
@@ -190,6 +190,7 @@ struct campaign {
 static struct base_image bases[4];
 static unsigned int num_bases;
 static uint32_t sweep_steps;
+static bool extracting;
 static uint64_t campaign_seed = 1;
 static struct campaign stats;
 static int kmsg_fd = -1;
@@ -493,8 +494,10 @@ static int dump_base(const char *name, int (*build)(int fd), unsigned int weight
 	img->name = name;
 	img->weight = weight;
 	num_bases++;
-	printf("# base image %s: %zu bytes, fnv1a64 %016llx\n", name, img->len,
-	       (unsigned long long)fnv1a64(img->data, img->len));
+	/* stdout carries the image itself with -x */
+	fprintf(extracting ? stderr : stdout,
+		"# base image %s: %zu bytes, fnv1a64 %016llx\n", name, img->len,
+		(unsigned long long)fnv1a64(img->data, img->len));
 	return 0;
 }
 
@@ -1092,6 +1095,7 @@ static int extract(uint32_t index)
 	unsigned int kind;
 	size_t len;
 
+	extracting = true;
 	if (!buf || kfd_img_mutator_init(&m, IMAGE_CAP) || dump_bases())
 		return 1;
 	sweep_steps = count_sweep_steps(&m, buf);
