@@ -35,7 +35,7 @@
  *
  * IMAGES and SEED default to kfdcriu.mutate_images= and
  * kfdcriu.mutate_seed= on the kernel command line (make mutate), else to
- * 1200 and 1. -x INDEX writes the mutated image INDEX to stdout and
+ * 800 and 1. -x INDEX writes the mutated image INDEX to stdout and
  * exits, to reproduce a failure outside the campaign.
  */
 
@@ -66,7 +66,7 @@
 #define EVENT_PAGE_SIZE		(KFD_SIGNAL_EVENT_LIMIT * 8)
 #define UNSIGNALED		(~0ULL)
 #define IMAGE_CAP		(256 * 1024)
-#define DEFAULT_IMAGES		1200
+#define DEFAULT_IMAGES		800
 /* Kind of the systematic images, next to &enum kfd_img_mutation */
 #define KIND_SWEEP		KFD_IMG_MUT_NR
 #define MAX_MODEL_EVENTS	1024

@@ -7,13 +7,25 @@
 RESULTS=${RESULTS:-/dev/ttyS1}
 TESTROOT=/opt/kfd-criu
 
-# run_one TIER NAME CMD...: run a test program, frame its output.
+# Seconds since boot, to the hundredth, from /proc/uptime
+uptime_cs() {
+	local up
+
+	read -r up _ < /proc/uptime
+	echo "${up%.*}${up#*.}"
+}
+
+# run_one TIER NAME CMD...: run a test program, frame its output and
+# say how long it took (build/vm/results.log; the parser ignores it).
 run_one() {
-	local tier=$1 name=$2
+	local tier=$1 name=$2 start rc
 	shift 2
+	start=$(uptime_cs)
 	echo "### run $tier $name"
 	"$@" 2>&1
-	echo "### exit $tier $name $?"
+	rc=$?
+	echo "### exit $tier $name $rc"
+	echo "### time $tier $name $(( $(uptime_cs) - start ))0 ms"
 }
 
 run_tier() {
