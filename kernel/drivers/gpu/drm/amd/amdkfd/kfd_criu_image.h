@@ -31,11 +31,22 @@
  * records before it, so a truncated stream is always detected.
  *
  * Record order: COMPAT first (restore checks compatibility before it
- * touches anything), then PROCESS, then SIGNAL_PAGE if the process has
- * one, then the EVENT records in strictly ascending event_id order (the
- * order idr_for_each_entry() walks them), then END. All metadata precedes
- * bulk data. The codec checks each record on its own; the restore code
- * enforces the order.
+ * touches anything), then one GPU record for each of COMPAT's num_gpus,
+ * then PROCESS, then SIGNAL_PAGE if the process has one, then the EVENT
+ * records in strictly ascending event_id order (the order
+ * idr_for_each_entry() walks them), then PROCESS's num_bos BO records,
+ * sorted by (gpu_index, handle), then the BO_DATA records carrying the
+ * contents of the VRAM and GTT BOs, BO by BO and chunk by chunk, then
+ * END:
+ *
+ *	COMPAT, GPU x num_gpus, PROCESS, [SIGNAL_PAGE], EVENT x num_events,
+ *	BO x num_bos, BO_DATA ..., END
+ *
+ * All metadata precedes bulk data, so restore has placed every GPU and
+ * checked every BO before it copies a byte of contents. The codec checks
+ * each record on its own and offers the checks that span records
+ * (kfd_criu_check_event_ids(), kfd_criu_check_bos(), the BO_DATA cursor
+ * of kfd_criu_bo_data_check()); the restore code enforces the order.
  *
  * Errors the reader returns: -EINVAL for a malformed stream (bad magic,
  * unknown record flags, length out of range for the record type, END
@@ -44,7 +55,9 @@
  * mismatch, -EOPNOTSUPP for an unknown mandatory record, -ENODATA for a
  * stream that ends early, and -EOVERFLOW when the caller's buffer is too
  * small for a valid record. The validators add -EEXIST for a duplicate
- * event id and -EOPNOTSUPP for state this kernel cannot restore.
+ * event id or BO handle, -EOPNOTSUPP for state this kernel cannot
+ * restore, and -ENODEV when an image GPU has no compatible local GPU to
+ * go to (kfd_criu_map_gpus()).
  */
 
 /** KFD_CRIU_IMAGE_MAGIC - first eight bytes of every image stream */

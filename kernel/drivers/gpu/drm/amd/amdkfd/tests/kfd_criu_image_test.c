@@ -1241,7 +1241,10 @@ struct test_compat_case {
 
 static const struct test_compat_case test_compat_cases[] = {
 	{ "no GPUs", 0, 0, 0 },
-	{ "one GPU", 1, 0, -EOPNOTSUPP },
+	{ "one GPU", 1, 0, 0 },
+	{ "most GPUs", KFD_CRIU_MAX_GPUS, 0, 0 },
+	{ "too many GPUs", KFD_CRIU_MAX_GPUS + 1, 0, -EINVAL },
+	{ "~0 GPUs", ~0U, 0, -EINVAL },
 	{ "reserved set", 0, 1, -EINVAL },
 	{ "GPUs and reserved set", 2, 0x80000000, -EINVAL },
 };
@@ -1300,7 +1303,12 @@ static const struct test_field_case test_process_cases[] = {
 	  KFD_CRIU_SIGNAL_PAGE_MAX + 8, -EINVAL },
 	{ "page of 2 GiB", 0, PROC_FIELD(signal_page_size), 0x80000000,
 	  -EINVAL },
-	{ "reserved set", 0, PROC_FIELD(reserved), 1, -EINVAL },
+	{ "no BOs", 0, PROC_FIELD(num_bos), 0, 0 },
+	{ "one BO", 0, PROC_FIELD(num_bos), 1, 0 },
+	{ "most BOs", 0, PROC_FIELD(num_bos), KFD_CRIU_MAX_BOS, 0 },
+	{ "too many BOs", 0, PROC_FIELD(num_bos), KFD_CRIU_MAX_BOS + 1,
+	  -EINVAL },
+	{ "~0 BOs", 0, PROC_FIELD(num_bos), ~0U, -EINVAL },
 };
 
 KUNIT_ARRAY_PARAM_DESC(test_process, test_process_cases, desc);
