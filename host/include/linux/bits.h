@@ -2,11 +2,13 @@
 /*
  * Copyright 2026 The amdkfd-criu authors
  *
- * Host shim: BIT(), an unsigned long with bit @nr set, as in the kernel.
+ * Host shim: BIT(), an unsigned long with bit @nr set, and BIT_ULL(), an
+ * unsigned long long, as in the kernel.
  */
 #ifndef HOST_LINUX_BITS_H
 #define HOST_LINUX_BITS_H
 
-#define BIT(nr)	(1UL << (nr))
+#define BIT(nr)		(1UL << (nr))
+#define BIT_ULL(nr)	(1ULL << (nr))
 
 #endif /* HOST_LINUX_BITS_H */

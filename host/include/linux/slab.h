@@ -2,7 +2,8 @@
 /*
  * Copyright 2026 The amdkfd-criu authors
  *
- * Host shim: the few allocation helpers the tests use, on the C library.
+ * Host shim: the few allocation helpers the codec and its tests use, on
+ * the C library.
  */
 #ifndef HOST_LINUX_SLAB_H
 #define HOST_LINUX_SLAB_H
@@ -17,6 +18,16 @@ static inline void *kvcalloc(size_t n, size_t size, gfp_t gfp)
 {
 	(void)gfp;
 	return calloc(n, size);
+}
+
+static inline void *kvmalloc_array(size_t n, size_t size, gfp_t gfp)
+{
+	size_t bytes;
+
+	(void)gfp;
+	if (__builtin_mul_overflow(n, size, &bytes))
+		return NULL;
+	return malloc(bytes ? bytes : 1);
 }
 
 static inline void kvfree(const void *p)

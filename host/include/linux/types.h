@@ -21,6 +21,8 @@ typedef __s16 s16;
 typedef __s32 s32;
 typedef __s64 s64;
 typedef unsigned int gfp_t;
+typedef int (*cmp_r_func_t)(const void *a, const void *b, const void *priv);
+typedef void (*swap_r_func_t)(void *a, void *b, int size, const void *priv);
 
 /*
  * Raw uAPI headers from the kernel tree still carry the sparse address

@@ -9,9 +9,11 @@
  * The writer, the reader and the record validators of the image stream
  * declared in kfd_criu_image.h. The codec knows nothing of amdgpu, files or
  * processes: bytes come and go through &struct kfd_criu_image_io, and the
- * callers own every buffer, so the codec never allocates. It includes only
- * generic headers, which lets the same file build in userspace (host/ of
- * the project) for unit tests, fuzzing and an image inspection tool.
+ * callers own every buffer, so the codec does not allocate, with one
+ * exception: kfd_criu_check_bos() needs a sort index as large as the BO
+ * set. It includes only generic headers, which lets the same file build
+ * in userspace (host/ of the project) for unit tests, fuzzing and an image
+ * inspection tool.
  *
  * Both sides keep a sticky error: after the first failure the stream
  * position is unknown, so every later call returns that error again.
@@ -24,12 +26,16 @@
  */
 
 #include <linux/array_size.h>
+#include <linux/bitops.h>
 #include <linux/build_bug.h>
 #include <linux/crc32.h>
 #include <linux/errno.h>
 #include <linux/kfd_ioctl.h>
+#include <linux/limits.h>
 #include <linux/minmax.h>
 #include <linux/overflow.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/stddef.h>
 #include <linux/string.h>
 #include <linux/types.h>
@@ -39,6 +45,32 @@
 
 /* Bytes of an unknown record the reader consumes at a time, on the stack. */
 #define KFD_CRIU_SKIP_CHUNK	256
+
+/*
+ * Most XCCs a GPU record may name. amdgpu in 6.12 knows at most 8 GC
+ * instances per device (AMDGPU_MAX_GC_INSTANCES); twice that leaves room
+ * for a larger part without a format change while still refusing garbage.
+ */
+#define KFD_CRIU_MAX_XCC	16
+
+/* The memory domain flags of a BO; a valid BO has exactly one. */
+#define KFD_CRIU_BO_DOMAINS	(KFD_IOC_ALLOC_MEM_FLAGS_VRAM |		\
+				 KFD_IOC_ALLOC_MEM_FLAGS_GTT |		\
+				 KFD_IOC_ALLOC_MEM_FLAGS_USERPTR |	\
+				 KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL |	\
+				 KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP)
+
+/* Every allocation flag the 6.12 uAPI defines. */
+#define KFD_CRIU_BO_FLAGS_KNOWN	(KFD_CRIU_BO_DOMAINS |			\
+				 KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE |	\
+				 KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE |	\
+				 KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC |	\
+				 KFD_IOC_ALLOC_MEM_FLAGS_NO_SUBSTITUTE | \
+				 KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM | \
+				 KFD_IOC_ALLOC_MEM_FLAGS_COHERENT |	\
+				 KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED |	\
+				 KFD_IOC_ALLOC_MEM_FLAGS_EXT_COHERENT | \
+				 KFD_IOC_ALLOC_MEM_FLAGS_CONTIGUOUS)
 
 /* The layout is ABI: catch any change the compiler or an edit makes. */
 static_assert(sizeof(struct kfd_criu_image_header) == 88);
@@ -52,6 +84,14 @@ static_assert(sizeof(struct kfd_criu_process_rec) == 32);
 static_assert(sizeof(struct kfd_criu_event_rec) == 80);
 static_assert(KFD_SIGNAL_EVENT_LIMIT * 8 == KFD_CRIU_SIGNAL_PAGE_MAX);
 static_assert(KFD_CRIU_SIGNAL_PAGE_MAX <= KFD_CRIU_MAX_RECORD_LEN);
+static_assert(sizeof(struct kfd_criu_gpu_rec) == 56);
+static_assert(sizeof(struct kfd_criu_bo_rec) == 56);
+static_assert(sizeof(struct kfd_criu_bo_data_hdr) == 16);
+static_assert(sizeof(struct kfd_criu_bo_data_hdr) + KFD_CRIU_BO_CHUNK <=
+	      KFD_CRIU_MAX_RECORD_LEN);
+static_assert(sizeof(struct kfd_criu_gpu_map) == 16);
+static_assert(KFD_CRIU_MAX_GPUS <= 64);	/* mapped_gpus is a u64 mask */
+static_assert(KFD_CRIU_BO_CHUNK % KFD_CRIU_BO_ALIGN == 0);
 
 /**
  * kfd_criu_crc32c() - CRC32C as the image stream uses it
@@ -662,6 +702,12 @@ const struct kfd_criu_record_desc kfd_criu_v1_records[] = {
 	{ KFD_CRIU_REC_SIGNAL_PAGE, sizeof(u64), KFD_CRIU_SIGNAL_PAGE_MAX },
 	{ KFD_CRIU_REC_EVENT, sizeof(struct kfd_criu_event_rec),
 	  sizeof(struct kfd_criu_event_rec) },
+	{ KFD_CRIU_REC_GPU, sizeof(struct kfd_criu_gpu_rec),
+	  sizeof(struct kfd_criu_gpu_rec) },
+	{ KFD_CRIU_REC_BO, sizeof(struct kfd_criu_bo_rec),
+	  sizeof(struct kfd_criu_bo_rec) },
+	{ KFD_CRIU_REC_BO_DATA, sizeof(struct kfd_criu_bo_data_hdr) + 1,
+	  sizeof(struct kfd_criu_bo_data_hdr) + KFD_CRIU_BO_CHUNK },
 };
 
 const size_t kfd_criu_v1_num_records = ARRAY_SIZE(kfd_criu_v1_records);
@@ -675,15 +721,15 @@ static bool kfd_criu_is_bool(__le32 value)
  * kfd_criu_validate_compat() - check a %KFD_CRIU_REC_COMPAT payload
  * @rec: the record
  *
- * Return: 0, -EINVAL if a reserved field is set, -EOPNOTSUPP if the image
- * has GPUs, which format version 1 cannot restore.
+ * Return: 0, or -EINVAL if a reserved field is set or the image claims
+ * more than %KFD_CRIU_MAX_GPUS GPUs.
  */
 int kfd_criu_validate_compat(const struct kfd_criu_compat_rec *rec)
 {
 	if (le32_to_cpu(rec->reserved))
 		return -EINVAL;
-	if (le32_to_cpu(rec->num_gpus))
-		return -EOPNOTSUPP;
+	if (le32_to_cpu(rec->num_gpus) > KFD_CRIU_MAX_GPUS)
+		return -EINVAL;
 	return 0;
 }
 
@@ -694,10 +740,14 @@ int kfd_criu_validate_compat(const struct kfd_criu_compat_rec *rec)
  * @r_debug is a user address the runtime gave the kernel; it is restored
  * as it was and never dereferenced by the kernel, so any value passes.
  *
+ * Images written before BOs were recorded have 0 in @num_bos, which
+ * stays valid. Whether the BO count fits the GPU count is the restore
+ * code's check (kfd_criu_validate_bo() refuses a BO of a missing GPU).
+ *
  * Return: 0, or -EINVAL for a boolean that is not 0 or 1, an unknown
  * runtime state, more than %KFD_CRIU_MAX_EVENTS events, a signal page
- * size that is not a multiple of 8 up to %KFD_CRIU_SIGNAL_PAGE_MAX, or a
- * reserved field that is set.
+ * size that is not a multiple of 8 up to %KFD_CRIU_SIGNAL_PAGE_MAX, or
+ * more than %KFD_CRIU_MAX_BOS BOs.
  */
 int kfd_criu_validate_process(const struct kfd_criu_process_rec *rec)
 {
@@ -712,7 +762,7 @@ int kfd_criu_validate_process(const struct kfd_criu_process_rec *rec)
 		return -EINVAL;
 	if (page_size % sizeof(u64) || page_size > KFD_CRIU_SIGNAL_PAGE_MAX)
 		return -EINVAL;
-	if (le32_to_cpu(rec->reserved))
+	if (le32_to_cpu(rec->num_bos) > KFD_CRIU_MAX_BOS)
 		return -EINVAL;
 	return 0;
 }
@@ -850,6 +900,607 @@ int kfd_criu_validate_event_slot(const struct kfd_criu_process_rec *proc,
 	if (!kfd_criu_event_has_slot(le32_to_cpu(rec->type)))
 		return 0;
 	return le32_to_cpu(rec->event_id) < slots ? 0 : -EINVAL;
+}
+
+/*
+ * GPUs
+ */
+
+/**
+ * kfd_criu_validate_gpu() - check a %KFD_CRIU_REC_GPU payload
+ * @rec: the record
+ *
+ * Only what is wrong in any image is refused here; whether a local GPU
+ * can take the image GPU's place is kfd_criu_gpu_incompatible()'s call.
+ * @num_xcc may be 1 to 16: twice the XCC count of the largest part amdgpu
+ * in 6.12 knows, so a new part does not need a new format.
+ *
+ * Return: 0, or -EINVAL for a zero gpu_id, an XCC count out of range or
+ * a reserved field that is set.
+ */
+int kfd_criu_validate_gpu(const struct kfd_criu_gpu_rec *rec)
+{
+	u32 num_xcc = le32_to_cpu(rec->num_xcc);
+
+	if (!le32_to_cpu(rec->gpu_id))
+		return -EINVAL;
+	if (num_xcc < 1 || num_xcc > KFD_CRIU_MAX_XCC)
+		return -EINVAL;
+	if (le32_to_cpu(rec->reserved) || le32_to_cpu(rec->reserved2))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * kfd_criu_gpu_incompatible() - why a local GPU cannot replace an image GPU
+ * @image: the GPU as the image records it
+ * @local: a GPU of this machine, described in the same record format
+ *
+ * The queues, their save areas and the firmware interfaces of a process
+ * are only valid on the same kind of GPU in the same partition mode. The
+ * local GPU may have more VRAM and newer firmware, never less or older.
+ * @gpu_id is not compared: the restored process keeps the image's ids.
+ *
+ * Return: NULL when @local is compatible, else the name of the first field
+ * that differs: "gfx_target_version", "device_id", "revision_id",
+ * "num_xcc", "partition_mode", "cwsr_size", "ctl_stack_size", "vram_size",
+ * "mec_fw_version" or "sdma_fw_version".
+ */
+const char *kfd_criu_gpu_incompatible(const struct kfd_criu_gpu_rec *image,
+				      const struct kfd_criu_gpu_rec *local)
+{
+	if (image->gfx_target_version != local->gfx_target_version)
+		return "gfx_target_version";
+	if (image->device_id != local->device_id)
+		return "device_id";
+	if (image->revision_id != local->revision_id)
+		return "revision_id";
+	if (image->num_xcc != local->num_xcc)
+		return "num_xcc";
+	if (image->partition_mode != local->partition_mode)
+		return "partition_mode";
+	if (image->cwsr_size != local->cwsr_size)
+		return "cwsr_size";
+	if (image->ctl_stack_size != local->ctl_stack_size)
+		return "ctl_stack_size";
+	if (le64_to_cpu(local->vram_size) < le64_to_cpu(image->vram_size))
+		return "vram_size";
+	if (le32_to_cpu(local->mec_fw_version) <
+	    le32_to_cpu(image->mec_fw_version))
+		return "mec_fw_version";
+	if (le32_to_cpu(local->sdma_fw_version) <
+	    le32_to_cpu(image->sdma_fw_version))
+		return "sdma_fw_version";
+	return NULL;
+}
+
+/* An entry's ids must not repeat in the entries before it. */
+static int kfd_criu_check_map_entry(const struct kfd_criu_gpu_map *map,
+				    u32 i)
+{
+	u32 j;
+
+	if (map[i].reserved || !map[i].local_gpu_id || map[i].drm_fd < -1)
+		return -EINVAL;
+	for (j = 0; j < i; j++) {
+		if (map[j].local_gpu_id == map[i].local_gpu_id)
+			return -EINVAL;
+		if (map[i].image_gpu_id &&
+		    map[j].image_gpu_id == map[i].image_gpu_id)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * kfd_criu_validate_gpu_map() - check the GPU map RESTORE was given
+ * @map: the entries, copied from userspace; may be NULL when @num_map is 0
+ * @num_map: entries in @map
+ *
+ * Each entry names one local GPU, once, with its render node descriptor
+ * or -1; a non-zero @image_gpu_id may appear in one entry only. Whether
+ * the ids exist is checked when the GPUs are mapped.
+ *
+ * Return: 0, or -EINVAL for more than %KFD_CRIU_MAX_GPUS entries, a
+ * reserved field that is set, a zero local gpu_id, a descriptor below -1,
+ * or a local gpu_id or non-zero image gpu_id that repeats.
+ */
+int kfd_criu_validate_gpu_map(const struct kfd_criu_gpu_map *map,
+			      u32 num_map)
+{
+	u32 i;
+	int ret;
+
+	if (num_map > KFD_CRIU_MAX_GPUS)
+		return -EINVAL;
+	for (i = 0; i < num_map; i++) {
+		ret = kfd_criu_check_map_entry(map, i);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int kfd_criu_gpu_mismatch(struct kfd_criu_gpu_mismatch *why,
+				 u32 image_gpu_id, u32 local_gpu_id,
+				 const char *field)
+{
+	if (why) {
+		why->image_gpu_id = image_gpu_id;
+		why->local_gpu_id = local_gpu_id;
+		why->field = field;
+	}
+	return -ENODEV;
+}
+
+static u32 kfd_criu_find_gpu(const struct kfd_criu_gpu_rec *gpus, u32 num,
+			     u32 gpu_id)
+{
+	u32 i;
+
+	for (i = 0; i < num; i++)
+		if (le32_to_cpu(gpus[i].gpu_id) == gpu_id)
+			return i;
+	return U32_MAX;
+}
+
+static const struct kfd_criu_gpu_map *
+kfd_criu_find_map(const struct kfd_criu_gpu_map *map, u32 num_map,
+		  u32 image_gpu_id)
+{
+	u32 i;
+
+	for (i = 0; i < num_map; i++)
+		if (map[i].image_gpu_id && map[i].image_gpu_id == image_gpu_id)
+			return &map[i];
+	return NULL;
+}
+
+static bool kfd_criu_local_taken(const u32 *target, u32 num_image, u32 local)
+{
+	u32 i;
+
+	for (i = 0; i < num_image; i++)
+		if (target[i] == local)
+			return true;
+	return false;
+}
+
+/* Places image GPU @i on the local GPU with id @local_id, if it fits. */
+static int kfd_criu_place_gpu(const struct kfd_criu_gpu_rec *image,
+			      u32 num_image, u32 i,
+			      const struct kfd_criu_gpu_rec *local,
+			      u32 num_local, u32 local_id, u32 *target,
+			      struct kfd_criu_gpu_mismatch *why)
+{
+	u32 image_id = le32_to_cpu(image[i].gpu_id);
+	u32 l = kfd_criu_find_gpu(local, num_local, local_id);
+	const char *field;
+
+	if (l == U32_MAX)
+		return kfd_criu_gpu_mismatch(why, image_id, 0, "no such GPU");
+	if (kfd_criu_local_taken(target, num_image, l))
+		return kfd_criu_gpu_mismatch(why, image_id, local_id,
+					     "already used");
+	field = kfd_criu_gpu_incompatible(&image[i], &local[l]);
+	if (field)
+		return kfd_criu_gpu_mismatch(why, image_id, local_id, field);
+	target[i] = l;
+	return 0;
+}
+
+/* Places the image GPUs the map names, or only the others. */
+static int kfd_criu_place_gpus(const struct kfd_criu_gpu_rec *image,
+			       u32 num_image,
+			       const struct kfd_criu_gpu_rec *local,
+			       u32 num_local,
+			       const struct kfd_criu_gpu_map *map, u32 num_map,
+			       bool explicit, u32 *target,
+			       struct kfd_criu_gpu_mismatch *why)
+{
+	const struct kfd_criu_gpu_map *entry;
+	u32 i, image_id, local_id;
+	int ret;
+
+	for (i = 0; i < num_image; i++) {
+		image_id = le32_to_cpu(image[i].gpu_id);
+		entry = kfd_criu_find_map(map, num_map, image_id);
+		if (!entry != !explicit)
+			continue;
+		local_id = entry ? entry->local_gpu_id : image_id;
+		ret = kfd_criu_place_gpu(image, num_image, i, local, num_local,
+					 local_id, target, why);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/**
+ * kfd_criu_map_gpus() - choose the local GPU each image GPU is restored on
+ * @image: the image's GPU records, validated, in stream order
+ * @num_image: entries in @image
+ * @local: this machine's GPUs, in the same record format
+ * @num_local: entries in @local
+ * @map: the caller's GPU map, already passed kfd_criu_validate_gpu_map();
+ *	may be NULL when @num_map is 0
+ * @num_map: entries in @map
+ * @target: receives, for each image GPU i, the index into @local of the
+ *	GPU it goes to; @num_image entries
+ * @why: receives the image GPU that could not be placed and the reason on
+ *	-ENODEV; may be NULL
+ *
+ * An image GPU that a map entry names goes to that entry's local GPU.
+ * Every other image GPU goes to the local GPU with the same gpu_id. There
+ * is no other fallback: a restore onto other hardware must say where each
+ * GPU goes. The explicit entries are placed first, so they win over a
+ * default that wants the same local GPU; each local GPU takes at most one
+ * image GPU, and it must be compatible (kfd_criu_gpu_incompatible()).
+ * Image gpu_ids must be unique, as the process looks its GPUs up by them.
+ *
+ * Return: 0, -EINVAL for more than %KFD_CRIU_MAX_GPUS image GPUs, a
+ * gpu_id that repeats among them, or a map entry naming an image GPU the
+ * image does not have, -ENODEV when an image GPU's local GPU does not
+ * exist, is taken, or is incompatible. @target is undefined on error.
+ */
+int kfd_criu_map_gpus(const struct kfd_criu_gpu_rec *image, u32 num_image,
+		      const struct kfd_criu_gpu_rec *local, u32 num_local,
+		      const struct kfd_criu_gpu_map *map, u32 num_map,
+		      u32 *target, struct kfd_criu_gpu_mismatch *why)
+{
+	u32 i;
+	int ret;
+
+	if (num_image > KFD_CRIU_MAX_GPUS)
+		return -EINVAL;
+	for (i = 0; i < num_image; i++) {
+		if (kfd_criu_find_gpu(image, i, le32_to_cpu(image[i].gpu_id)) !=
+		    U32_MAX)
+			return -EINVAL;
+		target[i] = U32_MAX;
+	}
+	for (i = 0; i < num_map; i++)
+		if (map[i].image_gpu_id &&
+		    kfd_criu_find_gpu(image, num_image, map[i].image_gpu_id) ==
+		    U32_MAX)
+			return -EINVAL;
+
+	ret = kfd_criu_place_gpus(image, num_image, local, num_local, map,
+				  num_map, true, target, why);
+	if (ret)
+		return ret;
+	return kfd_criu_place_gpus(image, num_image, local, num_local, map,
+				   num_map, false, target, why);
+}
+
+/*
+ * Buffer objects
+ */
+
+/*
+ * The uAPI spells the top flag (1 << 31), which UBSan reports wherever it
+ * is evaluated at run time; a static initializer is folded at build time.
+ */
+static const u32 kfd_criu_bo_flags_known = KFD_CRIU_BO_FLAGS_KNOWN;
+
+static u32 kfd_criu_bo_domain(u32 alloc_flags)
+{
+	return alloc_flags & KFD_CRIU_BO_DOMAINS;
+}
+
+/**
+ * kfd_criu_bo_has_contents() - whether a BO's contents are in the image
+ * @alloc_flags: the BO's KFD_IOC_ALLOC_MEM_FLAGS_*
+ *
+ * VRAM and GTT BOs are saved. A userptr BO's memory is the process's own,
+ * which CRIU saves with the rest of it; doorbell and MMIO remap BOs map
+ * hardware registers, which have nothing to save.
+ *
+ * Return: true for a VRAM or GTT BO.
+ */
+bool kfd_criu_bo_has_contents(u32 alloc_flags)
+{
+	u32 domain = kfd_criu_bo_domain(alloc_flags);
+
+	return domain == KFD_IOC_ALLOC_MEM_FLAGS_VRAM ||
+	       domain == KFD_IOC_ALLOC_MEM_FLAGS_GTT;
+}
+
+/* The mapped_gpus bits of an image with @num_gpus GPUs. */
+static u64 kfd_criu_gpu_mask(u32 num_gpus)
+{
+	return num_gpus >= 64 ? U64_MAX : BIT_ULL(num_gpus) - 1;
+}
+
+static bool kfd_criu_bo_aligned(u64 value)
+{
+	return !(value & (KFD_CRIU_BO_ALIGN - 1));
+}
+
+/* VA range and alignment of a BO record. */
+static int kfd_criu_check_bo_range(const struct kfd_criu_bo_rec *rec)
+{
+	u64 va = le64_to_cpu(rec->va);
+	u64 size = le64_to_cpu(rec->size);
+	u64 end;
+
+	if (!size || !kfd_criu_bo_aligned(va) || !kfd_criu_bo_aligned(size) ||
+	    !kfd_criu_bo_aligned(le64_to_cpu(rec->mmap_offset)))
+		return -EINVAL;
+	if (check_add_overflow(va, size, &end) || end > KFD_CRIU_MAX_VA)
+		return -EINVAL;
+	return 0;
+}
+
+/* Allocation flags and the userptr that goes with them. */
+static int kfd_criu_check_bo_flags(const struct kfd_criu_bo_rec *rec)
+{
+	u32 flags = le32_to_cpu(rec->alloc_flags);
+	u32 domain = kfd_criu_bo_domain(flags);
+	u64 userptr = le64_to_cpu(rec->userptr);
+
+	if (flags & ~kfd_criu_bo_flags_known)
+		return -EINVAL;
+	if (!domain || (domain & (domain - 1)))
+		return -EINVAL;
+	if (domain == KFD_IOC_ALLOC_MEM_FLAGS_USERPTR)
+		return userptr && kfd_criu_bo_aligned(userptr) ? 0 : -EINVAL;
+	return userptr ? -EINVAL : 0;
+}
+
+/**
+ * kfd_criu_validate_bo() - check a %KFD_CRIU_REC_BO payload
+ * @rec: the record
+ * @num_gpus: GPU records of the image, at most %KFD_CRIU_MAX_GPUS
+ *
+ * The VA range must lie below %KFD_CRIU_MAX_VA and, with the size and the
+ * mmap offset, be %KFD_CRIU_BO_ALIGN aligned. The allocation flags must be
+ * ones the 6.12 uAPI defines, with exactly one memory domain; a userptr
+ * BO, and only that, has an aligned non-zero @userptr. The owner and every
+ * GPU it is mapped on must be GPU records of the image, and the handle an
+ * id the driver's buffer idr can hand out.
+ *
+ * Return: 0, or -EINVAL for any of the above that does not hold, or a
+ * reserved field that is set.
+ */
+int kfd_criu_validate_bo(const struct kfd_criu_bo_rec *rec, u32 num_gpus)
+{
+	int ret;
+
+	if (le32_to_cpu(rec->reserved) || num_gpus > KFD_CRIU_MAX_GPUS)
+		return -EINVAL;
+	ret = kfd_criu_check_bo_range(rec);
+	if (ret)
+		return ret;
+	ret = kfd_criu_check_bo_flags(rec);
+	if (ret)
+		return ret;
+	if (le32_to_cpu(rec->handle) >= INT_MAX ||
+	    le32_to_cpu(rec->gpu_index) >= num_gpus)
+		return -EINVAL;
+	if (le64_to_cpu(rec->mapped_gpus) & ~kfd_criu_gpu_mask(num_gpus))
+		return -EINVAL;
+	return 0;
+}
+
+/* -EEXIST for an equal (gpu_index, handle) pair, -EINVAL for a descent. */
+static int kfd_criu_check_bo_order(const struct kfd_criu_bo_rec *prev,
+				   const struct kfd_criu_bo_rec *rec)
+{
+	u32 prev_gpu = le32_to_cpu(prev->gpu_index);
+	u32 gpu = le32_to_cpu(rec->gpu_index);
+	u32 prev_handle = le32_to_cpu(prev->handle);
+	u32 handle = le32_to_cpu(rec->handle);
+
+	if (gpu == prev_gpu && handle == prev_handle)
+		return -EEXIST;
+	if (gpu < prev_gpu || (gpu == prev_gpu && handle < prev_handle))
+		return -EINVAL;
+	return 0;
+}
+
+static int kfd_criu_cmp_bo_va(const void *a, const void *b, const void *priv)
+{
+	const struct kfd_criu_bo_rec *bos = priv;
+	u32 ia = *(const u32 *)a, ib = *(const u32 *)b;
+	u64 va_a = le64_to_cpu(bos[ia].va), va_b = le64_to_cpu(bos[ib].va);
+
+	if (va_a != va_b)
+		return va_a < va_b ? -1 : 1;
+	return ia < ib ? -1 : ia > ib;
+}
+
+/* The GPU VMs a BO lives in: its owner's and those it is mapped on. */
+static u64 kfd_criu_bo_vms(const struct kfd_criu_bo_rec *rec)
+{
+	return le64_to_cpu(rec->mapped_gpus) |
+	       BIT_ULL(le32_to_cpu(rec->gpu_index));
+}
+
+/*
+ * Walks the BOs by ascending VA. A BO overlaps an earlier one of a VM iff
+ * it starts below the highest end seen in that VM so far, so one pass
+ * with one running end per VM finds every overlap.
+ */
+static int kfd_criu_check_bo_overlap(const struct kfd_criu_bo_rec *bos,
+				     const u32 *by_va, u32 num_bos)
+{
+	u64 vm_end[KFD_CRIU_MAX_GPUS] = { };
+	u64 va, end, vms;
+	unsigned int g;
+	u32 i;
+
+	for (i = 0; i < num_bos; i++) {
+		va = le64_to_cpu(bos[by_va[i]].va);
+		end = va + le64_to_cpu(bos[by_va[i]].size);
+		for (vms = kfd_criu_bo_vms(&bos[by_va[i]]); vms;
+		     vms &= vms - 1) {
+			g = __ffs64(vms);
+			if (va < vm_end[g])
+				return -EINVAL;
+			vm_end[g] = end;
+		}
+	}
+	return 0;
+}
+
+/**
+ * kfd_criu_check_bos() - check the BO records of an image as a set
+ * @bos: the BO records, in stream order
+ * @num_bos: entries in @bos
+ * @num_gpus: GPU records of the image
+ *
+ * Validates each record, then what only the set shows. The writer walks
+ * each GPU's buffer idr in turn, so the records are strictly ascending by
+ * (gpu_index, handle). No two BOs may overlap in a GPU's VM, which holds
+ * the BOs that GPU owns and those mapped on it; BOs of different VMs may
+ * share a VA, as two GPUs' userptr BOs of the same memory do.
+ *
+ * Sorts an index of the BOs by VA, O(n log n), and then needs one pass
+ * with one running end per GPU, so 262144 BOs on 64 GPUs stay cheap.
+ *
+ * Return: 0, -EINVAL for an invalid record, more than %KFD_CRIU_MAX_BOS
+ * records, records out of order or an overlap, -EEXIST for a
+ * (gpu_index, handle) pair that repeats, -ENOMEM if the sort index cannot
+ * be allocated.
+ */
+int kfd_criu_check_bos(const struct kfd_criu_bo_rec *bos, u32 num_bos,
+		       u32 num_gpus)
+{
+	u32 *by_va;
+	u32 i;
+	int ret;
+
+	if (num_bos > KFD_CRIU_MAX_BOS)
+		return -EINVAL;
+	for (i = 0; i < num_bos; i++) {
+		ret = kfd_criu_validate_bo(&bos[i], num_gpus);
+		if (!ret && i)
+			ret = kfd_criu_check_bo_order(&bos[i - 1], &bos[i]);
+		if (ret)
+			return ret;
+	}
+	if (num_bos < 2)
+		return 0;
+
+	by_va = kvmalloc_array(num_bos, sizeof(*by_va), GFP_KERNEL);
+	if (!by_va)
+		return -ENOMEM;
+	for (i = 0; i < num_bos; i++)
+		by_va[i] = i;
+	sort_r(by_va, num_bos, sizeof(*by_va), kfd_criu_cmp_bo_va, NULL, bos);
+	ret = kfd_criu_check_bo_overlap(bos, by_va, num_bos);
+	kvfree(by_va);
+	return ret;
+}
+
+/*
+ * BO contents
+ */
+
+/**
+ * kfd_criu_chunk_count() - how many chunks a BO's contents take
+ * @size: bytes of contents
+ * @chunk: bytes per chunk, only the last may be shorter
+ * @count: receives ceil(@size / @chunk)
+ *
+ * Safe for any @size, U64_MAX included.
+ *
+ * Return: 0, or -EINVAL for a zero @chunk.
+ */
+int kfd_criu_chunk_count(u64 size, u32 chunk, u64 *count)
+{
+	if (!chunk)
+		return -EINVAL;
+	*count = size / chunk + !!(size % chunk);
+	return 0;
+}
+
+/**
+ * kfd_criu_chunk_len() - bytes of the chunk at an offset
+ * @size: bytes of contents
+ * @offset: where the chunk starts
+ * @chunk: bytes per chunk
+ *
+ * Return: min(@chunk, @size - @offset), or 0 when @offset is at or past
+ * @size.
+ */
+u32 kfd_criu_chunk_len(u64 size, u64 offset, u32 chunk)
+{
+	if (offset >= size)
+		return 0;
+	return min_t(u64, chunk, size - offset);
+}
+
+/* The first BO at or after @from whose contents the image carries. */
+static u32 kfd_criu_next_bo_with_contents(const struct kfd_criu_bo_rec *bos,
+					  u32 num_bos, u32 from)
+{
+	u32 i;
+
+	for (i = from; i < num_bos; i++)
+		if (kfd_criu_bo_has_contents(le32_to_cpu(bos[i].alloc_flags)))
+			return i;
+	return num_bos;
+}
+
+/**
+ * kfd_criu_bo_cursor_init() - expect the first BO_DATA record
+ * @cur: the cursor
+ * @bos: the BO records, already passed kfd_criu_check_bos()
+ * @num_bos: entries in @bos
+ *
+ * Points @cur at offset 0 of the first BO with contents, or past the last
+ * BO (@bo_index == @num_bos) when no BO_DATA record is expected at all.
+ */
+void kfd_criu_bo_cursor_init(struct kfd_criu_bo_cursor *cur,
+			     const struct kfd_criu_bo_rec *bos, u32 num_bos)
+{
+	cur->bo_index = kfd_criu_next_bo_with_contents(bos, num_bos, 0);
+	cur->offset = 0;
+}
+
+/**
+ * kfd_criu_bo_data_check() - check a BO_DATA record against the cursor
+ * @cur: the cursor, from kfd_criu_bo_cursor_init()
+ * @bos: the BO records the cursor was set up with
+ * @num_bos: entries in @bos
+ * @hdr: the header at the start of the record's payload
+ * @len: the whole payload length, header included
+ *
+ * The contents come BO by BO in record order, each in chunks of
+ * %KFD_CRIU_BO_CHUNK bytes from offset 0, only the last one shorter, so
+ * each record has exactly one valid header and length. On success @cur
+ * moves to the next chunk of the BO or to the next BO with contents; once
+ * @cur->bo_index is @num_bos every expected record was seen.
+ *
+ * Return: 0, or -EINVAL for a reserved field that is set, a record when
+ * none is expected, another BO or offset than expected, or a length that
+ * does not match the chunk. @cur is unchanged on error.
+ */
+int kfd_criu_bo_data_check(struct kfd_criu_bo_cursor *cur,
+			   const struct kfd_criu_bo_rec *bos, u32 num_bos,
+			   const struct kfd_criu_bo_data_hdr *hdr, u32 len)
+{
+	u32 index = cur->bo_index;
+	u64 size;
+	u32 want;
+
+	if (le32_to_cpu(hdr->reserved) || index >= num_bos ||
+	    le32_to_cpu(hdr->bo_index) != index ||
+	    le64_to_cpu(hdr->offset) != cur->offset)
+		return -EINVAL;
+	size = le64_to_cpu(bos[index].size);
+	want = kfd_criu_chunk_len(size, cur->offset, KFD_CRIU_BO_CHUNK);
+	if (!want || len < sizeof(*hdr) || len - sizeof(*hdr) != want)
+		return -EINVAL;
+
+	cur->offset += want;
+	if (cur->offset < size)
+		return 0;
+	cur->bo_index = kfd_criu_next_bo_with_contents(bos, num_bos, index + 1);
+	cur->offset = 0;
+	return 0;
 }
 
 #if IS_BUILTIN(CONFIG_HSA_AMD_CRIU_KUNIT_TEST)

@@ -31,11 +31,22 @@
  * records before it, so a truncated stream is always detected.
  *
  * Record order: COMPAT first (restore checks compatibility before it
- * touches anything), then PROCESS, then SIGNAL_PAGE if the process has
- * one, then the EVENT records in strictly ascending event_id order (the
- * order idr_for_each_entry() walks them), then END. All metadata precedes
- * bulk data. The codec checks each record on its own; the restore code
- * enforces the order.
+ * touches anything), then one GPU record for each of COMPAT's num_gpus,
+ * then PROCESS, then SIGNAL_PAGE if the process has one, then the EVENT
+ * records in strictly ascending event_id order (the order
+ * idr_for_each_entry() walks them), then PROCESS's num_bos BO records,
+ * sorted by (gpu_index, handle), then the BO_DATA records carrying the
+ * contents of the VRAM and GTT BOs, BO by BO and chunk by chunk, then
+ * END:
+ *
+ *	COMPAT, GPU x num_gpus, PROCESS, [SIGNAL_PAGE], EVENT x num_events,
+ *	BO x num_bos, BO_DATA ..., END
+ *
+ * All metadata precedes bulk data, so restore has placed every GPU and
+ * checked every BO before it copies a byte of contents. The codec checks
+ * each record on its own and offers the checks that span records
+ * (kfd_criu_check_event_ids(), kfd_criu_check_bos(), the BO_DATA cursor
+ * of kfd_criu_bo_data_check()); the restore code enforces the order.
  *
  * Errors the reader returns: -EINVAL for a malformed stream (bad magic,
  * unknown record flags, length out of range for the record type, END
@@ -44,7 +55,9 @@
  * mismatch, -EOPNOTSUPP for an unknown mandatory record, -ENODATA for a
  * stream that ends early, and -EOVERFLOW when the caller's buffer is too
  * small for a valid record. The validators add -EEXIST for a duplicate
- * event id and -EOPNOTSUPP for state this kernel cannot restore.
+ * event id or BO handle, -EOPNOTSUPP for state this kernel cannot
+ * restore, and -ENODEV when an image GPU has no compatible local GPU to
+ * go to (kfd_criu_map_gpus()).
  */
 
 /** KFD_CRIU_IMAGE_MAGIC - first eight bytes of every image stream */
@@ -105,6 +118,10 @@ struct kfd_criu_image_header {
  * @KFD_CRIU_REC_SIGNAL_PAGE: contents of the event signal page (raw bytes,
  *	a multiple of 8, at most %KFD_CRIU_SIGNAL_PAGE_MAX)
  * @KFD_CRIU_REC_EVENT: one event, &struct kfd_criu_event_rec
+ * @KFD_CRIU_REC_GPU: one GPU the process uses, &struct kfd_criu_gpu_rec
+ * @KFD_CRIU_REC_BO: one buffer object, &struct kfd_criu_bo_rec
+ * @KFD_CRIU_REC_BO_DATA: one chunk of a buffer object's contents,
+ *	&struct kfd_criu_bo_data_hdr and then the bytes
  * @KFD_CRIU_REC_NR: number of known types; not a record type
  */
 enum kfd_criu_record_type {
@@ -113,6 +130,9 @@ enum kfd_criu_record_type {
 	KFD_CRIU_REC_PROCESS = 3,
 	KFD_CRIU_REC_SIGNAL_PAGE = 4,
 	KFD_CRIU_REC_EVENT = 5,
+	KFD_CRIU_REC_GPU = 6,
+	KFD_CRIU_REC_BO = 7,
+	KFD_CRIU_REC_BO_DATA = 8,
 	KFD_CRIU_REC_NR
 };
 
@@ -149,8 +169,8 @@ struct kfd_criu_end_rec {
 
 /**
  * struct kfd_criu_compat_rec - payload of %KFD_CRIU_REC_COMPAT
- * @num_gpus: GPUs the process uses; GPU identity records follow in a later
- *	format revision, so version 1 requires zero
+ * @num_gpus: GPUs the process uses, at most %KFD_CRIU_MAX_GPUS; that many
+ *	%KFD_CRIU_REC_GPU records follow COMPAT directly
  * @reserved: must be zero
  */
 struct kfd_criu_compat_rec {
@@ -166,7 +186,8 @@ struct kfd_criu_compat_rec {
  * @ttmp_setup: 0 or 1, trap temporaries set up by the runtime
  * @num_events: number of %KFD_CRIU_REC_EVENT records that follow
  * @signal_page_size: bytes of the signal page record, 0 when there is none
- * @reserved: must be zero
+ * @num_bos: number of %KFD_CRIU_REC_BO records that follow the events, at
+ *	most %KFD_CRIU_MAX_BOS; zero when the image has no GPUs
  */
 struct kfd_criu_process_rec {
 	__le32 xnack_enabled;
@@ -175,7 +196,7 @@ struct kfd_criu_process_rec {
 	__le32 ttmp_setup;
 	__le32 num_events;
 	__le32 signal_page_size;
-	__le32 reserved;
+	__le32 num_bos;
 };
 
 /**
@@ -221,6 +242,121 @@ struct kfd_criu_event_rec {
 	__le32 hw_gpu_id;
 	__le32 reserved;
 	__le32 reserved2;
+};
+
+/** KFD_CRIU_MAX_GPUS - most GPU records one image may carry */
+#define KFD_CRIU_MAX_GPUS		64
+/** KFD_CRIU_MAX_BOS - most buffer object records one image may carry */
+#define KFD_CRIU_MAX_BOS		262144
+/** KFD_CRIU_BO_CHUNK - contents bytes in every BO_DATA record but a BO's last */
+#define KFD_CRIU_BO_CHUNK		SZ_512K
+/** KFD_CRIU_BO_ALIGN - alignment of a BO's VA, size and mmap offset */
+#define KFD_CRIU_BO_ALIGN		4096
+/** KFD_CRIU_MAX_VA - end of the GPU virtual address space an image may use */
+#define KFD_CRIU_MAX_VA			BIT_ULL(48)
+
+/**
+ * struct kfd_criu_gpu_rec - payload of %KFD_CRIU_REC_GPU
+ * @gpu_id: the gpu_id the process knows this GPU by; kept on restore
+ * @gfx_target_version: gfx target version, as the topology reports it
+ * @device_id: PCI device id
+ * @revision_id: PCI revision id
+ * @num_xcc: XCCs of the GPU's partition, at least 1
+ * @partition_mode: compute partition mode (AMDGPU_*_PARTITION_MODE)
+ * @vram_size: bytes of VRAM of the partition
+ * @cwsr_size: bytes of the CWSR (context save) area per queue
+ * @ctl_stack_size: bytes of the control stack per queue
+ * @mec_fw_version: MEC firmware version
+ * @sdma_fw_version: SDMA firmware version
+ * @reserved: must be zero
+ * @reserved2: must be zero
+ *
+ * GPU records follow COMPAT, in the order the process's per-GPU data is
+ * kept; other records name a GPU by its index in that order. A local GPU
+ * is compatible when every field but @gpu_id matches, except that it may
+ * have more VRAM and newer firmware than the image's.
+ */
+struct kfd_criu_gpu_rec {
+	__le32 gpu_id;
+	__le32 gfx_target_version;
+	__le32 device_id;
+	__le32 revision_id;
+	__le32 num_xcc;
+	__le32 partition_mode;
+	__le64 vram_size;
+	__le32 cwsr_size;
+	__le32 ctl_stack_size;
+	__le32 mec_fw_version;
+	__le32 sdma_fw_version;
+	__le32 reserved;
+	__le32 reserved2;
+};
+
+/**
+ * struct kfd_criu_bo_rec - payload of %KFD_CRIU_REC_BO
+ * @va: GPU virtual address, %KFD_CRIU_BO_ALIGN aligned
+ * @size: bytes, non-zero, %KFD_CRIU_BO_ALIGN aligned
+ * @userptr: CPU address of a userptr BO, 0 for any other
+ * @mmap_offset: offset the process mmaps the BO at, 0 when it has none
+ * @mapped_gpus: bit i set: the BO is mapped on the GPU of GPU record i
+ * @alloc_flags: KFD_IOC_ALLOC_MEM_FLAGS_* it was allocated with
+ * @handle: its id in the owning GPU's buffer idr, below INT_MAX
+ * @gpu_index: index of the owning GPU's record
+ * @reserved: must be zero
+ *
+ * BO records follow the events, sorted by (@gpu_index, @handle). Exactly
+ * one of the VRAM, GTT, USERPTR, DOORBELL and MMIO_REMAP flags is set.
+ * VRAM and GTT BOs carry contents in BO_DATA records; the others carry
+ * none (userptr memory is in the process's ordinary memory).
+ */
+struct kfd_criu_bo_rec {
+	__le64 va;
+	__le64 size;
+	__le64 userptr;
+	__le64 mmap_offset;
+	__le64 mapped_gpus;
+	__le32 alloc_flags;
+	__le32 handle;
+	__le32 gpu_index;
+	__le32 reserved;
+};
+
+/**
+ * struct kfd_criu_bo_data_hdr - start of a %KFD_CRIU_REC_BO_DATA payload
+ * @bo_index: index of the BO's record among the BO records
+ * @reserved: must be zero
+ * @offset: where in the BO the bytes after this header go
+ *
+ * The contents of every BO with contents follow all BO records, BO by BO
+ * in record order, each in consecutive chunks of %KFD_CRIU_BO_CHUNK bytes
+ * from offset 0; only a BO's last chunk may be shorter.
+ */
+struct kfd_criu_bo_data_hdr {
+	__le32 bo_index;
+	__le32 reserved;
+	__le64 offset;
+};
+
+/**
+ * struct kfd_criu_gpu_mismatch - why an image GPU has no local GPU
+ * @image_gpu_id: the image GPU that could not be placed
+ * @local_gpu_id: the local GPU it was compared with, 0 when none exists
+ * @field: the first field that differs, or a short reason
+ */
+struct kfd_criu_gpu_mismatch {
+	u32 image_gpu_id;
+	u32 local_gpu_id;
+	const char *field;
+};
+
+/**
+ * struct kfd_criu_bo_cursor - the next BO_DATA record a reader expects
+ * @bo_index: BO the next chunk belongs to; num_bos when all are read
+ * @offset: offset of the next chunk in that BO
+ */
+struct kfd_criu_bo_cursor {
+	u32 bo_index;
+	u64 offset;
 };
 
 /**
@@ -352,5 +488,29 @@ int kfd_criu_check_event_ids(const struct kfd_criu_event_rec *events,
 			     u32 num_events);
 int kfd_criu_validate_event_slot(const struct kfd_criu_process_rec *proc,
 				 const struct kfd_criu_event_rec *rec);
+
+struct kfd_criu_gpu_map;
+
+int kfd_criu_validate_gpu(const struct kfd_criu_gpu_rec *rec);
+const char *kfd_criu_gpu_incompatible(const struct kfd_criu_gpu_rec *image,
+				      const struct kfd_criu_gpu_rec *local);
+int kfd_criu_validate_gpu_map(const struct kfd_criu_gpu_map *map,
+			      u32 num_map);
+int kfd_criu_map_gpus(const struct kfd_criu_gpu_rec *image, u32 num_image,
+		      const struct kfd_criu_gpu_rec *local, u32 num_local,
+		      const struct kfd_criu_gpu_map *map, u32 num_map,
+		      u32 *target, struct kfd_criu_gpu_mismatch *why);
+
+bool kfd_criu_bo_has_contents(u32 alloc_flags);
+int kfd_criu_validate_bo(const struct kfd_criu_bo_rec *rec, u32 num_gpus);
+int kfd_criu_check_bos(const struct kfd_criu_bo_rec *bos, u32 num_bos,
+		       u32 num_gpus);
+int kfd_criu_chunk_count(u64 size, u32 chunk, u64 *count);
+u32 kfd_criu_chunk_len(u64 size, u64 offset, u32 chunk);
+void kfd_criu_bo_cursor_init(struct kfd_criu_bo_cursor *cur,
+			     const struct kfd_criu_bo_rec *bos, u32 num_bos);
+int kfd_criu_bo_data_check(struct kfd_criu_bo_cursor *cur,
+			   const struct kfd_criu_bo_rec *bos, u32 num_bos,
+			   const struct kfd_criu_bo_data_hdr *hdr, u32 len);
 
 #endif /* KFD_CRIU_IMAGE_H_INCLUDED */
