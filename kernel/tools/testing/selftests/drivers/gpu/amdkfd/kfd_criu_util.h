@@ -4,7 +4,8 @@
  *
  * KFD ioctl wrappers for image mode, fd passing over SCM_RIGHTS, process
  * synchronisation and the GPU nodes of the KFD topology. Every function is
- * static: each test program includes this header once.
+ * static inline: each test program includes this header once. The
+ * project's e2e tests (outside the kernel tree) include it as well.
  */
 #ifndef KFD_CRIU_UTIL_H
 #define KFD_CRIU_UTIL_H
@@ -162,12 +163,15 @@ static inline void sync_wait(int sock)
 	CHILD_CHECK(read(sock, &c, 1) == 1);
 }
 
-/* The exit status of child @pid, 128 + the signal that ended it, or -1 */
+/*
+ * The exit status of child @pid, 128 + the signal that ended it, or -1.
+ * __WALL: a child may be a thread-group leader that is also traced.
+ */
 static inline int wait_child(pid_t pid)
 {
 	int status;
 
-	if (waitpid(pid, &status, 0) != pid)
+	if (waitpid(pid, &status, __WALL) != pid)
 		return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
