@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -35,8 +36,6 @@
 #ifndef KFD_DEV_PATH
 #define KFD_DEV_PATH		"/dev/kfd"
 #endif
-#define KFD_TOPOLOGY_PATH	"/sys/class/kfd/kfd/topology/nodes"
-#define RENDER_NODE_PATH	"/dev/dri/renderD%d"
 #define DRM_MAJOR		226	/* render nodes: minors 128 to 191 */
 #define KFD_IMAGE_MODE_MINOR	18	/* the first with CRIU image mode */
 #define MAX_GPU_MAP		64	/* the most that RESTORE takes */
@@ -80,8 +79,7 @@ static ssize_t read_file(int dirfd, const char *path, char *buf, size_t size)
 	while (fd >= 0 && (size_t)len < size - 1 &&
 	       (n = read(fd, buf + len, size - 1 - len)) > 0)
 		len += n;
-	if (fd < 0 || n < 0)
-		len = -errno;
+	len = fd < 0 || n < 0 ? -errno : len;
 	if (fd >= 0)
 		close(fd);
 	buf[len < 0 ? 0 : len] = '\0';
@@ -249,12 +247,11 @@ static bool task_keeps_running(void)
 static uint32_t parse_gpu_id(const char *s, char **end)
 {
 	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
-	unsigned long long id = 0;
+	unsigned long long id = 0;	/* ULLONG_MAX on overflow */
 
-	errno = 0;
 	if (hex ? isxdigit((unsigned char)s[2]) : isdigit((unsigned char)*s))
 		id = strtoull(s, end, hex ? 16 : 10);
-	return errno || id > UINT32_MAX ? 0 : id;
+	return id > UINT32_MAX ? 0 : id;
 }
 
 /*
@@ -264,9 +261,8 @@ static uint32_t parse_gpu_id(const char *s, char **end)
 static int parse_gpu_map(const char *spec, struct kfd_criu_gpu_map *map,
 			 unsigned int n)
 {
+	unsigned int i, j, img, local;
 	const char *s = spec;
-	uint32_t img, local;
-	unsigned int i, j;
 	char *end;
 
 	for (; *s; s = *end ? end + 1 : end) {
@@ -301,17 +297,19 @@ static void close_gpu_map(void)
 
 /*
  * Builds the RESTORE GPU map from the KFD topology at @dir: its first 64
- * GPU nodes (gpu_id not 0) with their render nodes open (else -1), then
- * the image GPUs that KFD_CRIU_GPU_MAP places.
+ * GPU nodes (gpu_id not 0) with their render nodes open (else -1) half way
+ * up the fd space, clear of the fds CRIU restores; then KFD_CRIU_GPU_MAP.
  */
 static int open_gpu_map(const char *dir)
 {
 	const char *env = getenv("KFD_CRIU_GPU_MAP"), *prop;
+	struct rlimit lim = { 0 };
+	unsigned int node, id;
 	char path[512];
-	unsigned int node;
 	ssize_t ret;
-	uint32_t id;
+	int fd;
 
+	getrlimit(RLIMIT_NOFILE, &lim);
 	close_gpu_map();
 	for (node = 0, ret = 0; ret >= 0 && nr_gpus < MAX_GPU_MAP; node++) {
 		snprintf(path, sizeof(path), "%s/%u/gpu_id", dir, node);
@@ -323,9 +321,13 @@ static int open_gpu_map(const char *dir)
 		read_file(AT_FDCWD, path, io_buf, sizeof(io_buf));
 		prop = strstr(io_buf, "drm_render_minor ");
 		gpu_minor[nr_gpus] = prop ? atoi(prop + 17) : -1;
-		snprintf(path, sizeof(path), RENDER_NODE_PATH, gpu_minor[nr_gpus]);
+		snprintf(path, sizeof(path), "/dev/dri/renderD%d", gpu_minor[nr_gpus]);
+		fd = open(path, O_RDWR | O_CLOEXEC);
 		gpu_map[nr_gpus] = (struct kfd_criu_gpu_map){ .local_gpu_id = id,
-			.drm_fd = open(path, O_RDWR | O_CLOEXEC) };
+			.drm_fd = fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC,
+						      lim.rlim_cur / 2) };
+		if (fd >= 0)
+			close(fd);
 		if (gpu_map[nr_gpus++].drm_fd < 0)
 			pr_warn("GPU %#x: cannot open %s: %s\n", id, path,
 				strerror(errno));
@@ -450,7 +452,7 @@ static int kfd_dump_file(int fd, int id)
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__DUMP_EXT_FILE, kfd_dump_file)
 
-/* Mappings of /dev/kfd, and of render nodes (GPU buffers) with KFD */
+/* Mappings of /dev/kfd and, with KFD, render nodes: the image has them */
 static int kfd_handle_device_vma(int fd, const struct stat *st)
 {
 	enum dev_kind kind = dev_kind(st->st_mode, st->st_rdev);
@@ -458,7 +460,6 @@ static int kfd_handle_device_vma(int fd, const struct stat *st)
 	fd = kind == DEV_RENDER ? open_kfd(true) : -1;
 	if (fd >= 0)
 		close(fd);
-	/* CRIU records the mapping; the kernel's image holds its contents */
 	return kind == DEV_KFD || fd >= 0 ? 0 : -ENOTSUP;
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__HANDLE_DEVICE_VMA, kfd_handle_device_vma)
@@ -474,7 +475,7 @@ static int restore_from_images(unsigned int id)
 	/* The kernel checks the stream: its records carry CRCs, END counts */
 	sfd = openat(criu_get_image_dir(), name, O_RDONLY | O_CLOEXEC);
 	kfd = sfd < 0 ? -errno : open_kfd(false);
-	ret = kfd < 0 ? kfd : open_gpu_map(KFD_TOPOLOGY_PATH) ?:
+	ret = kfd < 0 ? kfd : open_gpu_map("/sys/class/kfd/kfd/topology/nodes") ?:
 			      restore_op(kfd, sfd, &args);
 	if (sfd >= 0)
 		close(sfd);
@@ -550,13 +551,12 @@ static int kfd_update_vma_map(const char *path, const uint64_t addr,
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__UPDATE_VMA_MAP, kfd_update_vma_map)
 
+/* CRIU calls this for every restored task: quiet for the others */
 static int kfd_resume_devices_late(int pid)
 {
 	struct kfd_ioctl_criu_args args = { .pid = pid };
-	int kfd, ret;
+	int kfd = open_kfd(true), ret;
 
-	/* CRIU calls this for every restored task: quiet for the others */
-	kfd = open_kfd(true);
 	if (kfd < 0)
 		return -ENOTSUP;
 	ret = kfd_criu_op(kfd, KFD_CRIU_OP_RESUME, &args);
