@@ -766,8 +766,8 @@ static void put_le64(unsigned char *p, __u64 v)
  * GPU_REC_SIZE + RECORD_OVERHEAD more bytes. Returns the new length, 0 if
  * @in lacks a record this needs.
  */
-static size_t add_gpu_record(const unsigned char *in, size_t len,
-			     unsigned char *out, __u32 gpu_id)
+static size_t insert_gpu_record(const unsigned char *in, size_t len,
+				unsigned char *out, __u32 gpu_id)
 {
 	size_t compat = find_record(in, len, REC_COMPAT), gpu, end;
 	unsigned char *p;
@@ -865,7 +865,7 @@ TEST(image_with_missing_gpu)
 	dump_child(_metadata, &img);
 	copy = malloc(img.len + RECORD_OVERHEAD + GPU_REC_SIZE);
 	ASSERT_NE(NULL, copy);
-	len = add_gpu_record(img.data, img.len, copy, ABSENT_GPU_ID);
+	len = insert_gpu_record(img.data, img.len, copy, ABSENT_GPU_ID);
 	ASSERT_EQ(img.len + RECORD_OVERHEAD + GPU_REC_SIZE, len);
 	gpu = memfd_from(copy, len);
 	ASSERT_LE(0, gpu);
