@@ -56,6 +56,8 @@
 
 #include <linux/kfd_ioctl.h>
 
+#include "../kernel/tools/testing/selftests/drivers/gpu/amdkfd/kfd_criu_util.h"
+
 #include "../fuzz/kfd_image_mutator.c"
 
 #define EVENT_PAGE_OFFSET	(2ULL << 62)
@@ -192,39 +194,14 @@ static bool no_new_splats(void)
  * KFD ioctls
  */
 
-static int kfd_open(void)
-{
-	return open("/dev/kfd", O_RDWR | O_CLOEXEC);
-}
-
-static int kfd_ioctl(int fd, unsigned long cmd, void *args)
-{
-	return ioctl(fd, cmd, args) ? -errno : 0;
-}
-
 static int criu_op(int fd, uint32_t op, int image_fd, uint64_t *size)
 {
-	struct kfd_ioctl_criu_args args = {
-		.op = op,
-		.flags = KFD_CRIU_FLAG_IMAGE,
-		.image_fd = image_fd,
-	};
-	int ret = kfd_ioctl(fd, AMDKFD_IOC_CRIU_OP, &args);
+	struct kfd_ioctl_criu_args args;
+	int ret = criu_image_op(fd, op, image_fd, &args);
 
 	if (size)
 		*size = args.image_size;
 	return ret;
-}
-
-static int criu_resume(int fd, pid_t pid)
-{
-	struct kfd_ioctl_criu_args args = {
-		.op = KFD_CRIU_OP_RESUME,
-		.flags = KFD_CRIU_FLAG_IMAGE,
-		.pid = pid,
-	};
-
-	return kfd_ioctl(fd, AMDKFD_IOC_CRIU_OP, &args);
 }
 
 static int create_event(int fd, uint32_t *id)
@@ -339,45 +316,6 @@ static bool checkpoint_matches(int kfd)
 /*
  * The dumpee
  */
-
-static int send_fd(int sock, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte = 0;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
-
-	cmsg->cmsg_level = SOL_SOCKET;
-	cmsg->cmsg_type = SCM_RIGHTS;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fd(int sock)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cmsg;
-	int fd;
-
-	if (recvmsg(sock, &msg, 0) != 1)
-		return -1;
-	cmsg = CMSG_FIRSTHDR(&msg);
-	if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
-	return fd;
-}
 
 /* Events 1-5, manual reset, 2 and 4 set; the page mapped and written. */
 static int build_plain_state(int fd)
@@ -528,7 +466,7 @@ static void dumpee_main(int sock, bool with_storm)
 
 	dumpee_fd = fd;
 	if (fd < 0 || build_plain_state(fd) || (with_storm && start_storm(fd)) ||
-	    send_fd(sock, fd))
+	    send_fd(sock, fd, "", 1))
 		_exit(1);
 	while (read(sock, &cmd, 1) == 1) {
 		switch (cmd) {
@@ -557,6 +495,7 @@ static void dumpee_main(int sock, bool with_storm)
 /* Starts a dumpee; with @seize the test becomes its ptrace parent. */
 static bool dumpee_start(struct dumpee *d, bool seize, bool with_storm)
 {
+	char byte;
 	int sv[2];
 
 	memset(d, 0, sizeof(*d));
@@ -571,7 +510,7 @@ static bool dumpee_start(struct dumpee *d, bool seize, bool with_storm)
 	close(sv[1]);
 	d->sock = sv[0];
 	if (d->pid > 0)
-		d->kfd = recv_fd(d->sock);
+		d->kfd = recv_fd(d->sock, &byte, 1);
 	if (d->kfd < 0)
 		return diag("the dumpee did not start");
 	if (seize && ptrace(PTRACE_SEIZE, d->pid, 0, 0))
@@ -595,15 +534,6 @@ static int dumpee_cmd(struct dumpee *d, char cmd)
 	if (send(d->sock, &cmd, 1, MSG_NOSIGNAL) != 1)
 		return -0x7fffffff;
 	return dumpee_reply(d);
-}
-
-static int wait_child(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, __WALL) != pid)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 static void dumpee_stop(struct dumpee *d)

@@ -60,6 +60,8 @@
 
 #include <linux/kfd_ioctl.h>
 
+#include "../kernel/tools/testing/selftests/drivers/gpu/amdkfd/kfd_criu_util.h"
+
 #include "../fuzz/kfd_image_mutator.c"
 
 #define EVENT_PAGE_OFFSET	(2ULL << 62)
@@ -195,37 +197,6 @@ static uint64_t campaign_seed = 1;
 static struct campaign stats;
 static int kmsg_fd = -1;
 
-static int kfd_open(void)
-{
-	return open("/dev/kfd", O_RDWR | O_CLOEXEC);
-}
-
-static int kfd_ioctl(int fd, unsigned long cmd, void *args)
-{
-	return ioctl(fd, cmd, args) ? -errno : 0;
-}
-
-static int criu_op(int fd, uint32_t op, int image_fd,
-		   struct kfd_ioctl_criu_args *args)
-{
-	memset(args, 0, sizeof(*args));
-	args->op = op;
-	args->flags = KFD_CRIU_FLAG_IMAGE;
-	args->image_fd = image_fd;
-	return kfd_ioctl(fd, AMDKFD_IOC_CRIU_OP, args);
-}
-
-static int criu_resume(int fd, pid_t pid)
-{
-	struct kfd_ioctl_criu_args args;
-
-	memset(&args, 0, sizeof(args));
-	args.op = KFD_CRIU_OP_RESUME;
-	args.flags = KFD_CRIU_FLAG_IMAGE;
-	args.pid = pid;
-	return kfd_ioctl(fd, AMDKFD_IOC_CRIU_OP, &args);
-}
-
 static int create_event(int fd, uint32_t type, bool auto_reset, uint32_t *id)
 {
 	struct kfd_ioctl_create_event_args args = {
@@ -287,45 +258,6 @@ static uint64_t *map_event_page(int fd)
 /*
  * Fork and dump
  */
-
-static int send_fd(int sock, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte = 0;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
-
-	cmsg->cmsg_level = SOL_SOCKET;
-	cmsg->cmsg_type = SCM_RIGHTS;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fd(int sock)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cmsg;
-	int fd;
-
-	if (recvmsg(sock, &msg, 0) != 1)
-		return -1;
-	cmsg = CMSG_FIRSTHDR(&msg);
-	if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
-	return fd;
-}
 
 /* The events and page of the selftests' dumped process (seed selftest.img) */
 static int build_selftest_state(int fd)
@@ -410,20 +342,11 @@ static void dumpee_main(int sock, int (*build)(int fd))
 	int fd = kfd_open();
 	char byte;
 
-	if (fd < 0 || build(fd) || send_fd(sock, fd))
+	if (fd < 0 || build(fd) || send_fd(sock, fd, "", 1))
 		_exit(1);
 	if (read(sock, &byte, 1) != 1)	/* until the dump is done */
 		_exit(1);
 	_exit(0);
-}
-
-static int wait_child(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /* PROCESS_INFO, CHECKPOINT into a memfd, UNPAUSE; reads the image back. */
@@ -434,11 +357,11 @@ static int checkpoint_fd(int kfd, struct base_image *img)
 	int ret = memfd < 0 ? -errno : 0;
 
 	if (!ret)
-		ret = criu_op(kfd, KFD_CRIU_OP_PROCESS_INFO, -1, &args);
+		ret = criu_image_op(kfd, KFD_CRIU_OP_PROCESS_INFO, -1, &args);
 	if (!ret)
-		ret = criu_op(kfd, KFD_CRIU_OP_CHECKPOINT, memfd, &args);
+		ret = criu_image_op(kfd, KFD_CRIU_OP_CHECKPOINT, memfd, &args);
 	if (!ret)
-		ret = criu_op(kfd, KFD_CRIU_OP_UNPAUSE, -1, &args);
+		ret = criu_image_op(kfd, KFD_CRIU_OP_UNPAUSE, -1, &args);
 	if (!ret) {
 		img->len = lseek(memfd, 0, SEEK_END);
 		img->data = malloc(img->len);
@@ -468,6 +391,7 @@ static int dump_base(const char *name, int (*build)(int fd), unsigned int weight
 {
 	struct base_image *img = &bases[num_bases];
 	int sv[2], kfd = -1, ret = -1;
+	char byte;
 	pid_t pid;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
@@ -479,7 +403,7 @@ static int dump_base(const char *name, int (*build)(int fd), unsigned int weight
 	}
 	close(sv[1]);
 	if (pid > 0)
-		kfd = recv_fd(sv[0]);
+		kfd = recv_fd(sv[0], &byte, 1);
 	if (kfd >= 0 && !ptrace(PTRACE_SEIZE, pid, 0, 0))
 		ret = checkpoint_fd(kfd, img);
 	if (kfd >= 0)
@@ -607,13 +531,13 @@ static bool pristine(int fd, int xnack, char *why)
 	struct kfd_ioctl_criu_args args;
 	int ret;
 
-	ret = criu_op(fd, KFD_CRIU_OP_PROCESS_INFO, -1, &args);
+	ret = criu_image_op(fd, KFD_CRIU_OP_PROCESS_INFO, -1, &args);
 	if (ret)
 		return fail(why, "PROCESS_INFO: %d", ret);
 	if (args.image_size != EMPTY_IMAGE_SIZE)
 		return fail(why, "estimate %llu: events or a signal page exist",
 			    (unsigned long long)args.image_size);
-	ret = criu_op(fd, KFD_CRIU_OP_UNPAUSE, -1, &args);
+	ret = criu_image_op(fd, KFD_CRIU_OP_UNPAUSE, -1, &args);
 	if (ret)
 		return fail(why, "UNPAUSE: %d", ret);
 	errno = 0;
@@ -764,21 +688,21 @@ static bool check_resume(int fd, const struct model *mdl, char *why)
 	struct kfd_ioctl_criu_args args;
 	int ret;
 
-	ret = criu_op(fd, KFD_CRIU_OP_PROCESS_INFO, -1, &args);
+	ret = criu_image_op(fd, KFD_CRIU_OP_PROCESS_INFO, -1, &args);
 	if (ret != -EBADFD)
 		return fail(why, "PROCESS_INFO before RESUME: %d", ret);
-	ret = criu_op(fd, KFD_CRIU_OP_RESTORE, -1, &args);
+	ret = criu_image_op(fd, KFD_CRIU_OP_RESTORE, -1, &args);
 	if (ret != -EBUSY)
 		return fail(why, "second RESTORE: %d", ret);
 	ret = criu_resume(fd, getpid());
 	if (ret)
 		return fail(why, "RESUME: %d", ret);
-	ret = criu_op(fd, KFD_CRIU_OP_PROCESS_INFO, -1, &args);
+	ret = criu_image_op(fd, KFD_CRIU_OP_PROCESS_INFO, -1, &args);
 	if (ret || args.image_size != model_estimate(mdl))
 		return fail(why, "PROCESS_INFO: %d, estimate %llu, model %llu", ret,
 			    (unsigned long long)args.image_size,
 			    (unsigned long long)model_estimate(mdl));
-	ret = criu_op(fd, KFD_CRIU_OP_UNPAUSE, -1, &args);
+	ret = criu_image_op(fd, KFD_CRIU_OP_UNPAUSE, -1, &args);
 	return ret ? fail(why, "UNPAUSE: %d", ret) : true;
 }
 
@@ -877,7 +801,7 @@ static bool try_image(int fd, int memfd, int xnack, struct kfd_img_mutator *m,
 		snprintf(res->why, sizeof(res->why), "memfd: %s", strerror(errno));
 		return false;
 	}
-	ret = criu_op(fd, KFD_CRIU_OP_RESTORE, memfd, &args);
+	ret = criu_image_op(fd, KFD_CRIU_OP_RESTORE, memfd, &args);
 	res->err = -ret;
 	if (!ret) {
 		res->verdict = check_restored(fd, buf, len, &args, res->why) ?

@@ -2,24 +2,26 @@
 /*
  * DOC: kfd_criu - CRIU plugin for processes that hold /dev/kfd
  *
- * In CRIU image mode (KFD ioctl 1.18) the kernel serializes a process's KFD
- * state into one stream. This plugin moves the stream between the kernel
- * and CRIU's images and calls AMDKFD_IOC_CRIU_OP where CRIU lets it: pause
- * and CHECKPOINT on dump, UNPAUSE if the task goes on, RESTORE in the
- * restored task, RESUME once CRIU has re-created its mappings. Every hook
- * returns -ENOTSUP for what is not its own, so that other plugins run.
+ * In CRIU image mode (KFD ioctl 1.18) the kernel writes a process's KFD state,
+ * GPU buffers included, as one stream, which the plugin moves to CRIU's
+ * images and back: PROCESS_INFO, CHECKPOINT, UNPAUSE if the task goes on;
+ * RESTORE with the local GPUs' render nodes, mappings moved to the offsets
+ * RESTORE changed, RESUME. Hooks return -ENOTSUP for what is not theirs.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <linux/kfd_ioctl.h>
@@ -34,16 +36,16 @@
 #ifndef KFD_DEV_PATH
 #define KFD_DEV_PATH		"/dev/kfd"
 #endif
-/* The first KFD ioctl minor version with CRIU image mode */
-#define KFD_IMAGE_MODE_MINOR	18
+#define DRM_MAJOR		226	/* render nodes: minors 128 to 191 */
+#define KFD_IMAGE_MODE_MINOR	18	/* the first with CRIU image mode */
+#define MAX_GPU_MAP		64	/* the most that RESTORE takes */
+#define OFFSET_MAP_FIRST	64	/* room of the first RESTORE attempt */
 #define IMAGE_NAME_MAX		32
-/* kfdcriu-<id>.img is a few dozen bytes; refuse anything absurd */
-#define META_MAX_SIZE		4096
-/* CRC32C (Castagnoli) polynomial, bit-reflected */
-#define CRC32C_POLY		0x82f63b78U
-/* criu 3.17 short options with an argument, with an optional one */
-#define CRIU_OPTS_WITH_ARG	"tDorJWLM"
-#define CRIU_OPTS_OPT_ARG	"vx"
+#define META_MAX_SIZE		4096	/* kfdcriu-<id>.img: a few dozen */
+/* criu 3.17's -R, -s, short options with an argument, with an optional one */
+#define CRIU_OPTS		"Rst:D:o:r:J:W:L:M:v::x::"
+
+enum dev_kind { DEV_OTHER, DEV_KFD, DEV_RENDER };
 
 /**
  * struct kfd_dumped_file - a /dev/kfd file whose process this dump paused
@@ -59,87 +61,52 @@ struct kfd_dumped_file {
 
 static struct kfd_dumped_file *dumped;
 static unsigned int nr_dumped;
-static uint32_t crc32c_table[256];
-static unsigned char io_buf[1 << 16];
-static bool verify_checksum = true;
+static char io_buf[1 << 16];
 
-static void crc32c_init(void)
+/* RESTORE_EXT_FILE's GPU map, render node fds open, and offset map */
+static struct kfd_criu_gpu_map gpu_map[MAX_GPU_MAP];
+static int gpu_minor[MAX_GPU_MAP];
+static unsigned int nr_gpus;
+static struct kfd_criu_offset_map *offsets;
+static unsigned int nr_offsets;
+
+/* Reads file @path, at most @size - 1 bytes, NUL-terminated into @buf */
+static ssize_t read_file(int dirfd, const char *path, char *buf, size_t size)
 {
-	unsigned int i, bit;
-	uint32_t crc;
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = 0, len = 0;
 
-	for (i = 0; i < 256; i++) {
-		crc = i;
-		for (bit = 0; bit < 8; bit++)
-			crc = (crc >> 1) ^ ((crc & 1) ? CRC32C_POLY : 0);
-		crc32c_table[i] = crc;
-	}
-}
-
-/* crc32c(0, "123456789", 9) is 0xe3069283; calls chain over a split buffer */
-static uint32_t crc32c(uint32_t crc, const void *buf, size_t len)
-{
-	const unsigned char *p = buf;
-
-	if (!crc32c_table[1])
-		crc32c_init();
-	crc = ~crc;
-	while (len--)
-		crc = (crc >> 8) ^ crc32c_table[(crc ^ *p++) & 0xff];
-	return ~crc;
-}
-
-/* Reads at @off until @len bytes or EOF: the byte count or -errno */
-static ssize_t read_at(int fd, void *buf, size_t len, uint64_t off)
-{
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < len) {
-		n = pread(fd, (char *)buf + done, len - done, off + done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n ? -errno : (ssize_t)done;
-		done += n;
-	}
-	return done;
-}
-
-/* Size and CRC32C of the whole file @fd, whatever its position */
-static int file_crc32c(int fd, uint64_t *size, uint32_t *crc)
-{
-	ssize_t n;
-
-	for (*size = 0, *crc = 0;; *size += n) {
-		n = read_at(fd, io_buf, sizeof(io_buf), *size);
-		if (n <= 0)
-			return n;
-		*crc = crc32c(*crc, io_buf, n);
-	}
+	while (fd >= 0 && (size_t)len < size - 1 &&
+	       (n = read(fd, buf + len, size - 1 - len)) > 0)
+		len += n;
+	len = fd < 0 || n < 0 ? -errno : len;
+	if (fd >= 0)
+		close(fd);
+	buf[len < 0 ? 0 : len] = '\0';
+	return len;
 }
 
 /* kfdcriu-<id>.img holds a KfdCriuMeta, kfdcriu-<id>.stream the stream */
-static void image_name(char *buf, unsigned int id, const char *ext)
-{
-	snprintf(buf, IMAGE_NAME_MAX, "kfdcriu-%u.%s", id, ext);
-}
+#define image_name(buf, id, ext) \
+	snprintf(buf, IMAGE_NAME_MAX, "kfdcriu-%u.%s", (unsigned int)(id), ext)
 
-/* Whether a file of @mode and @rdev is this system's /dev/kfd */
-static bool is_kfd_rdev(mode_t mode, dev_t rdev)
+/* Whether a file of @mode and @rdev is a render node, /dev/kfd or other */
+static enum dev_kind dev_kind(mode_t mode, dev_t rdev)
 {
 	struct stat st;
 
-	if (!S_ISCHR(mode) || stat(KFD_DEV_PATH, &st))
-		return false;
-	return S_ISCHR(st.st_mode) && st.st_rdev == rdev;
+	if (S_ISCHR(mode) && major(rdev) == DRM_MAJOR && minor(rdev) >= 128 &&
+	    minor(rdev) < 192)
+		return DEV_RENDER;
+	return S_ISCHR(mode) && !stat(KFD_DEV_PATH, &st) &&
+	       S_ISCHR(st.st_mode) && st.st_rdev == rdev ? DEV_KFD : DEV_OTHER;
 }
 
 /* A new /dev/kfd fd of a kernel with image mode, -ENOTTY or another -errno */
 static int open_kfd(bool quiet)
 {
 	struct kfd_ioctl_get_version_args ver = { 0 };
-	int kfd, ret;
+	int kfd, ret = -ENOTTY;
 
 	kfd = open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC);
 	if (kfd < 0 || ioctl(kfd, AMDKFD_IOC_GET_VERSION, &ver)) {
@@ -147,17 +114,14 @@ static int open_kfd(bool quiet)
 		if (!quiet)
 			pr_err("cannot %s %s: %s\n", kfd < 0 ? "open" : "query",
 			       KFD_DEV_PATH, strerror(-ret));
-		goto out_close;
-	}
-	if (ver.major_version == KFD_IOCTL_MAJOR_VERSION &&
-	    ver.minor_version >= KFD_IMAGE_MODE_MINOR)
+	} else if (ver.major_version == KFD_IOCTL_MAJOR_VERSION &&
+		   ver.minor_version >= KFD_IMAGE_MODE_MINOR) {
 		return kfd;
-	ret = -ENOTTY;
-	if (!quiet)
+	} else if (!quiet) {
 		pr_err("the kernel's KFD ioctl interface is %u.%u, CRIU image mode needs %u.%u: not handling /dev/kfd\n",
 		       ver.major_version, ver.minor_version,
 		       KFD_IOCTL_MAJOR_VERSION, KFD_IMAGE_MODE_MINOR);
-out_close:
+	}
 	if (kfd >= 0)
 		close(kfd);
 	return ret;
@@ -173,11 +137,9 @@ static int kfd_criu_op(int kfd, __u32 op, struct kfd_ioctl_criu_args *args)
 static int meta_write(const char *name, const KfdCriuMeta *meta)
 {
 	uint8_t buf[META_MAX_SIZE];
-	int fd, ret = 0;
-	ssize_t n;
-	size_t len;
+	size_t len = kfd_criu_meta__get_packed_size(meta);
+	int fd, ret;
 
-	len = kfd_criu_meta__get_packed_size(meta);
 	if (len > sizeof(buf))
 		return -EMSGSIZE;
 	kfd_criu_meta__pack(meta, buf);
@@ -185,9 +147,8 @@ static int meta_write(const char *name, const KfdCriuMeta *meta)
 		    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	n = write(fd, buf, len);
-	if (n != (ssize_t)len)	/* a short write: the file system is full */
-		ret = n < 0 ? -errno : -ENOSPC;
+	errno = ENOSPC;		/* what a short write means */
+	ret = write(fd, buf, len) == (ssize_t)len ? 0 : -errno;
 	if (close(fd) && !ret)
 		ret = -errno;
 	return ret;
@@ -196,224 +157,222 @@ static int meta_write(const char *name, const KfdCriuMeta *meta)
 /* -ENOENT means there is no such image: the file is not ours */
 static int meta_read(const char *name, KfdCriuMeta **meta)
 {
-	uint8_t buf[META_MAX_SIZE + 1];
-	ssize_t len;
-	int fd;
+	char buf[META_MAX_SIZE + 2];
+	ssize_t len = read_file(criu_get_image_dir(), name, buf, sizeof(buf));
 
-	fd = openat(criu_get_image_dir(), name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	len = read_at(fd, buf, sizeof(buf), 0);
-	close(fd);
-	if (len < 0)
-		return len;
-	if (len > META_MAX_SIZE)
-		return -EFBIG;
-	*meta = kfd_criu_meta__unpack(NULL, len, buf);
+	if (len < 0 || len > META_MAX_SIZE)
+		return len < 0 ? len : -EFBIG;
+	*meta = kfd_criu_meta__unpack(NULL, len, (uint8_t *)buf);
 	return *meta ? 0 : -EBADMSG;
 }
 
 /*
- * Checks the stream file against its metadata before the kernel reads it:
- * its size always, its CRC32C unless KFD_CRIU_VERIFY=size.
+ * Keeps paused file @fd for the UNPAUSE at the end of the dump: 0; or 1 if
+ * its process was dumped through another file: it gets an alias image.
  */
-static int stream_check(int sfd, const char *name, const KfdCriuMeta *meta)
-{
-	uint64_t size;
-	uint32_t crc;
-	struct stat st;
-	int ret;
-
-	if (fstat(sfd, &st))
-		return -errno;
-	if ((uint64_t)st.st_size != meta->stream_size) {
-		pr_err("%s is %s: %lld bytes, its metadata says %" PRIu64 "\n",
-		       name, (uint64_t)st.st_size < meta->stream_size ?
-		       "truncated" : "too long", (long long)st.st_size,
-		       meta->stream_size);
-		return (uint64_t)st.st_size < meta->stream_size ? -ENODATA : -EFBIG;
-	}
-	if (!verify_checksum)
-		return 0;
-	ret = file_crc32c(sfd, &size, &crc);
-	if (ret)
-		return ret;
-	if (size != meta->stream_size || crc != meta->stream_crc32c) {
-		pr_err("%s is corrupt: checksum CRC32C %#010x, its metadata says %#010x\n",
-		       name, crc, meta->stream_crc32c);
-		return -EBADMSG;
-	}
-	return 0;
-}
-
-/* CHECKPOINT of the paused process of @fd into the images of file @id */
-static int checkpoint_to_images(int fd, unsigned int id)
-{
-	struct kfd_ioctl_criu_args args = { 0 };
-	KfdCriuMeta meta = KFD_CRIU_META__INIT;
-	char name[IMAGE_NAME_MAX];
-	int sfd, ret;
-
-	image_name(name, id, "stream");
-	sfd = openat(criu_get_image_dir(), name,
-		     O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (sfd < 0) {
-		ret = -errno;
-		pr_err("cannot create %s: %s\n", name, strerror(-ret));
-		return ret;
-	}
-	args.image_fd = sfd;
-	ret = kfd_criu_op(fd, KFD_CRIU_OP_CHECKPOINT, &args);
-	if (ret) {
-		pr_err("CHECKPOINT of file %u into %s failed: %s\n", id, name,
-		       strerror(-ret));
-		goto out_close;
-	}
-	ret = file_crc32c(sfd, &meta.stream_size, &meta.stream_crc32c);
-	if (!ret && meta.stream_size != args.image_size)
-		ret = -EIO;
-	if (ret) {
-		pr_err("%s does not read back as the %llu bytes written: %s\n",
-		       name, args.image_size, strerror(-ret));
-		goto out_close;
-	}
-	meta.format_version = args.format_version;
-	meta.file_id = id;
-	image_name(name, id, "img");
-	ret = meta_write(name, &meta);
-	if (ret) {
-		pr_err("cannot write %s: %s\n", name, strerror(-ret));
-		goto out_close;
-	}
-	pr_info("file %u: %" PRIu64 " bytes of image format %u, CRC32C %#010x\n",
-		id, meta.stream_size, meta.format_version, meta.stream_crc32c);
-out_close:
-	if (close(sfd) && !ret)
-		ret = -errno;
-	return ret;
-}
-
-static void unpause_file(int fd, unsigned int id)
-{
-	struct kfd_ioctl_criu_args args = { 0 };
-	int ret;
-
-	ret = kfd_criu_op(fd, KFD_CRIU_OP_UNPAUSE, &args);
-	if (ret)
-		pr_err("UNPAUSE of file %u failed: %s\n", id, strerror(-ret));
-	else
-		pr_info("file %u: unpaused the process\n", id);
-}
-
-/* Another open of /dev/kfd in a process already dumped shares its state */
-static int write_alias_meta(unsigned int id, pid_t pid)
+static int remember_dumped_file(int fd, unsigned int id, pid_t pid)
 {
 	KfdCriuMeta meta = KFD_CRIU_META__INIT;
+	struct kfd_dumped_file *files;
 	char name[IMAGE_NAME_MAX];
 	unsigned int i;
+	int copy;
 
 	for (i = 0; i < nr_dumped && dumped[i].pid != pid; i++)
 		;
-	if (i == nr_dumped)
-		return -ENOENT;
-	meta.file_id = id;
-	meta.has_alias_of = true;
-	meta.alias_of = dumped[i].id;
-	image_name(name, id, "img");
-	pr_info("file %u: same process as file %u\n", id, meta.alias_of);
-	return meta_write(name, &meta);
-}
-
-static int remember_dumped_file(int fd, unsigned int id, pid_t pid)
-{
-	struct kfd_dumped_file *files;
-
-	files = realloc(dumped, (nr_dumped + 1) * sizeof(*files));
-	if (!files)
-		return -ENOMEM;
-	dumped = files;
-	dumped[nr_dumped].fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (dumped[nr_dumped].fd < 0)
-		return -errno;
-	dumped[nr_dumped].pid = pid;
-	dumped[nr_dumped++].id = id;
-	return 0;
-}
-
-/*
- * 1 if criu's NUL-separated command line @buf (NUL-terminated, @len bytes)
- * leaves the dumped tasks running or stopped, 0 if it does not, -1 if it
- * is CRIU's RPC service, whose options never show on its command line.
- */
-static int cmdline_keeps_running(const char *buf, size_t len)
-{
-	const char *end = buf + len, *arg, *c;
-	bool skip = true;	/* argv[0], or the argument of an option */
-
-	for (arg = buf; arg < end; arg += strlen(arg) + 1) {
-		if (skip) {
-			skip = false;
-			continue;
-		}
-		if (!strcmp(arg, "--"))
-			break;
-		if (!strcmp(arg, "--leave-running") ||
-		    !strcmp(arg, "--leave-stopped"))
-			return 1;
-		if (!strcmp(arg, "swrk") || !strcmp(arg, "service"))
-			return -1;
-		if (arg[0] != '-' || arg[1] == '-')
-			continue;
-		for (c = arg + 1; *c && !strchr(CRIU_OPTS_OPT_ARG, *c); c++) {
-			if (*c == 'R' || *c == 's')
-				return 1;
-			if (strchr(CRIU_OPTS_WITH_ARG, *c)) {
-				skip = !c[1];
-				break;
-			}
-		}
+	if (i < nr_dumped) {
+		meta.file_id = id;
+		meta.has_alias_of = true;
+		meta.alias_of = dumped[i].id;
+		image_name(name, id, "img");
+		pr_info("file %u: same process as file %u\n", id, meta.alias_of);
+		return meta_write(name, &meta) ?: 1;
 	}
+	files = realloc(dumped, (nr_dumped + 1) * sizeof(*files));
+	dumped = files ?: dumped;
+	copy = files ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+	if (copy < 0) {	/* it cannot wait for the end of the dump */
+		pr_err("file %u: out of memory or fds, unpausing it\n", id);
+		kfd_criu_op(fd, KFD_CRIU_OP_UNPAUSE,
+			    &(struct kfd_ioctl_criu_args){ 0 });
+		return -ENOMEM;
+	}
+	dumped[nr_dumped++] = (struct kfd_dumped_file){ copy, id, pid };
 	return 0;
 }
 
 /*
- * Whether the dumped tasks go on after a successful dump. CRIU 3.17 does
- * not tell its plugins, so KFD_CRIU_LEAVE_RUNNING decides if it is set,
- * else criu's command line. When that cannot tell, assume they go on: an
- * UNPAUSE before a kill costs nothing, a missing one hangs a live task.
+ * 1 if criu's command line, the @len NUL-separated bytes at @buf, leaves
+ * the dumped tasks running or stopped, 0 if not, -1 if it is CRIU's RPC
+ * service, whose options never show on its command line.
+ */
+static int cmdline_keeps_running(char *buf, size_t len)
+{
+	static const struct option opts[] = {
+		{ "leave-running", no_argument, NULL, 'R' },
+		{ "leave-stopped", no_argument, NULL, 's' }, { 0 } };
+	char *argv[256], *arg;
+	int argc = 0, opt, keep = 0;
+
+	for (arg = buf; arg < buf + len && argc < 255; arg += strlen(arg) + 1)
+		argv[argc++] = arg;
+	argv[argc] = NULL;
+	opterr = 0;	/* silent about criu's other options */
+	for (optind = 0; (opt = getopt_long(argc, argv, CRIU_OPTS, opts,
+					    NULL)) != -1;)
+		keep |= opt == 'R' || opt == 's';
+	for (; !keep && optind < argc; optind++)
+		if (!strcmp(argv[optind], "swrk") || !strcmp(argv[optind], "service"))
+			return -1;
+	return keep;
+}
+
+/*
+ * Whether the dumped tasks go on after a successful dump, which CRIU 3.17
+ * does not tell plugins: KFD_CRIU_LEAVE_RUNNING if set, else criu's command
+ * line; if that cannot tell, yes (a missing UNPAUSE hangs a live task).
  */
 static bool task_keeps_running(void)
 {
 	const char *env = getenv("KFD_CRIU_LEAVE_RUNNING");
-	ssize_t len = -1;
-	int fd;
+	ssize_t len;
 
 	if (env && *env)
 		return strcmp(env, "0") != 0;
-	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		len = read_at(fd, io_buf, sizeof(io_buf) - 1, 0);
-		close(fd);
-	}
-	if (len < 0)
-		return true;
-	io_buf[len] = '\0';
-	return cmdline_keeps_running((const char *)io_buf, len) != 0;
+	len = read_file(AT_FDCWD, "/proc/self/cmdline", io_buf, sizeof(io_buf));
+	return len < 0 || cmdline_keeps_running(io_buf, len) != 0;
 }
 
-static int kfd_plugin_init(int stage)
+/* A non-zero gpu_id at @s, decimal or 0x hex, ending at @end; 0 if none */
+static uint32_t parse_gpu_id(const char *s, char **end)
 {
-	const char *verify = getenv("KFD_CRIU_VERIFY");
+	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	unsigned long long id = 0;	/* ULLONG_MAX on overflow */
 
-	verify_checksum = !verify || strcmp(verify, "size");
-	if (stage == CR_PLUGIN_STAGE__RESTORE && !verify_checksum)
-		pr_info("KFD_CRIU_VERIFY=size: image streams are not checksummed\n");
+	if (hex ? isxdigit((unsigned char)s[2]) : isdigit((unsigned char)*s))
+		id = strtoull(s, end, hex ? 16 : 10);
+	return id > UINT32_MAX ? 0 : id;
+}
+
+/*
+ * Applies @spec, "IMG=LOCAL[,IMG=LOCAL...]" (KFD_CRIU_GPU_MAP), to the @n
+ * local GPUs of @map: image GPU IMG goes to local GPU LOCAL, at most one.
+ */
+static int parse_gpu_map(const char *spec, struct kfd_criu_gpu_map *map,
+			 unsigned int n)
+{
+	unsigned int i, j, img, local;
+	const char *s = spec;
+	char *end;
+
+	for (; *s; s = *end ? end + 1 : end) {
+		img = parse_gpu_id(s, &end);
+		local = img && *end == '=' ? parse_gpu_id(end + 1, &end) : 0;
+		if (!local || (*end && (*end != ',' || !end[1]))) {
+			pr_err("KFD_CRIU_GPU_MAP=\"%s\": at \"%s\": expected IMG=LOCAL[,IMG=LOCAL...], non-zero gpu_ids in decimal or 0x hex\n",
+			       spec, s);
+			return -EINVAL;
+		}
+		for (i = 0; i < n && map[i].local_gpu_id != local; i++)
+			;
+		for (j = 0; j < n && map[j].image_gpu_id != img; j++)
+			;
+		if (i == n || j < n || map[i].image_gpu_id) {
+			pr_err("KFD_CRIU_GPU_MAP: %#x=%#x: %s\n", img, local, i == n ?
+			       "no such GPU in this machine's KFD topology" :
+			       "an image or local GPU appears twice");
+			return i == n ? -ENODEV : -EINVAL;
+		}
+		map[i].image_gpu_id = img;
+	}
 	return 0;
+}
+
+static void close_gpu_map(void)
+{
+	while (nr_gpus)
+		if (gpu_map[--nr_gpus].drm_fd >= 0)
+			close(gpu_map[nr_gpus].drm_fd);
+}
+
+/*
+ * Builds the RESTORE GPU map from the KFD topology at @dir: its first 64
+ * GPU nodes (gpu_id not 0) with their render nodes open (else -1) half way
+ * up the fd space, clear of the fds CRIU restores; then KFD_CRIU_GPU_MAP.
+ */
+static int open_gpu_map(const char *dir)
+{
+	const char *env = getenv("KFD_CRIU_GPU_MAP"), *prop;
+	struct rlimit lim = { 0 };
+	unsigned int node, id;
+	char path[512];
+	ssize_t ret;
+	int fd;
+
+	getrlimit(RLIMIT_NOFILE, &lim);
+	close_gpu_map();
+	for (node = 0, ret = 0; ret >= 0 && nr_gpus < MAX_GPU_MAP; node++) {
+		snprintf(path, sizeof(path), "%s/%u/gpu_id", dir, node);
+		ret = read_file(AT_FDCWD, path, io_buf, sizeof(io_buf));
+		id = strtoul(io_buf, NULL, 10);
+		if (ret < 0 || !id)
+			continue;
+		snprintf(path, sizeof(path), "%s/%u/properties", dir, node);
+		read_file(AT_FDCWD, path, io_buf, sizeof(io_buf));
+		prop = strstr(io_buf, "drm_render_minor ");
+		gpu_minor[nr_gpus] = prop ? atoi(prop + 17) : -1;
+		snprintf(path, sizeof(path), "/dev/dri/renderD%d", gpu_minor[nr_gpus]);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		gpu_map[nr_gpus] = (struct kfd_criu_gpu_map){ .local_gpu_id = id,
+			.drm_fd = fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC,
+						      lim.rlim_cur / 2) };
+		if (fd >= 0)
+			close(fd);
+		if (gpu_map[nr_gpus++].drm_fd < 0)
+			pr_warn("GPU %#x: cannot open %s: %s\n", id, path,
+				strerror(errno));
+	}
+	if (ret < 0 && ret != -ENOENT) {
+		pr_err("cannot read the KFD topology in %s: %s\n", dir,
+		       strerror(-ret));
+		return ret;
+	}
+	return parse_gpu_map(env ?: "", gpu_map, nr_gpus);
+}
+
+/*
+ * RESTORE from @sfd into the process of @kfd with the GPU map and room for
+ * the offsets it changes; with too little room, once more with enough.
+ */
+static int restore_op(int kfd, int sfd, struct kfd_ioctl_criu_args *args)
+{
+	uint32_t room = OFFSET_MAP_FIRST;
+	int ret = 0, tries;
+
+	for (tries = 0; tries < 2 && (!tries || ret == -ENOSPC); tries++) {
+		free(offsets);
+		offsets = calloc(room, sizeof(*offsets));
+		if (!offsets || (tries && lseek(sfd, 0, SEEK_SET)))
+			return offsets ? -errno : -ENOMEM;
+		*args = (struct kfd_ioctl_criu_args){
+			.image_fd = sfd, .num_gpu_map = nr_gpus,
+			.gpu_map_ptr = nr_gpus ? (uintptr_t)gpu_map : 0,
+			.offset_map_ptr = (uintptr_t)offsets,
+			.num_offset_map = room };
+		ret = kfd_criu_op(kfd, KFD_CRIU_OP_RESTORE, args);
+		if (ret == -ENOSPC && !tries)
+			pr_info("RESTORE needs %u mmap offset entries, not %u: again\n",
+				args->num_offset_map, room);
+		room = args->num_offset_map;
+	}
+	nr_offsets = ret ? 0 : args->num_offset_map;
+	return ret;
 }
 
 /* At the end of a dump: unpause every paused task that goes on */
 static void kfd_plugin_fini(int stage, int ret)
 {
+	struct kfd_ioctl_criu_args args = { 0 };
 	bool resume = false;
 	unsigned int i;
 
@@ -423,8 +382,13 @@ static void kfd_plugin_fini(int stage, int ret)
 			"done", resume ? "unpausing" : "not unpausing", nr_dumped);
 	}
 	for (i = 0; i < nr_dumped; i++) {
-		if (resume)
-			unpause_file(dumped[i].fd, dumped[i].id);
+		ret = resume ? kfd_criu_op(dumped[i].fd, KFD_CRIU_OP_UNPAUSE,
+					   &args) : 0;
+		if (ret)
+			pr_err("UNPAUSE of file %u failed: %s\n", dumped[i].id,
+			       strerror(-ret));
+		else if (resume)
+			pr_info("file %u: unpaused the process\n", dumped[i].id);
 		close(dumped[i].fd);
 	}
 	free(dumped);
@@ -432,89 +396,99 @@ static void kfd_plugin_fini(int stage, int ret)
 	nr_dumped = 0;
 }
 
-CR_PLUGIN_REGISTER("kfd_criu", kfd_plugin_init, kfd_plugin_fini)
+CR_PLUGIN_REGISTER("kfd_criu", NULL, kfd_plugin_fini)
 
+/* PROCESS_INFO and CHECKPOINT into kfdcriu-<id>.stream, then the metadata */
 static int kfd_dump_file(int fd, int id)
 {
 	struct kfd_ioctl_criu_args args = { 0 };
+	KfdCriuMeta meta = KFD_CRIU_META__INIT;
+	char name[IMAGE_NAME_MAX];
 	struct stat st;
-	int kfd, ret;
+	int ret;
 
-	if (fstat(fd, &st) || !is_kfd_rdev(st.st_mode, st.st_rdev))
+	if (fstat(fd, &st) || dev_kind(st.st_mode, st.st_rdev) != DEV_KFD)
 		return -ENOTSUP;
 	/* The task's fd takes CRIU ops only: GET_VERSION needs our own. */
-	kfd = open_kfd(false);
-	if (kfd < 0)
-		return kfd == -ENOTTY ? -ENOTSUP : kfd;
-	close(kfd);
-
+	ret = open_kfd(false);
+	if (ret < 0)
+		return ret == -ENOTTY ? -ENOTSUP : ret;
+	close(ret);
 	ret = kfd_criu_op(fd, KFD_CRIU_OP_PROCESS_INFO, &args);
 	if (ret) {
-		pr_err("PROCESS_INFO of file %u failed: %s\n", id,
-		       strerror(-ret));
+		pr_err("PROCESS_INFO of file %u failed: %s\n", id, strerror(-ret));
 		return ret == -ENOTSUP ? -EIO : ret;
 	}
 	pr_info("file %u: paused pid %u, image about %llu bytes\n", id,
 		args.pid, args.image_size);
-	ret = write_alias_meta(id, args.pid);
-	if (ret != -ENOENT)
-		return ret;
-	ret = checkpoint_to_images(fd, id);
-	if (!ret)
-		ret = remember_dumped_file(fd, id, args.pid);
+	/* Remembered, it is unpaused at the end of a dump that fails. */
+	ret = remember_dumped_file(fd, id, args.pid);
 	if (ret)
-		unpause_file(fd, id);
-	/* -ENOTSUP is EOPNOTSUPP, but would tell CRIU the file is not ours */
-	return ret == -ENOTSUP ? -EIO : ret;
+		return ret < 0 ? ret : 0;
+	image_name(name, id, "stream");
+	memset(&args, 0, sizeof(args));
+	args.image_fd = openat(criu_get_image_dir(), name,
+			       O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ret = args.image_fd < 0 ? -errno :
+	      kfd_criu_op(fd, KFD_CRIU_OP_CHECKPOINT, &args);
+	if (args.image_fd >= 0 && close(args.image_fd) && !ret)
+		ret = -errno;
+	if (ret) {	/* not -ENOTSUP: CRIU would take the file as not ours */
+		pr_err("CHECKPOINT of file %u into %s failed: %s\n", id, name,
+		       strerror(-ret));
+		return ret == -ENOTSUP ? -EIO : ret;
+	}
+	meta.format_version = args.format_version;
+	meta.file_id = id;
+	meta.stream_size = args.image_size;
+	image_name(name, id, "img");
+	ret = meta_write(name, &meta);
+	if (ret)
+		pr_err("cannot write %s: %s\n", name, strerror(-ret));
+	else
+		pr_info("file %u: %" PRIu64 " bytes of image format %u\n", id,
+			meta.stream_size, meta.format_version);
+	return ret;
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__DUMP_EXT_FILE, kfd_dump_file)
 
+/* Mappings of /dev/kfd and, with KFD, render nodes: the image has them */
 static int kfd_handle_device_vma(int fd, const struct stat *st)
 {
-	(void)fd;
-	if (!is_kfd_rdev(st->st_mode, st->st_rdev))
-		return -ENOTSUP;
-	/* CRIU records the mapping; the kernel's image holds its contents. */
-	return 0;
+	enum dev_kind kind = dev_kind(st->st_mode, st->st_rdev);
+
+	fd = kind == DEV_RENDER ? open_kfd(true) : -1;
+	if (fd >= 0)
+		close(fd);
+	return kind == DEV_KFD || fd >= 0 ? 0 : -ENOTSUP;
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__HANDLE_DEVICE_VMA, kfd_handle_device_vma)
 
-/* RESTORE from the checked images of file @id into a new /dev/kfd fd */
-static int restore_from_images(unsigned int id, const KfdCriuMeta *meta)
+/* RESTORE from the images of file @id into a new /dev/kfd fd */
+static int restore_from_images(unsigned int id)
 {
-	struct kfd_ioctl_criu_args args = { 0 };
+	struct kfd_ioctl_criu_args args;
 	char name[IMAGE_NAME_MAX];
 	int sfd, kfd, ret;
 
 	image_name(name, id, "stream");
+	/* The kernel checks the stream: its records carry CRCs, END counts */
 	sfd = openat(criu_get_image_dir(), name, O_RDONLY | O_CLOEXEC);
-	if (sfd < 0) {
-		ret = -errno;
-		pr_err("cannot open %s: %s\n", name, strerror(-ret));
-		return ret;
+	kfd = sfd < 0 ? -errno : open_kfd(false);
+	ret = kfd < 0 ? kfd : open_gpu_map("/sys/class/kfd/kfd/topology/nodes") ?:
+			      restore_op(kfd, sfd, &args);
+	if (sfd >= 0)
+		close(sfd);
+	if (!ret) {
+		pr_info("file %u: restored %llu bytes of image format %u, %u local GPU(s), %u mmap offset(s) moved\n",
+			id, args.image_size, args.format_version, nr_gpus,
+			args.num_offset_map);
+		return kfd;
 	}
-	ret = stream_check(sfd, name, meta);
-	if (ret) {
-		pr_err("refusing %s: %s\n", name, strerror(-ret));
-		goto out_close;
-	}
-	kfd = open_kfd(false);
-	if (kfd < 0) {
-		ret = kfd;
-		goto out_close;
-	}
-	args.image_fd = sfd;
-	ret = kfd_criu_op(kfd, KFD_CRIU_OP_RESTORE, &args);
-	if (ret) {
-		pr_err("RESTORE from %s failed: %s\n", name, strerror(-ret));
+	pr_err("RESTORE from %s failed: %s\n", name, strerror(-ret));
+	close_gpu_map();
+	if (kfd >= 0)
 		close(kfd);
-		goto out_close;
-	}
-	pr_info("file %u: restored %llu bytes of image format %u\n", id,
-		args.image_size, args.format_version);
-	ret = kfd;
-out_close:
-	close(sfd);
 	return ret;
 }
 
@@ -532,56 +506,65 @@ static int kfd_restore_file(int id)
 		pr_err("cannot read %s: %s\n", name, strerror(-ret));
 		return ret;
 	}
-	if (meta->file_id == (unsigned int)id && meta->has_alias_of) {
-		/* The file it aliases restores the shared KFD process */
-		ret = open_kfd(false);
-	} else if (meta->file_id == (unsigned int)id) {
-		ret = restore_from_images(id, meta);
-	} else {
+	if (meta->file_id != (unsigned int)id)
 		pr_err("%s describes file %u\n", name, meta->file_id);
-		ret = -EINVAL;
-	}
+	/* An alias shares the KFD process that its file restores. */
+	ret = meta->file_id != (unsigned int)id ? -EINVAL :
+	      meta->has_alias_of ? open_kfd(false) : restore_from_images(id);
 	kfd_criu_meta__free_unpacked(meta, NULL);
 	return ret == -ENOTSUP ? -EIO : ret;
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESTORE_EXT_FILE, kfd_restore_file)
 
+/*
+ * Mappings of /dev/kfd and restored GPUs' render nodes go to the offsets
+ * RESTORE moved them to (CRIU's pgoff is in bytes), render node mappings
+ * through the file the GPU's VM was created on.
+ */
 static int kfd_update_vma_map(const char *path, const uint64_t addr,
 			      const uint64_t old_pgoff, uint64_t *new_pgoff,
 			      int *plugin_fd)
 {
 	struct stat st;
+	enum dev_kind kind = stat(path, &st) ? DEV_OTHER :
+			     dev_kind(st.st_mode, st.st_rdev);
+	unsigned int i;
 
-	if (stat(path, &st) || !is_kfd_rdev(st.st_mode, st.st_rdev))
+	if (kind == DEV_OTHER || (kind == DEV_RENDER && !nr_gpus))
 		return -ENOTSUP;
-	/* Image mode restores every /dev/kfd mapping at its old offset. */
 	*new_pgoff = old_pgoff;
 	*plugin_fd = -1;
-	pr_debug("mapping at %#" PRIx64 " keeps its offset\n", addr);
+	for (i = 0; i < nr_offsets; i++)
+		if (offsets[i].old_offset == old_pgoff)
+			*new_pgoff = offsets[i].new_offset;
+	for (i = 0; kind == DEV_RENDER && i < nr_gpus && *plugin_fd < 0; i++)
+		if (gpu_minor[i] == (int)minor(st.st_rdev))
+			*plugin_fd = fcntl(gpu_map[i].drm_fd, F_DUPFD_CLOEXEC, 0);
+	if (kind == DEV_RENDER && *plugin_fd < 0) {
+		pr_err("mapping at %#" PRIx64 " of %s: no open render node of a restored GPU\n",
+		       addr, path);
+		return -ENODEV;
+	}
+	pr_debug("mapping at %#" PRIx64 " of %s: offset %#" PRIx64 " -> %#" PRIx64 "\n",
+		 addr, path, old_pgoff, *new_pgoff);
 	return 0;
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__UPDATE_VMA_MAP, kfd_update_vma_map)
 
+/* CRIU calls this for every restored task: quiet for the others */
 static int kfd_resume_devices_late(int pid)
 {
 	struct kfd_ioctl_criu_args args = { .pid = pid };
-	int kfd, ret;
+	int kfd = open_kfd(true), ret;
 
-	/* CRIU calls this for every restored task: quiet for the others */
-	kfd = open_kfd(true);
 	if (kfd < 0)
 		return -ENOTSUP;
 	ret = kfd_criu_op(kfd, KFD_CRIU_OP_RESUME, &args);
 	close(kfd);
-	if (ret == -ESRCH || ret == -EBADFD) {
-		pr_debug("pid %d has no restored KFD state\n", pid);
-		return -ENOTSUP;
-	}
-	if (ret) {
+	if (ret && ret != -ESRCH && ret != -EBADFD)	/* else: not restored */
 		pr_err("RESUME of pid %d failed: %s\n", pid, strerror(-ret));
-		return ret;
-	}
-	pr_info("resumed the KFD state of pid %d\n", pid);
-	return 0;
+	else if (!ret)
+		pr_info("resumed the KFD state of pid %d\n", pid);
+	return ret == -ESRCH || ret == -EBADFD ? -ENOTSUP : ret;
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESUME_DEVICES_LATE, kfd_resume_devices_late)

@@ -37,6 +37,7 @@
 #include <linux/kfd_ioctl.h>
 
 #include "../../../kselftest_harness.h"
+#include "kfd_criu_util.h"
 
 /* What CREATE_EVENT returns as the mmap offset of the event page */
 #define EVENT_PAGE_OFFSET	(2ULL << 62)
@@ -51,12 +52,27 @@
 #define RECORD_HEADER_SIZE	12
 #define RECORD_OVERHEAD		16
 #define REC_END			1
+#define REC_COMPAT		2
 #define REC_PROCESS		3
 #define REC_SIGNAL_PAGE		4
 #define REC_EVENT		5
+#define REC_GPU			6
 #define RECORD_MANDATORY	1
 #define PROCESS_NUM_EVENTS_OFF	20
 #define END_RECORD_SIZE		(RECORD_OVERHEAD + 16)
+#define END_PAYLOAD_BYTES_OFF	8
+/* struct kfd_criu_gpu_rec: its size and the offsets of its fields */
+#define GPU_REC_SIZE		56
+#define GPU_GFX_VERSION_OFF	4
+#define GPU_DEVICE_ID_OFF	8
+#define GPU_NUM_XCC_OFF		16
+#define GPU_VRAM_SIZE_OFF	24
+#define GPU_CWSR_SIZE_OFF	32
+#define GPU_CTL_STACK_SIZE_OFF	36
+#define GPU_MEC_FW_OFF		40
+#define GPU_SDMA_FW_OFF		44
+/* A gpu_id no GPU of the test VM has */
+#define ABSENT_GPU_ID		0x1234
 
 /* struct kfd_ioctl_criu_args as binaries built before KFD 1.18 know it */
 struct criu_args_v1_17 {
@@ -97,51 +113,6 @@ enum {
 /* Expected signaled state and age, per entry of &struct events_plan */
 static const int plan_signaled[] = { 1, 1, 0, 0, -1, 0, -1 };
 static const __u64 plan_age[] = { 3, 2, 2, 1, 0, 1, 0 };
-
-/* A failed check in a child process ends it with a message. */
-#define CHILD_CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: child check failed: %s (%s)\n",	\
-			__FILE__, __LINE__, #cond, strerror(errno));	\
-		_exit(1);						\
-	}								\
-} while (0)
-
-static bool have_kfd(void)
-{
-	return access("/dev/kfd", F_OK) == 0;
-}
-
-static int kfd_open(void)
-{
-	return open("/dev/kfd", O_RDWR | O_CLOEXEC);
-}
-
-static int kfd_ioctl(int fd, unsigned long cmd, void *args)
-{
-	return ioctl(fd, cmd, args) ? -errno : 0;
-}
-
-static int criu_image_op(int fd, __u32 op, int image_fd,
-			 struct kfd_ioctl_criu_args *args)
-{
-	memset(args, 0, sizeof(*args));
-	args->op = op;
-	args->flags = KFD_CRIU_FLAG_IMAGE;
-	args->image_fd = image_fd;
-	return kfd_ioctl(fd, AMDKFD_IOC_CRIU_OP, args);
-}
-
-static int criu_resume(int fd, pid_t pid)
-{
-	struct kfd_ioctl_criu_args args;
-
-	memset(&args, 0, sizeof(args));
-	args.op = KFD_CRIU_OP_RESUME;
-	args.flags = KFD_CRIU_FLAG_IMAGE;
-	args.pid = pid;
-	return kfd_ioctl(fd, AMDKFD_IOC_CRIU_OP, &args);
-}
 
 static int create_event(int fd, __u32 type, bool auto_reset, __u32 *id)
 {
@@ -335,57 +306,6 @@ static void check_pristine(int fd)
 	CHILD_CHECK(id == 1);
 }
 
-static int send_fd(int sock, int fd, const void *data, size_t len)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
-
-	cmsg->cmsg_level = SOL_SOCKET;
-	cmsg->cmsg_type = SCM_RIGHTS;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-	return sendmsg(sock, &msg, 0) == (ssize_t)len ? 0 : -1;
-}
-
-static int recv_fd(int sock, void *data, size_t len)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { .iov_base = data, .iov_len = len };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cmsg;
-	int fd;
-
-	if (recvmsg(sock, &msg, 0) != (ssize_t)len)
-		return -1;
-	cmsg = CMSG_FIRSTHDR(&msg);
-	if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
-	return fd;
-}
-
-static void sync_send(int sock)
-{
-	char c = 0;
-
-	CHILD_CHECK(write(sock, &c, 1) == 1);
-}
-
-static void sync_wait(int sock)
-{
-	char c;
-
-	CHILD_CHECK(read(sock, &c, 1) == 1);
-}
-
 /* The process to be dumped: builds its state, hands out its kfd file. */
 static void dumpee_main(int sock)
 {
@@ -397,35 +317,6 @@ static void dumpee_main(int sock)
 	CHILD_CHECK(!send_fd(sock, fd, &plan, sizeof(plan)));
 	sync_wait(sock);	/* until the dump is done */
 	_exit(0);
-}
-
-static int wait_child(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-static off_t fd_size(int fd)
-{
-	struct stat st;
-
-	return fstat(fd, &st) ? -1 : st.st_size;
-}
-
-static int memfd_from(const void *data, size_t len)
-{
-	int fd = memfd_create("kfd-criu-image", MFD_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	if (write(fd, data, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
 }
 
 /**
@@ -853,6 +744,141 @@ TEST(failed_restore_then_fresh_ids)
 	}
 	EXPECT_EQ(0, wait_child(pid));
 	close(bad);
+	free(copy);
+	free(img.data);
+}
+
+static __u64 get_le64(const unsigned char *p)
+{
+	return get_le32(p) | (__u64)get_le32(p + 4) << 32;
+}
+
+static void put_le64(unsigned char *p, __u64 v)
+{
+	put_le32(p, v);
+	put_le32(p + 4, v >> 32);
+}
+
+/*
+ * Copies image @in (@len bytes, no GPUs) to @out with a GPU: COMPAT's
+ * num_gpus set to 1, a well-formed GPU record for @gpu_id right after
+ * COMPAT, the CRCs and END's counts fixed. @out has room for
+ * GPU_REC_SIZE + RECORD_OVERHEAD more bytes. Returns the new length, 0 if
+ * @in lacks a record this needs.
+ */
+static size_t insert_gpu_record(const unsigned char *in, size_t len,
+				unsigned char *out, __u32 gpu_id)
+{
+	size_t compat = find_record(in, len, REC_COMPAT), gpu, end;
+	unsigned char *p;
+
+	if (!compat || !find_record(in, len, REC_END))
+		return 0;
+	gpu = compat + RECORD_OVERHEAD + get_le32(in + compat + 8);
+	memcpy(out, in, gpu);
+	memcpy(out + gpu + RECORD_OVERHEAD + GPU_REC_SIZE, in + gpu, len - gpu);
+	len += RECORD_OVERHEAD + GPU_REC_SIZE;
+
+	put_le32(out + compat + RECORD_HEADER_SIZE, 1);	/* num_gpus */
+	fix_record_crc(out, compat);
+
+	put_le32(out + gpu, REC_GPU);
+	put_le32(out + gpu + 4, RECORD_MANDATORY);
+	put_le32(out + gpu + 8, GPU_REC_SIZE);
+	p = out + gpu + RECORD_HEADER_SIZE;
+	memset(p, 0, GPU_REC_SIZE);
+	put_le32(p, gpu_id);
+	put_le32(p + GPU_GFX_VERSION_OFF, 90402);	/* gfx942 */
+	put_le32(p + GPU_DEVICE_ID_OFF, 0x74a1);
+	put_le32(p + GPU_NUM_XCC_OFF, 1);
+	put_le64(p + GPU_VRAM_SIZE_OFF, 16ULL << 30);
+	put_le32(p + GPU_CWSR_SIZE_OFF, 0x41000);
+	put_le32(p + GPU_CTL_STACK_SIZE_OFF, 0x1000);
+	put_le32(p + GPU_MEC_FW_OFF, 155);
+	put_le32(p + GPU_SDMA_FW_OFF, 19);
+	fix_record_crc(out, gpu);
+
+	end = find_record(out, len, REC_END);
+	p = out + end + RECORD_HEADER_SIZE;
+	put_le32(p, get_le32(p) + 1);
+	put_le64(p + END_PAYLOAD_BYTES_OFF,
+		 get_le64(p + END_PAYLOAD_BYTES_OFF) + GPU_REC_SIZE);
+	fix_record_crc(out, end);
+	return len;
+}
+
+/* The process of @fd has no KFD state, and has not enabled the runtime */
+static void check_no_state(int fd)
+{
+	errno = 0;
+	CHILD_CHECK(!map_event_page(fd) && errno == EINVAL);
+	CHILD_CHECK(event_op(fd, AMDKFD_IOC_SET_EVENT, 1) == -EINVAL);
+	CHILD_CHECK(xnack_mode(fd, -1) == 1);
+}
+
+/*
+ * Refuses @gpu_fd, an image naming a GPU this machine lacks, with -ENODEV,
+ * and @good_fd with a malformed GPU map with -EINVAL; stays without KFD
+ * state; then restores @good_fd, resumes itself and has @plan's events.
+ */
+static void missing_gpu_restoree_main(int gpu_fd, int good_fd,
+				      const struct events_plan *plan)
+{
+	struct kfd_criu_gpu_map bad_map = {
+		.local_gpu_id = ABSENT_GPU_ID, .drm_fd = -1, .reserved = 1,
+	};
+	struct kfd_criu_offset_map offsets[4];
+	struct kfd_ioctl_criu_args args;
+	int fd = kfd_open();
+
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(criu_restore_mapped(fd, gpu_fd, NULL, 0, offsets, 4,
+					&args) == -ENODEV);
+	check_no_state(fd);
+	CHILD_CHECK(criu_restore_mapped(fd, good_fd, &bad_map, 1, offsets, 4,
+					&args) == -EINVAL);
+	check_no_state(fd);
+	CHILD_CHECK(!lseek(good_fd, 0, SEEK_SET));
+	CHILD_CHECK(!criu_restore_mapped(fd, good_fd, NULL, 0, offsets, 4,
+					 &args));
+	CHILD_CHECK(args.num_offset_map == 0);
+	CHILD_CHECK(!criu_resume(fd, getpid()));
+	check_restored(fd, plan);
+	_exit(0);
+}
+
+/*
+ * An image whose GPU record names a GPU this machine lacks fails RESTORE
+ * with -ENODEV and leaves the process as it was: the original image of
+ * the same process, without GPUs, then restores into it.
+ */
+TEST(image_with_missing_gpu)
+{
+	unsigned char *copy;
+	struct image img;
+	int good, gpu;
+	size_t len;
+	pid_t pid;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	dump_child(_metadata, &img);
+	copy = malloc(img.len + RECORD_OVERHEAD + GPU_REC_SIZE);
+	ASSERT_NE(NULL, copy);
+	len = insert_gpu_record(img.data, img.len, copy, ABSENT_GPU_ID);
+	ASSERT_EQ(img.len + RECORD_OVERHEAD + GPU_REC_SIZE, len);
+	gpu = memfd_from(copy, len);
+	ASSERT_LE(0, gpu);
+	good = memfd_from(img.data, img.len);
+	ASSERT_LE(0, good);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		missing_gpu_restoree_main(gpu, good, &img.plan);
+	EXPECT_EQ(0, wait_child(pid));
+	close(good);
+	close(gpu);
 	free(copy);
 	free(img.data);
 }
