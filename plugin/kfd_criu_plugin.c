@@ -517,9 +517,9 @@ static int kfd_restore_file(int id)
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESTORE_EXT_FILE, kfd_restore_file)
 
 /*
- * Mappings of /dev/kfd and restored GPUs' render nodes go to the offsets
- * RESTORE moved them to (CRIU's pgoff is in bytes), render node mappings
- * through the file the GPU's VM was created on.
+ * /dev/kfd and render node mappings go to the offsets RESTORE moved them to
+ * (pgoff is in bytes), render nodes' through the file with the GPU's VM
+ * (criu mmaps a dup). CRIU 3.17 takes *@new_pgoff only on return 1.
  */
 static int kfd_update_vma_map(const char *path, const uint64_t addr,
 			      const uint64_t old_pgoff, uint64_t *new_pgoff,
@@ -539,7 +539,7 @@ static int kfd_update_vma_map(const char *path, const uint64_t addr,
 			*new_pgoff = offsets[i].new_offset;
 	for (i = 0; kind == DEV_RENDER && i < nr_gpus && *plugin_fd < 0; i++)
 		if (gpu_minor[i] == (int)minor(st.st_rdev))
-			*plugin_fd = fcntl(gpu_map[i].drm_fd, F_DUPFD_CLOEXEC, 0);
+			*plugin_fd = gpu_map[i].drm_fd;
 	if (kind == DEV_RENDER && *plugin_fd < 0) {
 		pr_err("mapping at %#" PRIx64 " of %s: no open render node of a restored GPU\n",
 		       addr, path);
@@ -547,7 +547,7 @@ static int kfd_update_vma_map(const char *path, const uint64_t addr,
 	}
 	pr_debug("mapping at %#" PRIx64 " of %s: offset %#" PRIx64 " -> %#" PRIx64 "\n",
 		 addr, path, old_pgoff, *new_pgoff);
-	return 0;
+	return 1;
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__UPDATE_VMA_MAP, kfd_update_vma_map)
 

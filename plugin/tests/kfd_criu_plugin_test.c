@@ -181,7 +181,7 @@ static void test_not_ours(void)
 	   -ENOTSUP && kfd_update_vma_map("/nonexistent", 0, 5, &pgoff,
 	   &pgoff_fd) == -ENOTSUP, "UPDATE_VMA_MAP of other paths: -ENOTSUP");
 	ok(kfd_update_vma_map(KFD_DEV_PATH, 0x1000, 5, &pgoff, &pgoff_fd) ==
-	   0 && pgoff == 5 && pgoff_fd == -1,
+	   1 && pgoff == 5 && pgoff_fd == -1,
 	   "UPDATE_VMA_MAP of KFD without moved offsets keeps the offset");
 	ok(kfd_resume_devices_late(getpid()) == -ENOTSUP,
 	   "RESUME_DEVICES_LATE without KFD image mode: -ENOTSUP");
@@ -452,14 +452,14 @@ static void test_offsets(void)
 		return;
 	memcpy(offsets, moved, sizeof(moved));
 	nr_offsets = ARRAY_SIZE(moved);
-	ok(!kfd_update_vma_map(KFD_DEV_PATH, 0x7f00000000, 0x1000, &pgoff, &fd) &&
+	ok(kfd_update_vma_map(KFD_DEV_PATH, 0x7f00000000, 0x1000, &pgoff, &fd) == 1 &&
 	   pgoff == 0x9000 && fd == -1, "a moved offset is translated");
-	ok(!kfd_update_vma_map(KFD_DEV_PATH, 0x7f00000000, 2ULL << 62, &pgoff,
-			       &fd) && pgoff == 3ULL << 62,
+	ok(kfd_update_vma_map(KFD_DEV_PATH, 0x7f00000000, 2ULL << 62, &pgoff,
+			      &fd) == 1 && pgoff == 3ULL << 62,
 	   "the event page's offset is translated");
-	ok(!kfd_update_vma_map(KFD_DEV_PATH, 0x7f00000000, 0x2000, &pgoff, &fd) &&
+	ok(kfd_update_vma_map(KFD_DEV_PATH, 0x7f00000000, 0x2000, &pgoff, &fd) == 1 &&
 	   pgoff == 0x2000, "an offset that did not move stays");
-	ok(!kfd_update_vma_map(KFD_DEV_PATH, 0x7f00000000, 0x1800, &pgoff, &fd) &&
+	ok(kfd_update_vma_map(KFD_DEV_PATH, 0x7f00000000, 0x1800, &pgoff, &fd) == 1 &&
 	   pgoff == 0x1800, "an offset inside a moved buffer is not guessed");
 	ok(kfd_update_vma_map("/dev/zero", 0, 0x1000, &pgoff, &fd) == -ENOTSUP,
 	   "other devices keep their offsets: -ENOTSUP");
