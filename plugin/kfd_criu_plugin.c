@@ -4,7 +4,7 @@
  *
  * In CRIU image mode (KFD ioctl 1.18) the kernel writes a process's KFD state,
  * GPU buffers included, as one stream, which the plugin moves to CRIU's
- * images and back: PROCESS_INFO, CHECKPOINT, UNPAUSE if the task goes on;
+ * images and back: PROCESS_INFO, CHECKPOINT, UNPAUSE unless told otherwise;
  * RESTORE with the local GPUs' render nodes, mappings moved to the offsets
  * RESTORE changed, RESUME. Hooks return -ENOTSUP for what is not theirs.
  */
@@ -12,7 +12,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -42,8 +41,6 @@
 #define OFFSET_MAP_FIRST	64	/* room of the first RESTORE attempt */
 #define IMAGE_NAME_MAX		32
 #define META_MAX_SIZE		4096	/* kfdcriu-<id>.img: a few dozen */
-/* criu 3.17's -R, -s, short options with an argument, with an optional one */
-#define CRIU_OPTS		"Rst:D:o:r:J:W:L:M:v::x::"
 
 enum dev_kind { DEV_OTHER, DEV_KFD, DEV_RENDER };
 
@@ -201,48 +198,6 @@ static int remember_dumped_file(int fd, unsigned int id, pid_t pid)
 	return 0;
 }
 
-/*
- * 1 if criu's command line, the @len NUL-separated bytes at @buf, leaves
- * the dumped tasks running or stopped, 0 if not, -1 if it is CRIU's RPC
- * service, whose options never show on its command line.
- */
-static int cmdline_keeps_running(char *buf, size_t len)
-{
-	static const struct option opts[] = {
-		{ "leave-running", no_argument, NULL, 'R' },
-		{ "leave-stopped", no_argument, NULL, 's' }, { 0 } };
-	char *argv[256], *arg;
-	int argc = 0, opt, keep = 0;
-
-	for (arg = buf; arg < buf + len && argc < 255; arg += strlen(arg) + 1)
-		argv[argc++] = arg;
-	argv[argc] = NULL;
-	opterr = 0;	/* silent about criu's other options */
-	for (optind = 0; (opt = getopt_long(argc, argv, CRIU_OPTS, opts,
-					    NULL)) != -1;)
-		keep |= opt == 'R' || opt == 's';
-	for (; !keep && optind < argc; optind++)
-		if (!strcmp(argv[optind], "swrk") || !strcmp(argv[optind], "service"))
-			return -1;
-	return keep;
-}
-
-/*
- * Whether the dumped tasks go on after a successful dump, which CRIU 3.17
- * does not tell plugins: KFD_CRIU_LEAVE_RUNNING if set, else criu's command
- * line; if that cannot tell, yes (a missing UNPAUSE hangs a live task).
- */
-static bool task_keeps_running(void)
-{
-	const char *env = getenv("KFD_CRIU_LEAVE_RUNNING");
-	ssize_t len;
-
-	if (env && *env)
-		return strcmp(env, "0") != 0;
-	len = read_file(AT_FDCWD, "/proc/self/cmdline", io_buf, sizeof(io_buf));
-	return len < 0 || cmdline_keeps_running(io_buf, len) != 0;
-}
-
 /* A non-zero gpu_id at @s, decimal or 0x hex, ending at @end; 0 if none */
 static uint32_t parse_gpu_id(const char *s, char **end)
 {
@@ -369,26 +324,26 @@ static int restore_op(int kfd, int sfd, struct kfd_ioctl_criu_args *args)
 	return ret;
 }
 
-/* At the end of a dump: unpause every paused task that goes on */
+/*
+ * At the end of a dump, UNPAUSE every paused task unless it is killed, which
+ * CRIU 3.17 does not tell plugins: KFD_CRIU_LEAVE_RUNNING=0 says so. An
+ * UNPAUSE of a task that is then killed costs little, a missing one hangs a
+ * live task. A failed dump always unpauses.
+ */
 static void kfd_plugin_fini(int stage, int ret)
 {
+	const char *keep = getenv("KFD_CRIU_LEAVE_RUNNING");
+	bool resume = stage == CR_PLUGIN_STAGE__DUMP && (ret || !keep || strcmp(keep, "0"));
 	struct kfd_ioctl_criu_args args = { 0 };
-	bool resume = false;
 	unsigned int i;
 
-	if (stage == CR_PLUGIN_STAGE__DUMP && nr_dumped) {
-		resume = ret || task_keeps_running();
-		pr_info("dump %s: %s %u paused process(es)\n", ret ? "failed" :
-			"done", resume ? "unpausing" : "not unpausing", nr_dumped);
-	}
 	for (i = 0; i < nr_dumped; i++) {
-		ret = resume ? kfd_criu_op(dumped[i].fd, KFD_CRIU_OP_UNPAUSE,
-					   &args) : 0;
+		ret = resume ? kfd_criu_op(dumped[i].fd, KFD_CRIU_OP_UNPAUSE, &args) : 0;
 		if (ret)
-			pr_err("UNPAUSE of file %u failed: %s\n", dumped[i].id,
-			       strerror(-ret));
-		else if (resume)
-			pr_info("file %u: unpaused the process\n", dumped[i].id);
+			pr_err("UNPAUSE of file %u failed: %s\n", dumped[i].id, strerror(-ret));
+		else
+			pr_info("file %u: %s\n", dumped[i].id, resume ?
+				"unpaused the process" : "not unpausing: the task is killed");
 		close(dumped[i].fd);
 	}
 	free(dumped);

@@ -187,54 +187,34 @@ static void test_not_ours(void)
 	   "RESUME_DEVICES_LATE without KFD image mode: -ENOTSUP");
 }
 
-/* cmdline_keeps_running() of @cmdline with its spaces made NULs */
-static int keeps(const char *cmdline)
-{
-	size_t i, len = strlen(cmdline);
-	char buf[128];
-
-	for (i = 0; i <= len && i < sizeof(buf); i++)
-		buf[i] = cmdline[i] == ' ' ? '\0' : cmdline[i];
-	return cmdline_keeps_running(buf, len + 1);
-}
-
-static void test_cmdline(void)
-{
-	ok(keeps("criu dump -t 1 -D d") == 0, "criu dump: the task is killed");
-	ok(keeps("criu dump -t 1 -R") == 1, "criu dump -R");
-	ok(keeps("criu dump --leave-running") == 1, "criu dump --leave-running");
-	ok(keeps("criu dump -o l -s") == 1, "criu dump -s (leave stopped)");
-	ok(keeps("criu dump -jR") == 1, "criu dump -jR (clustered options)");
-	ok(keeps("criu dump -D -R -DR") == 0,
-	   "-R as the argument of -D is not the option");
-	ok(keeps("criu dump -vR -- -R") == 0,
-	   "optional arguments and -- are respected");
-	ok(keeps("criu swrk 3") == -1, "criu swrk (RPC): cannot tell");
-}
-
 static void test_leave_running(void)
 {
 	int fds[2];
 
-	setenv("KFD_CRIU_LEAVE_RUNNING", "1", 1);
-	ok(task_keeps_running(), "KFD_CRIU_LEAVE_RUNNING=1");
-	setenv("KFD_CRIU_LEAVE_RUNNING", "0", 1);
-	ok(!task_keeps_running(), "KFD_CRIU_LEAVE_RUNNING=0");
-	unsetenv("KFD_CRIU_LEAVE_RUNNING");
-	ok(!task_keeps_running(), "this command line does not leave running");
-
 	/* A pipe stands in for CRIU's copy of a paused task's KFD file. */
 	if (pipe(fds))
 		return;
+	setenv("KFD_CRIU_LEAVE_RUNNING", "0", 1);
 	remember_dumped_file(fds[0], 11, 100);
 	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 0);
-	ok(!nr_dumped && !dumped && logged("not unpausing") &&
-	   fcntl(fds[0], F_GETFD) >= 0,
-	   "a successful dump whose task dies: no UNPAUSE");
+	ok(!nr_dumped && !dumped && logged("file 11: not unpausing") &&
+	   !logged("UNPAUSE") && fcntl(fds[0], F_GETFD) >= 0,
+	   "KFD_CRIU_LEAVE_RUNNING=0, a successful dump: no UNPAUSE");
 	remember_dumped_file(fds[0], 12, 101);
 	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 1);
 	ok(!nr_dumped && logged("UNPAUSE of file 12 failed"),
 	   "a failed dump UNPAUSEs the paused task");
+	unsetenv("KFD_CRIU_LEAVE_RUNNING");
+	remember_dumped_file(fds[0], 13, 102);
+	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 0);
+	ok(!nr_dumped && logged("UNPAUSE of file 13 failed"),
+	   "KFD_CRIU_LEAVE_RUNNING unset, a successful dump: UNPAUSE");
+	remember_dumped_file(fds[0], 14, 103);
+	remember_dumped_file(fds[0], 15, 103);
+	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 0);
+	ok(logged("file 15: same process as file 14") &&
+	   logged("UNPAUSE of file 14 failed") && !logged("UNPAUSE of file 15"),
+	   "a second file of a dumped process is an alias: one UNPAUSE");
 	close(fds[0]);
 	close(fds[1]);
 }
@@ -482,7 +462,6 @@ int main(int argc, char **argv)
 	test_meta();
 	test_restore_hook();
 	test_not_ours();
-	test_cmdline();
 	test_leave_running();
 	test_gpu_map_spec();
 	test_topology();
