@@ -3,16 +3,13 @@
  * DOC: kfd_criu - CRIU plugin for processes that hold /dev/kfd
  *
  * In CRIU image mode (KFD ioctl 1.18) the kernel writes a process's KFD state,
- * GPU buffers included, as one stream, which the plugin moves to CRIU's
- * images and back: PROCESS_INFO, CHECKPOINT, UNPAUSE if the task goes on;
- * RESTORE with the local GPUs' render nodes, mappings moved to the offsets
- * RESTORE changed, RESUME. Hooks return -ENOTSUP for what is not theirs.
+ * GPU buffers included, as one stream that the plugin moves to CRIU's images
+ * and back. Hooks return -ENOTSUP for what is not theirs.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -36,14 +33,12 @@
 #ifndef KFD_DEV_PATH
 #define KFD_DEV_PATH		"/dev/kfd"
 #endif
+#define TOPOLOGY		"/sys/class/kfd/kfd/topology/nodes"
 #define DRM_MAJOR		226	/* render nodes: minors 128 to 191 */
 #define KFD_IMAGE_MODE_MINOR	18	/* the first with CRIU image mode */
 #define MAX_GPU_MAP		64	/* the most that RESTORE takes */
-#define OFFSET_MAP_FIRST	64	/* room of the first RESTORE attempt */
 #define IMAGE_NAME_MAX		32
 #define META_MAX_SIZE		4096	/* kfdcriu-<id>.img: a few dozen */
-/* criu 3.17's -R, -s, short options with an argument, with an optional one */
-#define CRIU_OPTS		"Rst:D:o:r:J:W:L:M:v::x::"
 
 enum dev_kind { DEV_OTHER, DEV_KFD, DEV_RENDER };
 
@@ -62,11 +57,12 @@ struct kfd_dumped_file {
 static struct kfd_dumped_file *dumped;
 static unsigned int nr_dumped;
 static char io_buf[1 << 16];
+static const char *root = "";	/* of TOPOLOGY and render nodes; for tests */
 
-/* RESTORE_EXT_FILE's GPU map, render node fds open, and offset map */
+/* The local GPUs (-1: not read yet), their render files, the offset map */
 static struct kfd_criu_gpu_map gpu_map[MAX_GPU_MAP];
 static int gpu_minor[MAX_GPU_MAP];
-static unsigned int nr_gpus;
+static int nr_gpus = -1;
 static struct kfd_criu_offset_map *offsets;
 static unsigned int nr_offsets;
 
@@ -76,8 +72,7 @@ static ssize_t read_file(int dirfd, const char *path, char *buf, size_t size)
 	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
 	ssize_t n = 0, len = 0;
 
-	while (fd >= 0 && (size_t)len < size - 1 &&
-	       (n = read(fd, buf + len, size - 1 - len)) > 0)
+	while (fd >= 0 && (size_t)len < size - 1 && (n = read(fd, buf + len, size - 1 - len)) > 0)
 		len += n;
 	len = fd < 0 || n < 0 ? -errno : len;
 	if (fd >= 0)
@@ -95,8 +90,7 @@ static enum dev_kind dev_kind(mode_t mode, dev_t rdev)
 {
 	struct stat st;
 
-	if (S_ISCHR(mode) && major(rdev) == DRM_MAJOR && minor(rdev) >= 128 &&
-	    minor(rdev) < 192)
+	if (S_ISCHR(mode) && major(rdev) == DRM_MAJOR && minor(rdev) >= 128 && minor(rdev) < 192)
 		return DEV_RENDER;
 	return S_ISCHR(mode) && !stat(KFD_DEV_PATH, &st) &&
 	       S_ISCHR(st.st_mode) && st.st_rdev == rdev ? DEV_KFD : DEV_OTHER;
@@ -106,9 +100,8 @@ static enum dev_kind dev_kind(mode_t mode, dev_t rdev)
 static int open_kfd(bool quiet)
 {
 	struct kfd_ioctl_get_version_args ver = { 0 };
-	int kfd, ret = -ENOTTY;
+	int kfd = open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC), ret = -ENOTTY;
 
-	kfd = open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC);
 	if (kfd < 0 || ioctl(kfd, AMDKFD_IOC_GET_VERSION, &ver)) {
 		ret = -errno;
 		if (!quiet)
@@ -134,36 +127,45 @@ static int kfd_criu_op(int kfd, __u32 op, struct kfd_ioctl_criu_args *args)
 	return ioctl(kfd, AMDKFD_IOC_CRIU_OP, args) ? -errno : 0;
 }
 
-static int meta_write(const char *name, const KfdCriuMeta *meta)
+/* Writes @meta into kfdcriu-<id>.img, logging a failure */
+static int write_meta(unsigned int id, const KfdCriuMeta *meta)
 {
-	uint8_t buf[META_MAX_SIZE];
 	size_t len = kfd_criu_meta__get_packed_size(meta);
+	uint8_t buf[META_MAX_SIZE];
+	char name[IMAGE_NAME_MAX];
 	int fd, ret;
 
-	if (len > sizeof(buf))
+	if (len > sizeof(buf))	/* integer fields only: a few dozen bytes */
 		return -EMSGSIZE;
 	kfd_criu_meta__pack(meta, buf);
-	fd = openat(criu_get_image_dir(), name,
-		    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
+	image_name(name, id, "img");
+	fd = openat(criu_get_image_dir(), name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ret = fd < 0 ? -errno : 0;
 	errno = ENOSPC;		/* what a short write means */
-	ret = write(fd, buf, len) == (ssize_t)len ? 0 : -errno;
-	if (close(fd) && !ret)
+	if (fd >= 0 && write(fd, buf, len) != (ssize_t)len)
 		ret = -errno;
+	if (fd >= 0 && close(fd) && !ret)
+		ret = -errno;
+	if (ret)
+		pr_err("cannot write %s: %s\n", name, strerror(-ret));
 	return ret;
 }
 
-/* -ENOENT means there is no such image: the file is not ours */
-static int meta_read(const char *name, KfdCriuMeta **meta)
+/* Reads kfdcriu-<id>.img; -ENOENT (not logged): no such image, not ours */
+static int read_meta(unsigned int id, KfdCriuMeta **meta)
 {
-	char buf[META_MAX_SIZE + 2];
-	ssize_t len = read_file(criu_get_image_dir(), name, buf, sizeof(buf));
+	char buf[META_MAX_SIZE + 2], name[IMAGE_NAME_MAX];
+	ssize_t len;
 
-	if (len < 0 || len > META_MAX_SIZE)
-		return len < 0 ? len : -EFBIG;
-	*meta = kfd_criu_meta__unpack(NULL, len, (uint8_t *)buf);
-	return *meta ? 0 : -EBADMSG;
+	image_name(name, id, "img");
+	len = read_file(criu_get_image_dir(), name, buf, sizeof(buf));
+	if (len > META_MAX_SIZE)
+		len = -EFBIG;
+	*meta = len < 0 ? NULL : kfd_criu_meta__unpack(NULL, len, (uint8_t *)buf);
+	len = len < 0 ? len : *meta ? 0 : -EBADMSG;
+	if (len && len != -ENOENT)
+		pr_err("cannot read %s: %s\n", name, strerror(-len));
+	return len;
 }
 
 /*
@@ -174,7 +176,6 @@ static int remember_dumped_file(int fd, unsigned int id, pid_t pid)
 {
 	KfdCriuMeta meta = KFD_CRIU_META__INIT;
 	struct kfd_dumped_file *files;
-	char name[IMAGE_NAME_MAX];
 	unsigned int i;
 	int copy;
 
@@ -184,63 +185,19 @@ static int remember_dumped_file(int fd, unsigned int id, pid_t pid)
 		meta.file_id = id;
 		meta.has_alias_of = true;
 		meta.alias_of = dumped[i].id;
-		image_name(name, id, "img");
 		pr_info("file %u: same process as file %u\n", id, meta.alias_of);
-		return meta_write(name, &meta) ?: 1;
+		return write_meta(id, &meta) ?: 1;
 	}
 	files = realloc(dumped, (nr_dumped + 1) * sizeof(*files));
 	dumped = files ?: dumped;
 	copy = files ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
 	if (copy < 0) {	/* it cannot wait for the end of the dump */
 		pr_err("file %u: out of memory or fds, unpausing it\n", id);
-		kfd_criu_op(fd, KFD_CRIU_OP_UNPAUSE,
-			    &(struct kfd_ioctl_criu_args){ 0 });
+		kfd_criu_op(fd, KFD_CRIU_OP_UNPAUSE, &(struct kfd_ioctl_criu_args){ 0 });
 		return -ENOMEM;
 	}
 	dumped[nr_dumped++] = (struct kfd_dumped_file){ copy, id, pid };
 	return 0;
-}
-
-/*
- * 1 if criu's command line, the @len NUL-separated bytes at @buf, leaves
- * the dumped tasks running or stopped, 0 if not, -1 if it is CRIU's RPC
- * service, whose options never show on its command line.
- */
-static int cmdline_keeps_running(char *buf, size_t len)
-{
-	static const struct option opts[] = {
-		{ "leave-running", no_argument, NULL, 'R' },
-		{ "leave-stopped", no_argument, NULL, 's' }, { 0 } };
-	char *argv[256], *arg;
-	int argc = 0, opt, keep = 0;
-
-	for (arg = buf; arg < buf + len && argc < 255; arg += strlen(arg) + 1)
-		argv[argc++] = arg;
-	argv[argc] = NULL;
-	opterr = 0;	/* silent about criu's other options */
-	for (optind = 0; (opt = getopt_long(argc, argv, CRIU_OPTS, opts,
-					    NULL)) != -1;)
-		keep |= opt == 'R' || opt == 's';
-	for (; !keep && optind < argc; optind++)
-		if (!strcmp(argv[optind], "swrk") || !strcmp(argv[optind], "service"))
-			return -1;
-	return keep;
-}
-
-/*
- * Whether the dumped tasks go on after a successful dump, which CRIU 3.17
- * does not tell plugins: KFD_CRIU_LEAVE_RUNNING if set, else criu's command
- * line; if that cannot tell, yes (a missing UNPAUSE hangs a live task).
- */
-static bool task_keeps_running(void)
-{
-	const char *env = getenv("KFD_CRIU_LEAVE_RUNNING");
-	ssize_t len;
-
-	if (env && *env)
-		return strcmp(env, "0") != 0;
-	len = read_file(AT_FDCWD, "/proc/self/cmdline", io_buf, sizeof(io_buf));
-	return len < 0 || cmdline_keeps_running(io_buf, len) != 0;
 }
 
 /* A non-zero gpu_id at @s, decimal or 0x hex, ending at @end; 0 if none */
@@ -258,8 +215,7 @@ static uint32_t parse_gpu_id(const char *s, char **end)
  * Applies @spec, "IMG=LOCAL[,IMG=LOCAL...]" (KFD_CRIU_GPU_MAP), to the @n
  * local GPUs of @map: image GPU IMG goes to local GPU LOCAL, at most one.
  */
-static int parse_gpu_map(const char *spec, struct kfd_criu_gpu_map *map,
-			 unsigned int n)
+static int parse_gpu_map(const char *spec, struct kfd_criu_gpu_map *map, unsigned int n)
 {
 	unsigned int i, j, img, local;
 	const char *s = spec;
@@ -288,56 +244,82 @@ static int parse_gpu_map(const char *spec, struct kfd_criu_gpu_map *map,
 	return 0;
 }
 
-static void close_gpu_map(void)
+/* Reads the gpu_ids and render minors of the topology's first 64 GPUs */
+static int read_topology(void)
 {
-	while (nr_gpus)
-		if (gpu_map[--nr_gpus].drm_fd >= 0)
-			close(gpu_map[nr_gpus].drm_fd);
-}
-
-/*
- * Builds the RESTORE GPU map from the KFD topology at @dir: its first 64
- * GPU nodes (gpu_id not 0) with their render nodes open (else -1) half way
- * up the fd space, clear of the fds CRIU restores; then KFD_CRIU_GPU_MAP.
- */
-static int open_gpu_map(const char *dir)
-{
-	const char *env = getenv("KFD_CRIU_GPU_MAP"), *prop;
-	struct rlimit lim = { 0 };
 	unsigned int node, id;
-	char path[512];
-	ssize_t ret;
-	int fd;
+	char path[512], *prop;
+	ssize_t ret = 0;
 
-	getrlimit(RLIMIT_NOFILE, &lim);
-	close_gpu_map();
-	for (node = 0, ret = 0; ret >= 0 && nr_gpus < MAX_GPU_MAP; node++) {
-		snprintf(path, sizeof(path), "%s/%u/gpu_id", dir, node);
+	for (node = 0, nr_gpus = 0; ret >= 0 && nr_gpus < MAX_GPU_MAP; node++) {
+		snprintf(path, sizeof(path), "%s" TOPOLOGY "/%u/gpu_id", root, node);
 		ret = read_file(AT_FDCWD, path, io_buf, sizeof(io_buf));
 		id = strtoul(io_buf, NULL, 10);
 		if (ret < 0 || !id)
 			continue;
-		snprintf(path, sizeof(path), "%s/%u/properties", dir, node);
+		snprintf(path, sizeof(path), "%s" TOPOLOGY "/%u/properties", root, node);
 		read_file(AT_FDCWD, path, io_buf, sizeof(io_buf));
 		prop = strstr(io_buf, "drm_render_minor ");
 		gpu_minor[nr_gpus] = prop ? atoi(prop + 17) : -1;
-		snprintf(path, sizeof(path), "/dev/dri/renderD%d", gpu_minor[nr_gpus]);
+		gpu_map[nr_gpus++] = (struct kfd_criu_gpu_map){
+			.local_gpu_id = id, .drm_fd = -1 };
+	}
+	if (ret >= 0 || ret == -ENOENT)
+		return 0;
+	pr_err("cannot read the KFD topology in %s" TOPOLOGY ": %s\n", root, strerror(-ret));
+	nr_gpus = -1;
+	return ret;
+}
+
+/* Index of the GPU whose render node has minor @minor, or -1 */
+static int gpu_of_minor(int minor)
+{
+	int i;
+
+	for (i = 0; i < nr_gpus && gpu_minor[i] != minor; i++)
+		;
+	return i < nr_gpus ? i : -1;
+}
+
+/* Index of the local GPU image GPU @img goes to by KFD_CRIU_GPU_MAP or id */
+static int local_gpu(uint32_t img)
+{
+	int i, same = -ENODEV;
+
+	for (i = 0; i < nr_gpus && gpu_map[i].image_gpu_id != img; i++)
+		if (gpu_map[i].local_gpu_id == img)
+			same = i;
+	return i < nr_gpus ? i : same;
+}
+
+/*
+ * This restore's GPUs, at the first need (a render node file or RESTORE), so
+ * both share each GPU's render file. Those stay open for UPDATE_VMA_MAP, half
+ * way up the fd space, clear of the fds CRIU restores; -1 if one fails.
+ */
+static int restore_gpus(void)
+{
+	struct rlimit lim = { 0 };
+	char path[512];
+	int i, fd, ret;
+
+	if (nr_gpus >= 0)
+		return 0;
+	ret = read_topology() ?: parse_gpu_map(getenv("KFD_CRIU_GPU_MAP") ?: "", gpu_map, nr_gpus);
+	getrlimit(RLIMIT_NOFILE, &lim);
+	for (i = 0; !ret && i < nr_gpus; i++) {
+		snprintf(path, sizeof(path), "%s/dev/dri/renderD%d", root, gpu_minor[i]);
 		fd = open(path, O_RDWR | O_CLOEXEC);
-		gpu_map[nr_gpus] = (struct kfd_criu_gpu_map){ .local_gpu_id = id,
-			.drm_fd = fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC,
-						      lim.rlim_cur / 2) };
+		gpu_map[i].drm_fd = fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, lim.rlim_cur / 2);
+		if (gpu_map[i].drm_fd < 0)
+			pr_warn("GPU %#x: cannot open %s: %s\n",
+				gpu_map[i].local_gpu_id, path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		if (gpu_map[nr_gpus++].drm_fd < 0)
-			pr_warn("GPU %#x: cannot open %s: %s\n", id, path,
-				strerror(errno));
 	}
-	if (ret < 0 && ret != -ENOENT) {
-		pr_err("cannot read the KFD topology in %s: %s\n", dir,
-		       strerror(-ret));
-		return ret;
-	}
-	return parse_gpu_map(env ?: "", gpu_map, nr_gpus);
+	if (ret)
+		nr_gpus = -1;	/* no render file is open yet */
+	return ret;
 }
 
 /*
@@ -346,7 +328,7 @@ static int open_gpu_map(const char *dir)
  */
 static int restore_op(int kfd, int sfd, struct kfd_ioctl_criu_args *args)
 {
-	uint32_t room = OFFSET_MAP_FIRST;
+	uint32_t room = 64;	/* the first attempt's, enough for most */
 	int ret = 0, tries;
 
 	for (tries = 0; tries < 2 && (!tries || ret == -ENOSPC); tries++) {
@@ -360,35 +342,32 @@ static int restore_op(int kfd, int sfd, struct kfd_ioctl_criu_args *args)
 			.offset_map_ptr = (uintptr_t)offsets,
 			.num_offset_map = room };
 		ret = kfd_criu_op(kfd, KFD_CRIU_OP_RESTORE, args);
-		if (ret == -ENOSPC && !tries)
-			pr_info("RESTORE needs %u mmap offset entries, not %u: again\n",
-				args->num_offset_map, room);
 		room = args->num_offset_map;
 	}
 	nr_offsets = ret ? 0 : args->num_offset_map;
 	return ret;
 }
 
-/* At the end of a dump: unpause every paused task that goes on */
+/*
+ * At the end of a dump, UNPAUSE every paused task unless it is killed, which
+ * CRIU 3.17 does not tell plugins: KFD_CRIU_LEAVE_RUNNING=0 says so. An
+ * UNPAUSE of a task that is then killed costs little, a missing one hangs a
+ * live task. A failed dump always unpauses.
+ */
 static void kfd_plugin_fini(int stage, int ret)
 {
+	const char *keep = getenv("KFD_CRIU_LEAVE_RUNNING");
+	bool resume = stage == CR_PLUGIN_STAGE__DUMP && (ret || !keep || strcmp(keep, "0"));
 	struct kfd_ioctl_criu_args args = { 0 };
-	bool resume = false;
 	unsigned int i;
 
-	if (stage == CR_PLUGIN_STAGE__DUMP && nr_dumped) {
-		resume = ret || task_keeps_running();
-		pr_info("dump %s: %s %u paused process(es)\n", ret ? "failed" :
-			"done", resume ? "unpausing" : "not unpausing", nr_dumped);
-	}
 	for (i = 0; i < nr_dumped; i++) {
-		ret = resume ? kfd_criu_op(dumped[i].fd, KFD_CRIU_OP_UNPAUSE,
-					   &args) : 0;
+		ret = resume ? kfd_criu_op(dumped[i].fd, KFD_CRIU_OP_UNPAUSE, &args) : 0;
 		if (ret)
-			pr_err("UNPAUSE of file %u failed: %s\n", dumped[i].id,
-			       strerror(-ret));
-		else if (resume)
-			pr_info("file %u: unpaused the process\n", dumped[i].id);
+			pr_err("UNPAUSE of file %u failed: %s\n", dumped[i].id, strerror(-ret));
+		else
+			pr_info("file %u: %s\n", dumped[i].id, resume ?
+				"unpaused the process" : "not unpausing: the task is killed");
 		close(dumped[i].fd);
 	}
 	free(dumped);
@@ -397,6 +376,33 @@ static void kfd_plugin_fini(int stage, int ret)
 }
 
 CR_PLUGIN_REGISTER("kfd_criu", NULL, kfd_plugin_fini)
+
+/* Whether the kernel has KFD image mode */
+static bool kfd_image_mode(bool quiet)
+{
+	int kfd = open_kfd(quiet);
+
+	if (kfd >= 0)
+		close(kfd);
+	return kfd >= 0;
+}
+
+/* Render node file @fd of minor @minor: its GPU and flags, if a KFD GPU */
+static int dump_render_file(int fd, int id, int minor)
+{
+	KfdCriuMeta meta = KFD_CRIU_META__INIT;
+	int i = read_topology() ? -1 : gpu_of_minor(minor);
+
+	if (i < 0)
+		return -ENOTSUP;
+	meta.file_id = id;
+	meta.has_render_gpu_id = true;
+	meta.render_gpu_id = gpu_map[i].local_gpu_id;
+	meta.has_open_flags = true;
+	meta.open_flags = fcntl(fd, F_GETFL);
+	pr_info("file %u: render node of GPU %#x\n", id, meta.render_gpu_id);
+	return write_meta(id, &meta);
+}
 
 /* PROCESS_INFO and CHECKPOINT into kfdcriu-<id>.stream, then the metadata */
 static int kfd_dump_file(int fd, int id)
@@ -407,21 +413,19 @@ static int kfd_dump_file(int fd, int id)
 	struct stat st;
 	int ret;
 
-	if (fstat(fd, &st) || dev_kind(st.st_mode, st.st_rdev) != DEV_KFD)
+	if (fstat(fd, &st))
 		return -ENOTSUP;
+	if (dev_kind(st.st_mode, st.st_rdev) == DEV_RENDER && kfd_image_mode(true))
+		return dump_render_file(fd, id, minor(st.st_rdev));
 	/* The task's fd takes CRIU ops only: GET_VERSION needs our own. */
-	ret = open_kfd(false);
-	if (ret < 0)
-		return ret == -ENOTTY ? -ENOTSUP : ret;
-	close(ret);
+	if (dev_kind(st.st_mode, st.st_rdev) != DEV_KFD || !kfd_image_mode(false))
+		return -ENOTSUP;
 	ret = kfd_criu_op(fd, KFD_CRIU_OP_PROCESS_INFO, &args);
 	if (ret) {
 		pr_err("PROCESS_INFO of file %u failed: %s\n", id, strerror(-ret));
 		return ret == -ENOTSUP ? -EIO : ret;
 	}
-	pr_info("file %u: paused pid %u, image about %llu bytes\n", id,
-		args.pid, args.image_size);
-	/* Remembered, it is unpaused at the end of a dump that fails. */
+	pr_info("file %u: paused pid %u, image about %llu bytes\n", id, args.pid, args.image_size);
 	ret = remember_dumped_file(fd, id, args.pid);
 	if (ret)
 		return ret < 0 ? ret : 0;
@@ -429,40 +433,52 @@ static int kfd_dump_file(int fd, int id)
 	memset(&args, 0, sizeof(args));
 	args.image_fd = openat(criu_get_image_dir(), name,
 			       O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	ret = args.image_fd < 0 ? -errno :
-	      kfd_criu_op(fd, KFD_CRIU_OP_CHECKPOINT, &args);
+	ret = args.image_fd < 0 ? -errno : kfd_criu_op(fd, KFD_CRIU_OP_CHECKPOINT, &args);
 	if (args.image_fd >= 0 && close(args.image_fd) && !ret)
 		ret = -errno;
 	if (ret) {	/* not -ENOTSUP: CRIU would take the file as not ours */
-		pr_err("CHECKPOINT of file %u into %s failed: %s\n", id, name,
-		       strerror(-ret));
+		pr_err("CHECKPOINT of file %u into %s failed: %s\n", id, name, strerror(-ret));
 		return ret == -ENOTSUP ? -EIO : ret;
 	}
 	meta.format_version = args.format_version;
 	meta.file_id = id;
 	meta.stream_size = args.image_size;
-	image_name(name, id, "img");
-	ret = meta_write(name, &meta);
-	if (ret)
-		pr_err("cannot write %s: %s\n", name, strerror(-ret));
-	else
-		pr_info("file %u: %" PRIu64 " bytes of image format %u\n", id,
-			meta.stream_size, meta.format_version);
-	return ret;
+	pr_info("file %u: %" PRIu64 " bytes of image format %u\n", id,
+		meta.stream_size, meta.format_version);
+	return write_meta(id, &meta);
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__DUMP_EXT_FILE, kfd_dump_file)
 
 /* Mappings of /dev/kfd and, with KFD, render nodes: the image has them */
-static int kfd_handle_device_vma(int fd, const struct stat *st)
+static int kfd_handle_device_vma(int fd __attribute__((unused)), const struct stat *st)
 {
 	enum dev_kind kind = dev_kind(st->st_mode, st->st_rdev);
 
-	fd = kind == DEV_RENDER ? open_kfd(true) : -1;
-	if (fd >= 0)
-		close(fd);
-	return kind == DEV_KFD || fd >= 0 ? 0 : -ENOTSUP;
+	return kind == DEV_KFD || (kind == DEV_RENDER && kfd_image_mode(true)) ? 0 : -ENOTSUP;
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__HANDLE_DEVICE_VMA, kfd_handle_device_vma)
+
+/*
+ * A render node file: a new fd of the render file of the local GPU that its
+ * GPU goes to, sharing that file with RESTORE's GPU map in either order.
+ */
+static int restore_render_file(const KfdCriuMeta *meta)
+{
+	int i = restore_gpus() ?: local_gpu(meta->render_gpu_id), fd;
+
+	if (i >= 0 && gpu_map[i].drm_fd < 0)
+		i = -ENODEV;	/* its render node did not open, as logged */
+	fd = i < 0 ? -1 : dup(gpu_map[i].drm_fd);
+	if (fd >= 0 && !fcntl(fd, F_SETFL, meta->open_flags))
+		return fd;
+	if (i >= 0)
+		i = -errno;
+	if (fd >= 0)
+		close(fd);
+	pr_err("file %u: no render node for GPU %#x: %s\n", meta->file_id,
+	       meta->render_gpu_id, strerror(-i));
+	return i;
+}
 
 /* RESTORE from the images of file @id into a new /dev/kfd fd */
 static int restore_from_images(unsigned int id)
@@ -475,18 +491,15 @@ static int restore_from_images(unsigned int id)
 	/* The kernel checks the stream: its records carry CRCs, END counts */
 	sfd = openat(criu_get_image_dir(), name, O_RDONLY | O_CLOEXEC);
 	kfd = sfd < 0 ? -errno : open_kfd(false);
-	ret = kfd < 0 ? kfd : open_gpu_map("/sys/class/kfd/kfd/topology/nodes") ?:
-			      restore_op(kfd, sfd, &args);
+	ret = kfd < 0 ? kfd : restore_gpus() ?: restore_op(kfd, sfd, &args);
 	if (sfd >= 0)
 		close(sfd);
 	if (!ret) {
-		pr_info("file %u: restored %llu bytes of image format %u, %u local GPU(s), %u mmap offset(s) moved\n",
-			id, args.image_size, args.format_version, nr_gpus,
-			args.num_offset_map);
+		pr_info("file %u: restored %llu bytes of image format %u, %d local GPU(s), %u mmap offset(s) moved\n",
+			id, args.image_size, args.format_version, nr_gpus, args.num_offset_map);
 		return kfd;
 	}
 	pr_err("RESTORE from %s failed: %s\n", name, strerror(-ret));
-	close_gpu_map();
 	if (kfd >= 0)
 		close(kfd);
 	return ret;
@@ -494,22 +507,13 @@ static int restore_from_images(unsigned int id)
 
 static int kfd_restore_file(int id)
 {
-	char name[IMAGE_NAME_MAX];
 	KfdCriuMeta *meta;
-	int ret;
+	int ret = read_meta(id, &meta);
 
-	image_name(name, id, "img");
-	ret = meta_read(name, &meta);
-	if (ret == -ENOENT)
-		return -ENOTSUP;
-	if (ret) {
-		pr_err("cannot read %s: %s\n", name, strerror(-ret));
-		return ret;
-	}
-	if (meta->file_id != (unsigned int)id)
-		pr_err("%s describes file %u\n", name, meta->file_id);
+	if (ret)
+		return ret == -ENOENT ? -ENOTSUP : ret;
 	/* An alias shares the KFD process that its file restores. */
-	ret = meta->file_id != (unsigned int)id ? -EINVAL :
+	ret = meta->has_render_gpu_id ? restore_render_file(meta) :
 	      meta->has_alias_of ? open_kfd(false) : restore_from_images(id);
 	kfd_criu_meta__free_unpacked(meta, NULL);
 	return ret == -ENOTSUP ? -EIO : ret;
@@ -517,29 +521,25 @@ static int kfd_restore_file(int id)
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESTORE_EXT_FILE, kfd_restore_file)
 
 /*
- * Mappings of /dev/kfd and restored GPUs' render nodes go to the offsets
- * RESTORE moved them to (CRIU's pgoff is in bytes), render node mappings
- * through the file the GPU's VM was created on.
+ * /dev/kfd and render node mappings go to the offsets RESTORE moved them to
+ * (pgoff is in bytes), render nodes' through the GPU's render file, which has
+ * its VM (CRIU mmaps a dup). CRIU 3.17 takes *@new_pgoff only on return 1.
  */
-static int kfd_update_vma_map(const char *path, const uint64_t addr,
-			      const uint64_t old_pgoff, uint64_t *new_pgoff,
-			      int *plugin_fd)
+static int kfd_update_vma_map(const char *path, const uint64_t addr, const uint64_t old_pgoff,
+			      uint64_t *new_pgoff, int *plugin_fd)
 {
 	struct stat st;
-	enum dev_kind kind = stat(path, &st) ? DEV_OTHER :
-			     dev_kind(st.st_mode, st.st_rdev);
+	enum dev_kind kind = stat(path, &st) ? DEV_OTHER : dev_kind(st.st_mode, st.st_rdev);
+	int gpu = kind == DEV_RENDER ? gpu_of_minor(minor(st.st_rdev)) : -1;
 	unsigned int i;
 
-	if (kind == DEV_OTHER || (kind == DEV_RENDER && !nr_gpus))
+	if (kind == DEV_OTHER || (kind == DEV_RENDER && nr_gpus <= 0))
 		return -ENOTSUP;
 	*new_pgoff = old_pgoff;
-	*plugin_fd = -1;
+	*plugin_fd = gpu < 0 ? -1 : gpu_map[gpu].drm_fd;
 	for (i = 0; i < nr_offsets; i++)
 		if (offsets[i].old_offset == old_pgoff)
 			*new_pgoff = offsets[i].new_offset;
-	for (i = 0; kind == DEV_RENDER && i < nr_gpus && *plugin_fd < 0; i++)
-		if (gpu_minor[i] == (int)minor(st.st_rdev))
-			*plugin_fd = fcntl(gpu_map[i].drm_fd, F_DUPFD_CLOEXEC, 0);
 	if (kind == DEV_RENDER && *plugin_fd < 0) {
 		pr_err("mapping at %#" PRIx64 " of %s: no open render node of a restored GPU\n",
 		       addr, path);
@@ -547,7 +547,7 @@ static int kfd_update_vma_map(const char *path, const uint64_t addr,
 	}
 	pr_debug("mapping at %#" PRIx64 " of %s: offset %#" PRIx64 " -> %#" PRIx64 "\n",
 		 addr, path, old_pgoff, *new_pgoff);
-	return 0;
+	return 1;
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__UPDATE_VMA_MAP, kfd_update_vma_map)
 

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * DOC: CRIU's log helpers for an out-of-tree plugin
- *
- * CRIU installs criu-log.h but not the log.h it includes for pr_err() and
- * friends; this stands in for it. criu exports print_on_level() to plugins.
+ * DOC: CRIU installs criu-log.h but not the log.h it includes for pr_err()
+ * and friends; this stands in for it. criu exports print_on_level().
  */
 #ifndef KFD_CRIU_LOG_H
 #define KFD_CRIU_LOG_H

@@ -83,8 +83,7 @@ static int make_images(unsigned int id, size_t len)
 	meta.format_version = 1;
 	meta.file_id = id;
 	meta.stream_size = len;
-	image_name(name, id, "img");
-	return meta_write(name, &meta);
+	return write_meta(id, &meta);
 }
 
 static void test_read_file(void)
@@ -116,26 +115,23 @@ static void test_meta(void)
 	in.format_version = 3;
 	in.file_id = 42;
 	in.stream_size = 1ULL << 40;
-	ok(!meta_write("kfdcriu-42.img", &in) &&
-	   !meta_read("kfdcriu-42.img", &out) && out->format_version == 3 &&
-	   out->file_id == 42 && out->stream_size == 1ULL << 40 &&
-	   !out->has_alias_of, "metadata round trip");
+	ok(!write_meta(42, &in) && !read_meta(42, &out) &&
+	   out->format_version == 3 && out->file_id == 42 &&
+	   out->stream_size == 1ULL << 40 && !out->has_alias_of &&
+	   !out->has_render_gpu_id, "metadata round trip");
 	if (out)
 		kfd_criu_meta__free_unpacked(out, NULL);
-	ok(meta_read("kfdcriu-43.img", &out) == -ENOENT,
-	   "missing metadata reads as -ENOENT");
+	ok(read_meta(43, &out) == -ENOENT && !out && !last_log[0],
+	   "missing metadata reads as -ENOENT, not logged");
 	write_image("kfdcriu-44.img", 100, 0xff);
-	ok(meta_read("kfdcriu-44.img", &out) == -EBADMSG,
-	   "garbage metadata is refused");
+	ok(read_meta(44, &out) == -EBADMSG && logged("kfdcriu-44.img"),
+	   "garbage metadata is refused and logged");
 	write_image("kfdcriu-45.img", META_MAX_SIZE + 1, 0);
-	ok(meta_read("kfdcriu-45.img", &out) == -EFBIG,
-	   "oversized metadata is refused");
+	ok(read_meta(45, &out) == -EFBIG, "oversized metadata is refused");
 }
 
 static void test_restore_hook(void)
 {
-	char name[IMAGE_NAME_MAX];
-
 	ok(kfd_restore_file(99) == -ENOTSUP,
 	   "RESTORE_EXT_FILE of a file without our images: -ENOTSUP");
 	make_images(5, 5000);
@@ -146,12 +142,6 @@ static void test_restore_hook(void)
 	ok(kfd_restore_file(6) == -ENOTTY && logged("cannot query") &&
 	   logged("RESTORE from kfdcriu-6.stream failed"),
 	   "RESTORE_EXT_FILE of intact images goes on to KFD's version check");
-	make_images(7, 100);
-	image_name(name, 8, "stream");
-	write_image(name, 100, 7);
-	renameat(image_dir_fd, "kfdcriu-7.img", image_dir_fd, "kfdcriu-8.img");
-	ok(kfd_restore_file(8) == -EINVAL,
-	   "RESTORE_EXT_FILE refuses metadata of another file");
 }
 
 static void test_not_ours(void)
@@ -181,60 +171,40 @@ static void test_not_ours(void)
 	   -ENOTSUP && kfd_update_vma_map("/nonexistent", 0, 5, &pgoff,
 	   &pgoff_fd) == -ENOTSUP, "UPDATE_VMA_MAP of other paths: -ENOTSUP");
 	ok(kfd_update_vma_map(KFD_DEV_PATH, 0x1000, 5, &pgoff, &pgoff_fd) ==
-	   0 && pgoff == 5 && pgoff_fd == -1,
+	   1 && pgoff == 5 && pgoff_fd == -1,
 	   "UPDATE_VMA_MAP of KFD without moved offsets keeps the offset");
 	ok(kfd_resume_devices_late(getpid()) == -ENOTSUP,
 	   "RESUME_DEVICES_LATE without KFD image mode: -ENOTSUP");
-}
-
-/* cmdline_keeps_running() of @cmdline with its spaces made NULs */
-static int keeps(const char *cmdline)
-{
-	size_t i, len = strlen(cmdline);
-	char buf[128];
-
-	for (i = 0; i <= len && i < sizeof(buf); i++)
-		buf[i] = cmdline[i] == ' ' ? '\0' : cmdline[i];
-	return cmdline_keeps_running(buf, len + 1);
-}
-
-static void test_cmdline(void)
-{
-	ok(keeps("criu dump -t 1 -D d") == 0, "criu dump: the task is killed");
-	ok(keeps("criu dump -t 1 -R") == 1, "criu dump -R");
-	ok(keeps("criu dump --leave-running") == 1, "criu dump --leave-running");
-	ok(keeps("criu dump -o l -s") == 1, "criu dump -s (leave stopped)");
-	ok(keeps("criu dump -jR") == 1, "criu dump -jR (clustered options)");
-	ok(keeps("criu dump -D -R -DR") == 0,
-	   "-R as the argument of -D is not the option");
-	ok(keeps("criu dump -vR -- -R") == 0,
-	   "optional arguments and -- are respected");
-	ok(keeps("criu swrk 3") == -1, "criu swrk (RPC): cannot tell");
 }
 
 static void test_leave_running(void)
 {
 	int fds[2];
 
-	setenv("KFD_CRIU_LEAVE_RUNNING", "1", 1);
-	ok(task_keeps_running(), "KFD_CRIU_LEAVE_RUNNING=1");
-	setenv("KFD_CRIU_LEAVE_RUNNING", "0", 1);
-	ok(!task_keeps_running(), "KFD_CRIU_LEAVE_RUNNING=0");
-	unsetenv("KFD_CRIU_LEAVE_RUNNING");
-	ok(!task_keeps_running(), "this command line does not leave running");
-
 	/* A pipe stands in for CRIU's copy of a paused task's KFD file. */
 	if (pipe(fds))
 		return;
+	setenv("KFD_CRIU_LEAVE_RUNNING", "0", 1);
 	remember_dumped_file(fds[0], 11, 100);
 	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 0);
-	ok(!nr_dumped && !dumped && logged("not unpausing") &&
-	   fcntl(fds[0], F_GETFD) >= 0,
-	   "a successful dump whose task dies: no UNPAUSE");
+	ok(!nr_dumped && !dumped && logged("file 11: not unpausing") &&
+	   !logged("UNPAUSE") && fcntl(fds[0], F_GETFD) >= 0,
+	   "KFD_CRIU_LEAVE_RUNNING=0, a successful dump: no UNPAUSE");
 	remember_dumped_file(fds[0], 12, 101);
 	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 1);
 	ok(!nr_dumped && logged("UNPAUSE of file 12 failed"),
 	   "a failed dump UNPAUSEs the paused task");
+	unsetenv("KFD_CRIU_LEAVE_RUNNING");
+	remember_dumped_file(fds[0], 13, 102);
+	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 0);
+	ok(!nr_dumped && logged("UNPAUSE of file 13 failed"),
+	   "KFD_CRIU_LEAVE_RUNNING unset, a successful dump: UNPAUSE");
+	remember_dumped_file(fds[0], 14, 103);
+	remember_dumped_file(fds[0], 15, 103);
+	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 0);
+	ok(logged("file 15: same process as file 14") &&
+	   logged("UNPAUSE of file 14 failed") && !logged("UNPAUSE of file 15"),
+	   "a second file of a dumped process is an alias: one UNPAUSE");
 	close(fds[0]);
 	close(fds[1]);
 }
@@ -353,16 +323,32 @@ static void test_gpu_map_spec(void)
 	   "a bad KFD_CRIU_GPU_MAP says where");
 }
 
-/* Writes @text to @dir/@node/@file of a fake topology */
-static void topo_file(const char *dir, int node, const char *file,
-		      const char *text)
+static char fake_root[64];	/* a fake /sys and /dev for the GPU tests */
+
+/* mkdir -p of @path */
+static void make_dirs(const char *path)
+{
+	char dir[256], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (slash = dir; (slash = strchr(slash + 1, '/'));) {
+		*slash = '\0';
+		mkdir(dir, 0700);
+		*slash = '/';
+	}
+	mkdir(dir, 0700);
+}
+
+/* Writes @text to the fake root's @file of topology node @node */
+static void topo_file(int node, const char *file, const char *text)
 {
 	char path[512];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%d", dir, node);
-	mkdir(path, 0700);
-	snprintf(path, sizeof(path), "%s/%d/%s", dir, node, file);
+	snprintf(path, sizeof(path), "%s" TOPOLOGY "/%d", fake_root, node);
+	make_dirs(path);
+	snprintf(path, sizeof(path), "%s" TOPOLOGY "/%d/%s", fake_root, node,
+		 file);
 	f = fopen(path, "w");
 	if (f) {
 		fputs(text, f);
@@ -370,52 +356,191 @@ static void topo_file(const char *dir, int node, const char *file,
 	}
 }
 
+/* A regular file stands in for render node renderD<minor> */
+static void fake_render_node(int minor)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/dev/dri", fake_root);
+	make_dirs(path);
+	snprintf(path, sizeof(path), "%s/dev/dri/renderD%d", fake_root, minor);
+	fd = open(path, O_RDWR | O_CREAT, 0600);
+	close(fd);
+}
+
+/* Forgets this restore's GPUs, closing their render files */
+static void forget_gpus(void)
+{
+	int i;
+
+	for (i = 0; i < nr_gpus; i++)
+		if (gpu_map[i].drm_fd >= 0)
+			close(gpu_map[i].drm_fd);
+	nr_gpus = -1;
+}
+
 static void test_topology(void)
 {
-	char dir[64];
+	char dir[128];
 
-	snprintf(dir, sizeof(dir), "%s/nodes", image_dir);
-	mkdir(dir, 0700);
-	ok(!open_gpu_map("/nonexistent/nodes") && !nr_gpus,
-	   "no KFD topology: no GPUs, an empty map");
-	ok(!open_gpu_map(dir) && !nr_gpus, "an empty topology: no GPUs");
-	topo_file(dir, 0, "gpu_id", "0\n");
-	topo_file(dir, 0, "properties", "cpu_cores_count 8\nsimd_count 0\n");
-	ok(!open_gpu_map(dir) && !nr_gpus, "a CPU node is not a GPU");
-	topo_file(dir, 1, "gpu_id", "4660\n");
-	topo_file(dir, 1, "properties",
+	snprintf(fake_root, sizeof(fake_root), "%s/root", image_dir);
+	snprintf(dir, sizeof(dir), "%s" TOPOLOGY, fake_root);
+	root = "/nonexistent";
+	ok(!read_topology() && !nr_gpus, "no KFD topology: no GPUs");
+	root = fake_root;
+	make_dirs(dir);
+	ok(!read_topology() && !nr_gpus, "an empty topology: no GPUs");
+	topo_file(0, "gpu_id", "0\n");
+	topo_file(0, "properties", "cpu_cores_count 8\nsimd_count 0\n");
+	ok(!read_topology() && !nr_gpus, "a CPU node is not a GPU");
+	topo_file(1, "gpu_id", "4660\n");
+	topo_file(1, "properties",
 		  "cpu_cores_count 0\nsimd_count 256\ndrm_render_minor 129\n"
 		  "hive_id 0\n");
-	topo_file(dir, 2, "gpu_id", "17185\n");
-	topo_file(dir, 2, "properties", "simd_count 128\n");
-	topo_file(dir, 4, "gpu_id", "99\n");	/* after a gap: not a node */
-	unsetenv("KFD_CRIU_GPU_MAP");
-	ok(!open_gpu_map(dir) && nr_gpus == 2 &&
+	topo_file(2, "gpu_id", "17185\n");
+	topo_file(2, "properties", "simd_count 128\n");
+	topo_file(4, "gpu_id", "99\n");	/* after a gap: not a node */
+	ok(!read_topology() && nr_gpus == 2 &&
 	   gpu_map[0].local_gpu_id == 4660 && gpu_minor[0] == 129 &&
 	   gpu_map[1].local_gpu_id == 17185 && gpu_minor[1] == -1 &&
+	   gpu_map[0].drm_fd == -1 && gpu_map[1].drm_fd == -1 &&
 	   !gpu_map[0].image_gpu_id && !gpu_map[1].image_gpu_id &&
 	   !gpu_map[0].reserved && !gpu_map[1].reserved,
-	   "two GPU nodes, their gpu_ids and render minors");
-	ok(!open_gpu_map(dir) && gpu_map[0].drm_fd == -1 &&
-	   gpu_map[1].drm_fd == -1 && logged("cannot open /dev/dri/renderD129") &&
-	   logged("cannot open /dev/dri/renderD-1"),
-	   "render nodes that cannot be opened: drm_fd -1, a warning");
+	   "two GPU nodes, their gpu_ids and render minors, no file open");
+	ok(gpu_of_minor(129) == 0 && gpu_of_minor(128) == -1 &&
+	   gpu_of_minor(130) == -1, "render minor 129 is GPU 4660, no other");
+	nr_gpus = -1;
+	ok(gpu_of_minor(129) == -1, "no GPU of any minor before the topology");
+
+	unsetenv("KFD_CRIU_GPU_MAP");
+	fake_render_node(129);
+	ok(!restore_gpus() && nr_gpus == 2 && gpu_map[0].drm_fd >= 0 &&
+	   gpu_map[1].drm_fd == -1 && logged("cannot open") &&
+	   logged("renderD-1"),
+	   "restore: GPU 4660's render file opens, the other's is -1, logged");
+	ok(fcntl(gpu_map[0].drm_fd, F_GETFD) == FD_CLOEXEC,
+	   "the render file is close-on-exec");
+	ok(!restore_gpus() && !last_log[0],
+	   "the restore's GPUs are set up once");
+	forget_gpus();
 	setenv("KFD_CRIU_GPU_MAP", "0x4321=4660", 1);
-	ok(!open_gpu_map(dir) && nr_gpus == 2 &&
+	ok(!restore_gpus() && nr_gpus == 2 &&
 	   gpu_map[0].image_gpu_id == 0x4321 && !gpu_map[1].image_gpu_id,
 	   "KFD_CRIU_GPU_MAP places an image GPU on a local one");
+	forget_gpus();
 	setenv("KFD_CRIU_GPU_MAP", "1=2", 1);
-	ok(open_gpu_map(dir) == -ENODEV && logged("no such GPU"),
-	   "KFD_CRIU_GPU_MAP naming a missing local GPU: -ENODEV");
-	setenv("KFD_CRIU_GPU_MAP", "1=2", 1);
-	ok(open_gpu_map("/nonexistent/nodes") == -ENODEV,
+	ok(restore_gpus() == -ENODEV && logged("no such GPU") && nr_gpus == -1,
+	   "KFD_CRIU_GPU_MAP naming a missing local GPU: -ENODEV, no GPUs");
+	ok(restore_gpus() == -ENODEV,
+	   "a failed setup fails again, not an empty map");
+	root = "/nonexistent";
+	forget_gpus();
+	ok(restore_gpus() == -ENODEV,
 	   "KFD_CRIU_GPU_MAP without a topology: -ENODEV");
+	root = fake_root;
 	unsetenv("KFD_CRIU_GPU_MAP");
-	topo_file(dir, 3, "gpu_id", "x\n");
-	ok(!open_gpu_map(dir) && nr_gpus == 3 && gpu_map[2].local_gpu_id == 99 &&
-	   gpu_minor[2] == -1,
+	topo_file(3, "gpu_id", "x\n");
+	forget_gpus();
+	ok(!read_topology() && nr_gpus == 3 &&
+	   gpu_map[2].local_gpu_id == 99 && gpu_minor[2] == -1,
 	   "a node whose gpu_id does not parse is no GPU; the next one is");
-	close_gpu_map();
+	forget_gpus();
+}
+
+/* Writes the image of a dumped render node file of image GPU @gpu */
+static void make_render_image(unsigned int id, uint32_t gpu)
+{
+	KfdCriuMeta meta = KFD_CRIU_META__INIT;
+
+	meta.file_id = id;
+	meta.has_render_gpu_id = true;
+	meta.render_gpu_id = gpu;
+	meta.has_open_flags = true;
+	meta.open_flags = O_RDWR;
+	write_meta(id, &meta);
+}
+
+/* Whether @a and @b share one open file: a seek through one moves both */
+static bool same_file(int a, int b, off_t pos)
+{
+	return a >= 0 && b >= 0 && lseek(a, pos, SEEK_SET) == pos &&
+	       lseek(b, 0, SEEK_CUR) == pos;
+}
+
+static void test_render_files(void)
+{
+	KfdCriuMeta *meta = NULL;
+	char path[512];
+	int fd, a, b;
+
+	/* GPUs 4660 (renderD129) and 17185 (renderD130) */
+	topo_file(2, "properties", "simd_count 128\ndrm_render_minor 130\n");
+	topo_file(3, "gpu_id", "0\n");
+	fake_render_node(130);
+	unsetenv("KFD_CRIU_GPU_MAP");
+
+	fd = openat(image_dir_fd, "plain", O_RDWR | O_APPEND);
+	ok(!dump_render_file(fd, 21, 129) && !read_meta(21, &meta) &&
+	   meta->has_render_gpu_id && meta->render_gpu_id == 4660 &&
+	   (meta->open_flags & O_APPEND) && meta->file_id == 21 &&
+	   !meta->stream_size,
+	   "DUMP_EXT_FILE of renderD129: GPU 4660 and its open flags");
+	if (meta)
+		kfd_criu_meta__free_unpacked(meta, NULL);
+	ok(dump_render_file(fd, 22, 131) == -ENOTSUP &&
+	   read_meta(22, &meta) == -ENOENT,
+	   "a render node of no KFD GPU: -ENOTSUP, no image");
+	close(fd);
+	forget_gpus();
+
+	ok(!restore_gpus() && local_gpu(4660) == 0 && local_gpu(17185) == 1 &&
+	   local_gpu(98) == -ENODEV,
+	   "an image GPU goes to the local GPU of its gpu_id");
+	forget_gpus();
+	setenv("KFD_CRIU_GPU_MAP", "4660=17185", 1);
+	ok(!restore_gpus() && local_gpu(4660) == 1 && local_gpu(17185) == 1,
+	   "a KFD_CRIU_GPU_MAP entry overrides the same gpu_id");
+	forget_gpus();
+	unsetenv("KFD_CRIU_GPU_MAP");
+
+	a = kfd_restore_file(21);
+	ok(a >= 0 && !restore_gpus() && same_file(a, gpu_map[0].drm_fd, 1234) &&
+	   !same_file(gpu_map[1].drm_fd, a, 77) &&
+	   (fcntl(a, F_GETFL) & O_APPEND),
+	   "render file first: RESTORE's GPU map gets the same file");
+	make_render_image(23, 4660);
+	b = kfd_restore_file(23);
+	ok(b >= 0 && b != a && same_file(a, b, 4321),
+	   "a second render file of that GPU: the same file again");
+	close(a);
+	close(b);
+	forget_gpus();
+	ok(!restore_gpus() && (a = kfd_restore_file(21)) >= 0 &&
+	   same_file(gpu_map[0].drm_fd, a, 777) &&
+	   a < gpu_map[0].drm_fd && a != gpu_map[1].drm_fd,
+	   "RESTORE's GPU map first: the render file is a new fd of its file");
+	close(a);
+	forget_gpus();
+	setenv("KFD_CRIU_GPU_MAP", "4660=17185", 1);
+	a = kfd_restore_file(21);
+	ok(a >= 0 && same_file(a, gpu_map[1].drm_fd, 55) &&
+	   !same_file(gpu_map[0].drm_fd, a, 66),
+	   "KFD_CRIU_GPU_MAP moves the render file to the mapped GPU");
+	close(a);
+	forget_gpus();
+	unsetenv("KFD_CRIU_GPU_MAP");
+	make_render_image(24, 98);
+	ok(kfd_restore_file(24) == -ENODEV &&
+	   logged("no render node for GPU 0x62"),
+	   "a render file of a GPU this machine lacks: -ENODEV, logged");
+	make_render_image(25, 17185);
+	snprintf(path, sizeof(path), "%s/dev/dri/renderD130", fake_root);
+	unlink(path);
+	forget_gpus();
+	ok(kfd_restore_file(25) == -ENODEV && logged("renderD130"),
+	   "a render file of a GPU whose render node does not open: -ENODEV");
+	forget_gpus();
 }
 
 static void test_offsets(void)
@@ -452,14 +577,14 @@ static void test_offsets(void)
 		return;
 	memcpy(offsets, moved, sizeof(moved));
 	nr_offsets = ARRAY_SIZE(moved);
-	ok(!kfd_update_vma_map(KFD_DEV_PATH, 0x7f00000000, 0x1000, &pgoff, &fd) &&
+	ok(kfd_update_vma_map(KFD_DEV_PATH, 0x7f00000000, 0x1000, &pgoff, &fd) == 1 &&
 	   pgoff == 0x9000 && fd == -1, "a moved offset is translated");
-	ok(!kfd_update_vma_map(KFD_DEV_PATH, 0x7f00000000, 2ULL << 62, &pgoff,
-			       &fd) && pgoff == 3ULL << 62,
+	ok(kfd_update_vma_map(KFD_DEV_PATH, 0x7f00000000, 2ULL << 62, &pgoff,
+			      &fd) == 1 && pgoff == 3ULL << 62,
 	   "the event page's offset is translated");
-	ok(!kfd_update_vma_map(KFD_DEV_PATH, 0x7f00000000, 0x2000, &pgoff, &fd) &&
+	ok(kfd_update_vma_map(KFD_DEV_PATH, 0x7f00000000, 0x2000, &pgoff, &fd) == 1 &&
 	   pgoff == 0x2000, "an offset that did not move stays");
-	ok(!kfd_update_vma_map(KFD_DEV_PATH, 0x7f00000000, 0x1800, &pgoff, &fd) &&
+	ok(kfd_update_vma_map(KFD_DEV_PATH, 0x7f00000000, 0x1800, &pgoff, &fd) == 1 &&
 	   pgoff == 0x1800, "an offset inside a moved buffer is not guessed");
 	ok(kfd_update_vma_map("/dev/zero", 0, 0x1000, &pgoff, &fd) == -ENOTSUP,
 	   "other devices keep their offsets: -ENOTSUP");
@@ -482,10 +607,10 @@ int main(int argc, char **argv)
 	test_meta();
 	test_restore_hook();
 	test_not_ours();
-	test_cmdline();
 	test_leave_running();
 	test_gpu_map_spec();
 	test_topology();
+	test_render_files();
 	test_offsets();
 	if (argc > 1)
 		test_shared_object(argv[1]);
