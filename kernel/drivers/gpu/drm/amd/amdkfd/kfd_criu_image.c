@@ -1895,7 +1895,7 @@ int kfd_criu_check_queues(const struct kfd_criu_queue_rec *queues, u32 n,
 			return -EINVAL;
 		prev = id;
 	}
-	if (n < 2)
+	if (!n)
 		return 0;
 	ret = kfd_criu_check_doorbells(queues, n);
 	if (ret)
