@@ -16,11 +16,12 @@
  * the smallest signal page, an unknown optional record, and GPU state:
  * GPU records, BOs of every kind and the contents of the VRAM and GTT
  * ones, user-mode queues of each type the format carries with their
- * preempted state per XCC, and SVM ranges. Records are filled exactly as kfd_criu_events.c fills them, so
- * "empty", "selftest", "types" and "many" are, byte for byte, the images
- * the VM kernel (release 6.12.117) writes for the base processes of
- * e2e/kfd_mutate_test.c, which prints their FNV-1a hashes. Each image is read back
- * and validated before it is written.
+ * preempted state per XCC, and SVM ranges. Records are filled exactly
+ * as kfd_criu_events.c fills them, so "empty", "selftest", "types" and
+ * "many" are, byte for byte, the images the VM kernel (release 6.12.117)
+ * writes for the base processes of e2e/kfd_mutate_test.c, which prints
+ * their FNV-1a hashes. Each image is read back and validated before it is
+ * written.
  */
 
 #include <linux/array_size.h>

@@ -9,9 +9,10 @@
  * The writer, the reader and the record validators of the image stream
  * declared in kfd_criu_image.h. The codec knows nothing of amdgpu, files or
  * processes: bytes come and go through &struct kfd_criu_image_io, and the
- * callers own every buffer, so the codec does not allocate, with one
- * exception: kfd_criu_check_bos() needs a sort index as large as the BO
- * set. It includes only generic headers, which lets the same file build
+ * callers own every buffer, so the codec does not allocate, with two
+ * exceptions: kfd_criu_check_bos() needs a sort index as large as the BO
+ * set, and kfd_criu_check_queues() one of the queues' buffers. It
+ * includes only generic headers, which lets the same file build
  * in userspace (host/ of the project) for unit tests, fuzzing and an image
  * inspection tool.
  *
@@ -108,6 +109,7 @@ static_assert(KFD_CRIU_QUEUE_STATE_FIXED + KFD_CRIU_MAX_CTL_STACK_SIZE <=
 	      KFD_CRIU_MAX_RECORD_LEN);
 static_assert(KFD_CRIU_MAX_CU_MASK_BITS % 32 == 0);
 static_assert(KFD_CRIU_MIN_RING_SIZE == KFD_MIN_QUEUE_RING_SIZE);
+/* The whitelist keeps classes and limits in u8 fields. */
 static_assert(KFD_CRIU_QC_SDMA <= U8_MAX);
 static_assert(KFD_CRIU_LIM_RPTR_RING <= U8_MAX);
 
@@ -1533,13 +1535,7 @@ int kfd_criu_bo_data_check(struct kfd_criu_bo_cursor *cur,
  * Queues and SVM ranges
  */
 
-/*
- * KFD_CRIU_LIM_* and KFD_CRIU_QC_* fit the u8 fields of the whitelist, and
- * the dynamic struct is small enough for the one-word-per-bit mask of
- * kfd_criu_check_dyn_unused().
- */
-
-/* A queue's type as the image spells it: one of three uAPI values. */
+/* Whether a queue's uAPI type is one of the SDMA types the image carries. */
 static bool kfd_criu_queue_is_sdma(u32 type)
 {
 	return type == KFD_IOC_QUEUE_TYPE_SDMA ||
@@ -1903,11 +1899,13 @@ int kfd_criu_check_queues(const struct kfd_criu_queue_rec *queues, u32 n,
 	return kfd_criu_check_queue_overlap(queues, n);
 }
 
-#define KFD_CRIU_DYN(f)	offsetof(struct kfd_criu_queue_dyn, f),		\
-			sizeof_field(struct kfd_criu_queue_dyn, f)
+#define DYN_OFF(f)	offsetof(struct kfd_criu_queue_dyn, f)
+#define DYN_SIZE(f)	sizeof_field(struct kfd_criu_queue_dyn, f)
 
 /**
- * kfd_criu_mqd_whitelist - every MQD field RESTORE may write
+ * DOC: MQD dynamic-field whitelist
+ *
+ * kfd_criu_mqd_whitelist[] names every MQD field RESTORE may write.
  *
  * RESTORE initializes a queue's MQD from its properties, as queue creation
  * does, and then writes these fields and nothing else, each after
@@ -1921,33 +1919,38 @@ int kfd_criu_check_queues(const struct kfd_criu_queue_rec *queues, u32 n,
  * of &struct kfd_criu_queue_dyn no entry covers for a queue must be zero.
  */
 const struct kfd_criu_mqd_field kfd_criu_mqd_whitelist[] = {
-	{ "rptr", KFD_CRIU_DYN(rptr), KFD_CRIU_QC_COMPUTE,
+	{ "rptr", DYN_OFF(rptr), DYN_SIZE(rptr), KFD_CRIU_QC_COMPUTE,
 	  KFD_CRIU_LIM_ZERO, KFD_CRIU_LIM_RING_DWORDS, KFD_CRIU_MQD_ALIGN_AQL,
 	  "cp_hqd_pq_rptr" },
-	{ "wptr", KFD_CRIU_DYN(wptr), KFD_CRIU_QC_COMPUTE,
+	{ "wptr", DYN_OFF(wptr), DYN_SIZE(wptr), KFD_CRIU_QC_COMPUTE,
 	  KFD_CRIU_LIM_ZERO, KFD_CRIU_LIM_MAX, KFD_CRIU_MQD_ALIGN_AQL,
 	  "cp_hqd_pq_wptr_lo, cp_hqd_pq_wptr_hi" },
-	{ "rptr", KFD_CRIU_DYN(rptr), KFD_CRIU_QC_SDMA,
+	{ "rptr", DYN_OFF(rptr), DYN_SIZE(rptr), KFD_CRIU_QC_SDMA,
 	  KFD_CRIU_LIM_ZERO, KFD_CRIU_LIM_MAX, 4,
 	  "sdmax_rlcx_rb_rptr, sdmax_rlcx_rb_rptr_hi" },
-	{ "wptr", KFD_CRIU_DYN(wptr), KFD_CRIU_QC_SDMA,
+	{ "wptr", DYN_OFF(wptr), DYN_SIZE(wptr), KFD_CRIU_QC_SDMA,
 	  KFD_CRIU_LIM_RPTR, KFD_CRIU_LIM_RPTR_RING, 4,
 	  "sdmax_rlcx_rb_wptr, sdmax_rlcx_rb_wptr_hi" },
-	{ "cntl_stack_offset", KFD_CRIU_DYN(cntl_stack_offset),
-	  KFD_CRIU_QC_CWSR, KFD_CRIU_LIM_ZERO, KFD_CRIU_LIM_CTL_STACK, 4,
+	{ "cntl_stack_offset", DYN_OFF(cntl_stack_offset),
+	  DYN_SIZE(cntl_stack_offset), KFD_CRIU_QC_CWSR,
+	  KFD_CRIU_LIM_ZERO, KFD_CRIU_LIM_CTL_STACK, 4,
 	  "cp_hqd_cntl_stack_offset" },
-	{ "wg_state_offset", KFD_CRIU_DYN(wg_state_offset), KFD_CRIU_QC_CWSR,
+	{ "wg_state_offset", DYN_OFF(wg_state_offset),
+	  DYN_SIZE(wg_state_offset), KFD_CRIU_QC_CWSR,
 	  KFD_CRIU_LIM_CTL_STACK, KFD_CRIU_LIM_CWSR, 4,
 	  "cp_hqd_wg_state_offset" },
-	{ "eop_rptr", KFD_CRIU_DYN(eop_rptr), KFD_CRIU_QC_EOP,
+	{ "eop_rptr", DYN_OFF(eop_rptr), DYN_SIZE(eop_rptr), KFD_CRIU_QC_EOP,
 	  KFD_CRIU_LIM_ZERO, KFD_CRIU_LIM_EOP_DWORDS, 1,
 	  "cp_hqd_eop_rptr.RPTR" },
-	{ "eop_wptr", KFD_CRIU_DYN(eop_wptr), KFD_CRIU_QC_EOP,
+	{ "eop_wptr", DYN_OFF(eop_wptr), DYN_SIZE(eop_wptr), KFD_CRIU_QC_EOP,
 	  KFD_CRIU_LIM_ZERO, KFD_CRIU_LIM_EOP_DWORDS, 1,
 	  "cp_hqd_eop_wptr.WPTR" },
 };
 
 const size_t kfd_criu_mqd_whitelist_len = ARRAY_SIZE(kfd_criu_mqd_whitelist);
+
+#undef DYN_SIZE
+#undef DYN_OFF
 
 /* The &enum kfd_criu_queue_class bits of a valid queue. */
 static u32 kfd_criu_queue_classes(const struct kfd_criu_queue_rec *q)

@@ -3121,10 +3121,12 @@ static void test_make_queue(struct kfd_criu_queue_rec *q,
 static void test_check_queues(struct kunit *test)
 {
 	const struct test_queues_case *p = test->param_value;
-	struct kfd_criu_queue_rec q[TEST_MAX_SET];
 	struct kfd_criu_gpu_rec gpus[TEST_Q_GPUS];
+	struct kfd_criu_queue_rec *q;
 	u32 i;
 
+	q = kunit_kzalloc(test, TEST_MAX_SET * sizeof(*q), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, q);
 	test_fill_queue_gpus(gpus);
 	for (i = 0; i < p->num; i++)
 		test_make_queue(&q[i], &p->q[i]);
@@ -3294,6 +3296,7 @@ static void test_validate_queue_state(struct kunit *test)
 	const struct test_state_case *p = test->param_value;
 	struct kfd_criu_gpu_rec gpus[TEST_Q_GPUS];
 	struct kfd_criu_queue_state_hdr hdr;
+	const struct kfd_criu_gpu_rec *gpu;
 	struct kfd_criu_queue_dyn dyn;
 	struct kfd_criu_queue_rec q;
 
@@ -3307,8 +3310,10 @@ static void test_validate_queue_state(struct kunit *test)
 	if (p->field == DYN_FIELD(cntl_stack_offset) && !p->err &&
 	    p->kind == Q_COMPUTE)
 		hdr.data_len = cpu_to_le32(TEST_Q_CTL - (u32)p->value);
-	KUNIT_EXPECT_EQ(test, kfd_criu_validate_queue_state(&q,
-			&gpus[le32_to_cpu(q.gpu_index)], &hdr, &dyn), p->err);
+	gpu = &gpus[le32_to_cpu(q.gpu_index)];
+	KUNIT_EXPECT_EQ(test,
+			kfd_criu_validate_queue_state(&q, gpu, &hdr, &dyn),
+			p->err);
 }
 
 /* The kind of queue each case kind is, in whitelist classes. */
@@ -3359,55 +3364,69 @@ static void test_mqd_whitelist_complete(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, covered[i], 1);
 }
 
+/* The walk's two queues, their GPUs, and the cursor. */
+struct test_walk {
+	struct kfd_criu_gpu_rec gpus[TEST_Q_GPUS];
+	struct kfd_criu_queue_rec q[2];
+	struct kfd_criu_queue_cursor cur;
+};
+
+static int test_walk_state(struct test_walk *w,
+			   const struct kfd_criu_queue_state_hdr *hdr,
+			   const struct kfd_criu_queue_dyn *dyn, u32 len)
+{
+	return kfd_criu_queue_state_check(&w->cur, w->q, 2, w->gpus, hdr, dyn,
+					  len);
+}
+
 /* Walks the states of a GFX9 compute queue (8 XCCs) and an SDMA queue. */
 static void test_queue_state_walk(struct kunit *test)
 {
 	const u32 fixed = sizeof(struct kfd_criu_queue_state_hdr) +
 			  sizeof(struct kfd_criu_queue_dyn);
-	struct kfd_criu_gpu_rec gpus[TEST_Q_GPUS];
 	struct kfd_criu_queue_state_hdr hdr, sdma_hdr;
 	struct kfd_criu_queue_dyn dyn, sdma_dyn;
-	struct kfd_criu_queue_cursor cur;
-	struct kfd_criu_queue_rec q[2];
+	struct test_walk *w;
 	u32 len, xcc;
 
-	test_fill_queue_gpus(gpus);
-	test_fill_queue(&q[0], Q_COMPUTE, 1, Q_VA);
-	test_fill_queue(&q[1], Q_SDMA, 2, Q_VA + 0x10000000);
-	q[1].doorbell_offset = cpu_to_le32(2);
-	KUNIT_ASSERT_EQ(test, kfd_criu_check_queues(q, 2, gpus, TEST_Q_GPUS),
-			0);
+	w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	test_fill_queue_gpus(w->gpus);
+	test_fill_queue(&w->q[0], Q_COMPUTE, 1, Q_VA);
+	test_fill_queue(&w->q[1], Q_SDMA, 2, Q_VA + 0x10000000);
+	w->q[1].doorbell_offset = cpu_to_le32(2);
+	KUNIT_ASSERT_EQ(test, kfd_criu_check_queues(w->q, 2, w->gpus,
+						    TEST_Q_GPUS), 0);
 	test_fill_state(&hdr, &dyn, Q_COMPUTE);
 	test_fill_state(&sdma_hdr, &sdma_dyn, Q_SDMA);
 	sdma_hdr.queue_index = cpu_to_le32(1);
 	len = fixed + le32_to_cpu(hdr.data_len);
 
-	kfd_criu_queue_cursor_init(&cur);
+	kfd_criu_queue_cursor_init(&w->cur);
 	/* The SDMA queue's state first, XCC 1 before 0: both refused. */
-	KUNIT_EXPECT_EQ(test, kfd_criu_queue_state_check(&cur, q, 2, gpus,
-			&sdma_hdr, &sdma_dyn, fixed), -EINVAL);
+	KUNIT_EXPECT_EQ(test, test_walk_state(w, &sdma_hdr, &sdma_dyn, fixed),
+			-EINVAL);
 	hdr.xcc = cpu_to_le32(1);
-	KUNIT_EXPECT_EQ(test, kfd_criu_queue_state_check(&cur, q, 2, gpus,
-			&hdr, &dyn, len), -EINVAL);
+	KUNIT_EXPECT_EQ(test, test_walk_state(w, &hdr, &dyn, len), -EINVAL);
 	for (xcc = 0; xcc < 8; xcc++) {
 		hdr.xcc = cpu_to_le32(xcc);
 		/* A length that disagrees with data_len, then the right one */
-		KUNIT_EXPECT_EQ(test, kfd_criu_queue_state_check(&cur, q, 2,
-				gpus, &hdr, &dyn, len + 1), -EINVAL);
-		KUNIT_EXPECT_EQ(test, kfd_criu_queue_state_check(&cur, q, 2,
-				gpus, &hdr, &dyn, len), 0);
+		KUNIT_EXPECT_EQ(test, test_walk_state(w, &hdr, &dyn, len + 1),
+				-EINVAL);
+		KUNIT_EXPECT_EQ(test, test_walk_state(w, &hdr, &dyn, len), 0);
 	}
-	KUNIT_EXPECT_EQ(test, cur.queue_index, 1);
-	KUNIT_EXPECT_EQ(test, cur.xcc, 0);
-	KUNIT_EXPECT_EQ(test, kfd_criu_queue_state_check(&cur, q, 2, gpus,
-			&sdma_hdr, &sdma_dyn, fixed - 1), -EINVAL);
-	KUNIT_EXPECT_EQ(test, kfd_criu_queue_state_check(&cur, q, 2, gpus,
-			&sdma_hdr, &sdma_dyn, fixed), 0);
-	KUNIT_EXPECT_EQ(test, cur.queue_index, 2);
+	KUNIT_EXPECT_EQ(test, w->cur.queue_index, 1);
+	KUNIT_EXPECT_EQ(test, w->cur.xcc, 0);
+	KUNIT_EXPECT_EQ(test,
+			test_walk_state(w, &sdma_hdr, &sdma_dyn, fixed - 1),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, test_walk_state(w, &sdma_hdr, &sdma_dyn, fixed),
+			0);
+	KUNIT_EXPECT_EQ(test, w->cur.queue_index, 2);
 	/* Nothing more is expected. */
-	KUNIT_EXPECT_EQ(test, kfd_criu_queue_state_check(&cur, q, 2, gpus,
-			&sdma_hdr, &sdma_dyn, fixed), -EINVAL);
-	KUNIT_EXPECT_EQ(test, cur.queue_index, 2);
+	KUNIT_EXPECT_EQ(test, test_walk_state(w, &sdma_hdr, &sdma_dyn, fixed),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, w->cur.queue_index, 2);
 }
 
 /*
@@ -3462,6 +3481,7 @@ static void test_pick_slot(struct kunit *test)
 static void test_slot_visible(struct kunit *test)
 {
 	unsigned long taken[1] = { 0x1 };
+	u32 flags;
 	bool vis;
 	int kind, sdma_static;
 
@@ -3478,8 +3498,10 @@ static void test_slot_visible(struct kunit *test)
 	for (kind = 0; kind < KFD_CRIU_SLOT_NR; kind++) {
 		for (sdma_static = 0; sdma_static < 2; sdma_static++) {
 			vis = kfd_criu_slot_user_visible(kind, sdma_static);
-			KUNIT_EXPECT_EQ(test, kfd_criu_pick_slot(0, taken, 4,
-					vis ? VISIBLE : 0), vis ? -EBUSY : 1);
+			flags = vis ? VISIBLE : 0;
+			KUNIT_EXPECT_EQ(test,
+					kfd_criu_pick_slot(0, taken, 4, flags),
+					vis ? -EBUSY : 1);
 		}
 	}
 	KUNIT_EXPECT_STREQ(test, kfd_criu_slot_name(KFD_CRIU_SLOT_DOORBELL),
@@ -3608,13 +3630,16 @@ KUNIT_ARRAY_PARAM_DESC(test_svm, test_svm_cases, desc);
 static void test_validate_svm(struct kunit *test)
 {
 	const struct test_svm_case *p = test->param_value;
-	struct kfd_criu_gpu_rec gpus[KFD_CRIU_MAX_GPUS + 1];
+	const u32 num = KFD_CRIU_MAX_GPUS + 1;
+	struct kfd_criu_gpu_rec *gpus;
 	struct kfd_criu_svm_rec r;
 	__le64 v64 = cpu_to_le64(p->value);
 	__le32 v32 = cpu_to_le32((u32)p->value);
 	u32 i;
 
-	for (i = 0; i < ARRAY_SIZE(gpus); i++)
+	gpus = kunit_kzalloc(test, num * sizeof(*gpus), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, gpus);
+	for (i = 0; i < num; i++)
 		test_fill_gpu(&gpus[i], i ? TEST_GPU_B + i - 1 : TEST_GPU_A);
 	test_fill_svm(&r, SVM_START, 0x200000);
 	if (p->field < SVM_FIELD(preferred_loc))
@@ -3674,10 +3699,12 @@ static void test_check_svm_ranges(struct kunit *test)
 {
 	const struct test_svms_case *p = test->param_value;
 	struct kfd_criu_svm_rec r[TEST_MAX_SET];
-	struct kfd_criu_bo_rec bos[TEST_MAX_SET];
 	struct kfd_criu_gpu_rec gpus[2];
+	struct kfd_criu_bo_rec *bos;
 	u32 i;
 
+	bos = kunit_kzalloc(test, TEST_MAX_SET * sizeof(*bos), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, bos);
 	test_fill_gpu(&gpus[0], TEST_GPU_A);
 	test_fill_gpu(&gpus[1], TEST_GPU_B);
 	for (i = 0; i < p->num; i++)
