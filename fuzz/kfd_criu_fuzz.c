@@ -11,12 +11,17 @@
  * then every record into one buffer as large as the largest record the
  * reader's table allows (a full BO_DATA chunk, so AddressSanitizer sees
  * any overrun), each collected under the order and count rules of the
- * format (kfd_criu_image.h: COMPAT, GPU x num_gpus, PROCESS, SIGNAL_PAGE,
- * EVENT x num_events, BO x num_bos, BO_DATA..., END); then the set checks
- * RESTORE runs: the process record, the runtime state, unique ascending
- * event ids, each event and its signal slot, each GPU, the BO set
- * (kfd_criu_check_bos()) and the BO contents, chunk by chunk, against
- * the cursor of kfd_criu_bo_data_check(). The kernel side needs
+ * format (kfd_criu_image.h: COMPAT, GPU x num_gpus, PROCESS, [COUNTS],
+ * SIGNAL_PAGE, EVENT x num_events, BO x num_bos, QUEUE x num_queues,
+ * QUEUE_STATE per queue and XCC, SVM_RANGE x num_svm_ranges, BO_DATA...,
+ * END); then the set checks RESTORE runs: the process record, the runtime
+ * state, unique ascending event ids, each event and its signal slot, each
+ * GPU, the BO set (kfd_criu_check_bos()), the counts, the queue set
+ * (kfd_criu_check_queues()), each queue state against the cursor of
+ * kfd_criu_queue_state_check(), the SVM ranges against each other and
+ * the BOs (kfd_criu_check_svm_ranges()) and the BO contents, chunk by
+ * chunk, against the cursor of kfd_criu_bo_data_check(). The kernel side
+ * needs
  * kfd_priv.h, so it is modelled here; the codec and its validators are
  * the kernel's own file, unchanged.
  *
@@ -73,12 +78,30 @@ static_assert(sizeof(struct kfd_criu_bo_data_hdr) == KFD_IMG_BO_DATA_HDR_SIZE);
 static_assert(offsetof(struct kfd_criu_gpu_rec, reserved2) == 52);
 static_assert(offsetof(struct kfd_criu_bo_rec, reserved) == 52);
 static_assert(offsetof(struct kfd_criu_bo_data_hdr, offset) == 8);
+static_assert(KFD_CRIU_REC_QUEUE == KFD_IMG_REC_QUEUE);
+static_assert(KFD_CRIU_REC_QUEUE_STATE == KFD_IMG_REC_QUEUE_STATE);
+static_assert(KFD_CRIU_REC_SVM_RANGE == KFD_IMG_REC_SVM_RANGE);
+static_assert(KFD_CRIU_REC_COUNTS == KFD_IMG_REC_COUNTS);
+static_assert(sizeof(struct kfd_criu_queue_rec) == KFD_IMG_QUEUE_SIZE);
+static_assert(sizeof(struct kfd_criu_queue_state_hdr) +
+	      sizeof(struct kfd_criu_queue_dyn) == KFD_IMG_QUEUE_STATE_FIXED);
+static_assert(sizeof(struct kfd_criu_svm_rec) == KFD_IMG_SVM_SIZE);
+static_assert(sizeof(struct kfd_criu_counts_rec) == KFD_IMG_COUNTS_SIZE);
+static_assert(offsetof(struct kfd_criu_queue_rec, reserved2) == 108);
+static_assert(offsetof(struct kfd_criu_svm_rec, reserved2) == 60);
+static_assert(offsetof(struct kfd_criu_queue_dyn, eop_wptr) == 28);
 
 /* Largest stream the mutators produce; -max_len is below it */
 #define FUZZ_MAX_IMAGE		(256 * 1024)
 /* Largest record payload of the v1 table: a BO_DATA header and chunk */
 #define FUZZ_READ_BUF		(sizeof(struct kfd_criu_bo_data_hdr) + \
 				 KFD_CRIU_BO_CHUNK)
+/* Largest QUEUE payload: the record and the largest CU mask */
+#define FUZZ_QUEUE_MAX		(sizeof(struct kfd_criu_queue_rec) + \
+				 KFD_CRIU_MAX_CU_MASK_BITS / 8)
+#define FUZZ_STATE_FIXED	(sizeof(struct kfd_criu_queue_state_hdr) + \
+				 sizeof(struct kfd_criu_queue_dyn))
+static_assert(FUZZ_STATE_FIXED + KFD_CRIU_MAX_CTL_STACK_SIZE <= FUZZ_READ_BUF);
 
 /**
  * struct fuzz_source - an input as a &struct kfd_criu_image_io source
@@ -105,6 +128,18 @@ struct fuzz_sink {
 };
 
 /**
+ * struct fuzz_blob - records kept for the rewrite, each after its length
+ * @buf: the bytes
+ * @len: bytes used
+ * @cap: bytes allocated
+ */
+struct fuzz_blob {
+	u8 *buf;
+	size_t len;
+	size_t cap;
+};
+
+/**
  * struct fuzz_image - what RESTORE collects
  * @gpus: GPU records, as many as COMPAT announced
  * @num_gpus: announced GPUs
@@ -124,6 +159,19 @@ struct fuzz_sink {
  * @data: the BO_DATA payloads in stream order, each after its __le32 length
  * @data_len: bytes at @data
  * @data_cap: bytes allocated at @data
+ * @have_counts: COUNTS was collected
+ * @counts: the COUNTS record, zero without one
+ * @queues: fixed parts of the QUEUE records, @num_queues allocated
+ * @queue_payloads: whole QUEUE payloads, %FUZZ_QUEUE_MAX bytes each
+ * @num_queues: announced queues
+ * @queues_read: queues collected
+ * @queues_checked: the queue set passed kfd_criu_check_queues()
+ * @qcur: the next QUEUE_STATE record expected
+ * @states: the QUEUE_STATE payloads, each after its __le32 length
+ * @svm: SVM_RANGE records, @num_svm allocated
+ * @num_svm: announced SVM ranges
+ * @svm_read: SVM ranges collected
+ * @svm_checked: the SVM set passed kfd_criu_check_svm_ranges()
  */
 struct fuzz_image {
 	struct kfd_criu_gpu_rec gpus[KFD_CRIU_MAX_GPUS];
@@ -144,6 +192,19 @@ struct fuzz_image {
 	u8 *data;
 	size_t data_len;
 	size_t data_cap;
+	bool have_counts;
+	struct kfd_criu_counts_rec counts;
+	struct kfd_criu_queue_rec *queues;
+	u8 *queue_payloads;
+	u32 num_queues;
+	u32 queues_read;
+	bool queues_checked;
+	struct kfd_criu_queue_cursor qcur;
+	struct fuzz_blob states;
+	struct kfd_criu_svm_rec *svm;
+	u32 num_svm;
+	u32 svm_read;
+	bool svm_checked;
 };
 
 static u8 *read_buf;
@@ -182,7 +243,18 @@ static void fuzz_image_free(struct fuzz_image *img)
 	free(img->events);
 	free(img->bos);
 	free(img->data);
+	free(img->queues);
+	free(img->queue_payloads);
+	free(img->states.buf);
+	free(img->svm);
 	memset(img, 0, sizeof(*img));
+}
+
+/* A record after the BOs was seen: queue state, SVM or contents */
+static bool past_bos(const struct fuzz_image *img)
+{
+	return img->queues_read || img->states.len || img->svm_read ||
+	       img->data_len;
 }
 
 /* The model of kfd_criu_collect_process() */
@@ -235,7 +307,8 @@ static int collect_bo(struct fuzz_image *img,
 		      const struct kfd_criu_record *rec, const void *buf)
 {
 	if (!img->have_process || img->events_read != img->num_events ||
-	    img->bos_read == img->num_bos || rec->length != sizeof(*img->bos))
+	    img->bos_read == img->num_bos || past_bos(img) ||
+	    rec->length != sizeof(*img->bos))
 		return -EINVAL;
 	memcpy(&img->bos[img->bos_read++], buf, rec->length);
 	return 0;
@@ -259,6 +332,25 @@ static int check_bo_set(struct fuzz_image *img)
 	return 0;
 }
 
+static int blob_add(struct fuzz_blob *b, const void *buf, u32 len)
+{
+	__le32 le_len = cpu_to_le32(len);
+	size_t need = b->len + sizeof(le_len) + len;
+	u8 *bigger;
+
+	if (need > b->cap) {
+		bigger = realloc(b->buf, need * 2);
+		if (!bigger)
+			return -ENOMEM;
+		b->buf = bigger;
+		b->cap = need * 2;
+	}
+	memcpy(b->buf + b->len, &le_len, sizeof(le_len));
+	memcpy(b->buf + b->len + sizeof(le_len), buf, len);
+	b->len = need;
+	return 0;
+}
+
 static int keep_data(struct fuzz_image *img, const void *buf, u32 len)
 {
 	__le32 le_len = cpu_to_le32(len);
@@ -278,6 +370,155 @@ static int keep_data(struct fuzz_image *img, const void *buf, u32 len)
 	return 0;
 }
 
+/* The model of the COUNTS collection: directly after PROCESS, once */
+static int collect_counts(struct fuzz_image *img,
+			  const struct kfd_criu_record *rec, const void *buf)
+{
+	int ret;
+
+	if (!img->have_process || img->have_counts || img->signal_page ||
+	    img->events_read || img->bos_read || past_bos(img) ||
+	    rec->length != sizeof(img->counts))
+		return -EINVAL;
+	memcpy(&img->counts, buf, sizeof(img->counts));
+	img->have_counts = true;
+	ret = kfd_criu_validate_counts(&img->counts, img->num_gpus);
+	if (ret)
+		return ret;
+	img->num_queues = le32_to_cpu(img->counts.num_queues);
+	img->num_svm = le32_to_cpu(img->counts.num_svm_ranges);
+	if (img->num_queues) {
+		img->queues = calloc(img->num_queues, sizeof(*img->queues));
+		img->queue_payloads = calloc(img->num_queues, FUZZ_QUEUE_MAX);
+		if (!img->queues || !img->queue_payloads)
+			return -ENOMEM;
+	}
+	if (img->num_svm) {
+		img->svm = calloc(img->num_svm, sizeof(*img->svm));
+		if (!img->svm)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Everything before the queues is in: every event and BO */
+static bool before_queues_done(const struct fuzz_image *img)
+{
+	return img->have_process && img->events_read == img->num_events &&
+	       img->bos_read == img->num_bos;
+}
+
+/* A QUEUE record: after the BOs, before any queue state */
+static int collect_queue(struct fuzz_image *img,
+			 const struct kfd_criu_record *rec, const void *buf)
+{
+	struct kfd_criu_queue_rec *q;
+
+	if (!before_queues_done(img) || img->queues_checked ||
+	    img->queues_read == img->num_queues ||
+	    rec->length < sizeof(*q) || rec->length > FUZZ_QUEUE_MAX)
+		return -EINVAL;
+	q = &img->queues[img->queues_read];
+	memcpy(q, buf, sizeof(*q));
+	if (rec->length != kfd_criu_queue_len(q))
+		return -EINVAL;
+	memcpy(img->queue_payloads + img->queues_read * FUZZ_QUEUE_MAX, buf,
+	       rec->length);
+	img->queues_read++;
+	return 0;
+}
+
+/* The queue set as a whole, once it is complete; sets up the cursor */
+static int check_queue_set(struct fuzz_image *img)
+{
+	int ret;
+
+	if (img->queues_checked)
+		return 0;
+	if (!before_queues_done(img) || img->queues_read != img->num_queues)
+		return -EINVAL;
+	ret = kfd_criu_check_queues(img->queues, img->num_queues, img->gpus,
+				    img->num_gpus);
+	if (ret)
+		return ret;
+	kfd_criu_queue_cursor_init(&img->qcur);
+	img->queues_checked = true;
+	return 0;
+}
+
+/* A QUEUE_STATE record: the state the cursor expects, before any range */
+static int collect_queue_state(struct fuzz_image *img,
+			       const struct kfd_criu_record *rec,
+			       const void *buf)
+{
+	struct kfd_criu_queue_state_hdr hdr;
+	struct kfd_criu_queue_dyn dyn;
+	int ret;
+
+	ret = check_queue_set(img);
+	if (ret)
+		return ret;
+	if (img->svm_read || img->data_len || rec->length < FUZZ_STATE_FIXED)
+		return -EINVAL;
+	memcpy(&hdr, buf, sizeof(hdr));
+	memcpy(&dyn, (const u8 *)buf + sizeof(hdr), sizeof(dyn));
+	ret = kfd_criu_queue_state_check(&img->qcur, img->queues,
+					 img->num_queues, img->gpus, &hdr,
+					 &dyn, rec->length);
+	if (ret)
+		return ret;
+	return blob_add(&img->states, buf, rec->length);
+}
+
+/* Every queue and queue state is in */
+static int check_queues_done(struct fuzz_image *img)
+{
+	int ret = check_queue_set(img);
+
+	if (ret)
+		return ret;
+	return img->qcur.queue_index == img->num_queues ? 0 : -EINVAL;
+}
+
+/* An SVM_RANGE record: after the queue states, before any contents */
+static int collect_svm(struct fuzz_image *img,
+		       const struct kfd_criu_record *rec, const void *buf)
+{
+	int ret;
+
+	ret = check_queues_done(img);
+	if (ret)
+		return ret;
+	if (img->svm_read == img->num_svm || img->data_len ||
+	    rec->length != sizeof(*img->svm))
+		return -EINVAL;
+	memcpy(&img->svm[img->svm_read++], buf, rec->length);
+	return 0;
+}
+
+static int check_bo_set(struct fuzz_image *img);
+
+/* The SVM set, against the BOs, once all metadata is in */
+static int check_svm_set(struct fuzz_image *img)
+{
+	int ret;
+
+	if (img->svm_checked)
+		return 0;
+	ret = check_queues_done(img);
+	if (!ret)
+		ret = check_bo_set(img);
+	if (ret)
+		return ret;
+	if (img->svm_read != img->num_svm)
+		return -EINVAL;
+	ret = kfd_criu_check_svm_ranges(img->svm, img->num_svm, img->gpus,
+					img->num_gpus, img->bos, img->num_bos);
+	if (!ret)
+		img->svm_checked = true;
+	return ret;
+}
+
 /* A BO_DATA record: the next chunk the cursor expects, nothing else */
 static int collect_bo_data(struct fuzz_image *img,
 			   const struct kfd_criu_record *rec, const void *buf)
@@ -285,7 +526,7 @@ static int collect_bo_data(struct fuzz_image *img,
 	struct kfd_criu_bo_data_hdr hdr;
 	int ret;
 
-	ret = check_bo_set(img);
+	ret = check_svm_set(img);
 	if (ret)
 		return ret;
 	if (rec->length < sizeof(hdr))
@@ -303,7 +544,7 @@ static int collect_signal_page(struct fuzz_image *img,
 			       const struct kfd_criu_record *rec, const void *buf)
 {
 	if (!img->have_process || img->signal_page || img->events_read ||
-	    img->bos_read)
+	    img->bos_read || past_bos(img))
 		return -EINVAL;
 	if (!rec->length || rec->length > KFD_CRIU_SIGNAL_PAGE_MAX ||
 	    rec->length != le32_to_cpu(img->process.signal_page_size))
@@ -327,13 +568,22 @@ static int collect(struct fuzz_image *img, const struct kfd_criu_record *rec,
 		return collect_bo(img, rec, buf);
 	case KFD_CRIU_REC_BO_DATA:
 		return collect_bo_data(img, rec, buf);
+	case KFD_CRIU_REC_COUNTS:
+		return collect_counts(img, rec, buf);
+	case KFD_CRIU_REC_QUEUE:
+		return collect_queue(img, rec, buf);
+	case KFD_CRIU_REC_QUEUE_STATE:
+		return collect_queue_state(img, rec, buf);
+	case KFD_CRIU_REC_SVM_RANGE:
+		return collect_svm(img, rec, buf);
 	case KFD_CRIU_REC_PROCESS:
 		return collect_process(img, rec, buf);
 	case KFD_CRIU_REC_SIGNAL_PAGE:
 		return collect_signal_page(img, rec, buf);
 	case KFD_CRIU_REC_EVENT:
 		if (!img->have_process || img->events_read == img->num_events ||
-		    img->bos_read || rec->length != sizeof(*img->events))
+		    img->bos_read || past_bos(img) ||
+		    rec->length != sizeof(*img->events))
 			return -EINVAL;
 		memcpy(&img->events[img->events_read++], buf, rec->length);
 		return 0;
@@ -382,14 +632,17 @@ static int map_gpus_onto_themselves(const struct fuzz_image *img)
 	return 0;
 }
 
-/* The GPU state: all GPUs and BOs read, every chunk of contents seen */
+/*
+ * The GPU state: all GPUs, BOs, queues, their states and the SVM ranges
+ * read, every chunk of contents seen
+ */
 static int validate_gpu_state(struct fuzz_image *img)
 {
 	int ret;
 
 	if (img->gpus_read != img->num_gpus)
 		return -EINVAL;
-	ret = check_bo_set(img);
+	ret = check_svm_set(img);
 	if (ret)
 		return ret;
 	if (img->cursor.bo_index != img->num_bos)
@@ -486,23 +739,46 @@ static bool documented_errno(int ret)
 	return false;
 }
 
-static int rewrite_bo_data(struct kfd_criu_image_writer *w,
-			   const struct fuzz_image *img)
+/* Writes records of @type from @len bytes of length-prefixed payloads */
+static int rewrite_blob(struct kfd_criu_image_writer *w, u32 type,
+			const u8 *buf, size_t size)
 {
 	size_t off = 0;
 	__le32 le_len;
 	u32 len;
 	int ret = 0;
 
-	while (!ret && off < img->data_len) {
-		memcpy(&le_len, img->data + off, sizeof(le_len));
+	while (!ret && off < size) {
+		memcpy(&le_len, buf + off, sizeof(le_len));
 		len = le32_to_cpu(le_len);
 		off += sizeof(le_len);
-		ret = kfd_criu_image_write_record(w, KFD_CRIU_REC_BO_DATA,
+		ret = kfd_criu_image_write_record(w, type,
 						  KFD_CRIU_RECORD_MANDATORY,
-						  img->data + off, len);
+						  buf + off, len);
 		off += len;
 	}
+	return ret;
+}
+
+static int rewrite_queues_svm(struct kfd_criu_image_writer *w,
+			      const struct fuzz_image *img)
+{
+	u32 i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < img->num_queues; i++)
+		ret = kfd_criu_image_write_record(w, KFD_CRIU_REC_QUEUE,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  img->queue_payloads +
+						  i * FUZZ_QUEUE_MAX,
+						  kfd_criu_queue_len(&img->queues[i]));
+	if (!ret)
+		ret = rewrite_blob(w, KFD_CRIU_REC_QUEUE_STATE, img->states.buf,
+				   img->states.len);
+	for (i = 0; !ret && i < img->num_svm; i++)
+		ret = kfd_criu_image_write_record(w, KFD_CRIU_REC_SVM_RANGE,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  &img->svm[i], sizeof(img->svm[i]));
 	return ret;
 }
 
@@ -531,6 +807,10 @@ static int rewrite(const struct kfd_criu_image_header *hdr,
 		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_PROCESS,
 						  KFD_CRIU_RECORD_MANDATORY,
 						  &img->process, sizeof(img->process));
+	if (!ret && img->have_counts)
+		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_COUNTS,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  &img->counts, sizeof(img->counts));
 	if (!ret && img->signal_page)
 		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_SIGNAL_PAGE,
 						  KFD_CRIU_RECORD_MANDATORY,
@@ -545,7 +825,10 @@ static int rewrite(const struct kfd_criu_image_header *hdr,
 						  KFD_CRIU_RECORD_MANDATORY,
 						  &img->bos[i], sizeof(img->bos[i]));
 	if (!ret)
-		ret = rewrite_bo_data(&w, img);
+		ret = rewrite_queues_svm(&w, img);
+	if (!ret)
+		ret = rewrite_blob(&w, KFD_CRIU_REC_BO_DATA, img->data,
+				   img->data_len);
 	if (!ret)
 		ret = kfd_criu_image_write_end(&w);
 	return ret;

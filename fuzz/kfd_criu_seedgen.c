@@ -15,16 +15,20 @@
  * signaled exception events with their data, the highest ids and ages,
  * the smallest signal page, an unknown optional record, and GPU state:
  * GPU records, BOs of every kind and the contents of the VRAM and GTT
- * ones. Records are filled exactly as kfd_criu_events.c fills them, so
- * "empty", "selftest", "types" and "many" are, byte for byte, the images
- * the VM kernel (release 6.12.117) writes for the base processes of
- * e2e/kfd_mutate_test.c, which prints their FNV-1a hashes. Each image is read back
- * and validated before it is written.
+ * ones, user-mode queues of each type the format carries with their
+ * preempted state per XCC, and SVM ranges. Records are filled exactly
+ * as kfd_criu_events.c fills them, so "empty", "selftest", "types" and
+ * "many" are, byte for byte, the images the VM kernel (release 6.12.117)
+ * writes for the base processes of e2e/kfd_mutate_test.c, which prints
+ * their FNV-1a hashes. Each image is read back and validated before it is
+ * written.
  */
 
 #include <linux/array_size.h>
+#include <linux/build_bug.h>
 #include <linux/errno.h>
 #include <linux/kfd_ioctl.h>
+#include <linux/stddef.h>
 #include <linux/types.h>
 #include <asm/byteorder.h>
 
@@ -43,6 +47,24 @@
 #define SEED_MAX_GPUS		4
 #define SEED_MAX_BOS		8
 #define SEED_MAX_BO_SIZE	(2 * 4096)
+#define SEED_MAX_QUEUES		4
+#define SEED_MAX_SVM		4
+#define SEED_STATE_FIXED	(sizeof(struct kfd_criu_queue_state_hdr) + \
+				 sizeof(struct kfd_criu_queue_dyn))
+#define SEED_STATES_SIZE	(64 * 1024)
+
+/**
+ * struct seed_queue - a QUEUE payload: the record, then its CU mask
+ * @rec: the fixed part
+ * @cu_mask: rec.num_cu_mask / 32 words of it are used
+ */
+struct seed_queue {
+	struct kfd_criu_queue_rec rec;
+	__le32 cu_mask[KFD_CRIU_MAX_CU_MASK_BITS / 32];
+};
+
+static_assert(offsetof(struct seed_queue, cu_mask) ==
+	      sizeof(struct kfd_criu_queue_rec));
 
 /**
  * struct seed - the state one seed image carries
@@ -57,6 +79,14 @@
  * @bos: BO records, sorted by (gpu_index, handle)
  * @num_bos: entries at @bos
  * @contents: the bytes of each VRAM and GTT BO, at most %SEED_MAX_BO_SIZE
+ * @queues: QUEUE records, each the fixed part and then its CU mask words
+ * @num_queues: entries at @queues
+ * @states: the QUEUE_STATE payloads, in order, each @state_len bytes
+ * @state_len: length of each QUEUE_STATE payload
+ * @num_states: payloads at @states
+ * @states_used: bytes used at @states
+ * @svm: SVM_RANGE records, sorted by start
+ * @num_svm: entries at @svm
  */
 struct seed {
 	struct kfd_criu_process_rec process;
@@ -70,6 +100,14 @@ struct seed {
 	struct kfd_criu_bo_rec bos[SEED_MAX_BOS];
 	u32 num_bos;
 	u8 contents[SEED_MAX_BOS][SEED_MAX_BO_SIZE];
+	struct seed_queue queues[SEED_MAX_QUEUES];
+	u32 num_queues;
+	u8 states[SEED_STATES_SIZE];
+	u32 state_len[SEED_MAX_QUEUES * 16];
+	u32 num_states;
+	u32 states_used;
+	struct kfd_criu_svm_rec svm[SEED_MAX_SVM];
+	u32 num_svm;
 };
 
 /**
@@ -203,6 +241,36 @@ static int write_bo_data(struct kfd_criu_image_writer *w, u32 index)
 	return ret;
 }
 
+static struct kfd_criu_queue_rec *seed_queue_rec(u32 i)
+{
+	return &seed.queues[i].rec;
+}
+
+/* The QUEUE, QUEUE_STATE and SVM_RANGE records, as RESTORE reads them. */
+static int write_queues_svm(struct kfd_criu_image_writer *w)
+{
+	u32 i, off = 0;
+	int ret = 0;
+
+	for (i = 0; !ret && i < seed.num_queues; i++)
+		ret = kfd_criu_image_write_record(w, KFD_CRIU_REC_QUEUE,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  &seed.queues[i],
+						  kfd_criu_queue_len(seed_queue_rec(i)));
+	for (i = 0; !ret && i < seed.num_states; i++) {
+		ret = kfd_criu_image_write_record(w, KFD_CRIU_REC_QUEUE_STATE,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  seed.states + off,
+						  seed.state_len[i]);
+		off += seed.state_len[i];
+	}
+	for (i = 0; !ret && i < seed.num_svm; i++)
+		ret = kfd_criu_image_write_record(w, KFD_CRIU_REC_SVM_RANGE,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  &seed.svm[i], sizeof(seed.svm[i]));
+	return ret;
+}
+
 static int write_gpu_state(struct kfd_criu_image_writer *w)
 {
 	u32 i;
@@ -212,6 +280,8 @@ static int write_gpu_state(struct kfd_criu_image_writer *w)
 		ret = kfd_criu_image_write_record(w, KFD_CRIU_REC_BO,
 						  KFD_CRIU_RECORD_MANDATORY,
 						  &seed.bos[i], sizeof(seed.bos[i]));
+	if (!ret)
+		ret = write_queues_svm(w);
 	for (i = 0; !ret && i < seed.num_bos; i++)
 		if (kfd_criu_bo_has_contents(le32_to_cpu(seed.bos[i].alloc_flags)))
 			ret = write_bo_data(w, i);
@@ -223,6 +293,10 @@ static int write_image(void)
 	const struct kfd_criu_image_io io = { .write = mem_write, .ctx = &out };
 	struct kfd_criu_compat_rec compat = {
 		.num_gpus = cpu_to_le32(seed.num_gpus),
+	};
+	struct kfd_criu_counts_rec counts = {
+		.num_queues = cpu_to_le32(seed.num_queues),
+		.num_svm_ranges = cpu_to_le32(seed.num_svm),
 	};
 	struct kfd_criu_image_writer w;
 	u8 optional[OPTIONAL_LEN];
@@ -248,6 +322,10 @@ static int write_image(void)
 		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_PROCESS,
 						  KFD_CRIU_RECORD_MANDATORY,
 						  &seed.process, sizeof(seed.process));
+	if (!ret && (seed.num_queues || seed.num_svm))
+		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_COUNTS,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  &counts, sizeof(counts));
 	if (!ret && seed.optional)
 		ret = kfd_criu_image_write_record(&w, OPTIONAL_TYPE, 0, optional,
 						  sizeof(optional));
@@ -287,8 +365,37 @@ static int check_bo_data(struct kfd_criu_bo_cursor *cur,
 		      rec->length - sizeof(hdr)) ? -EBADMSG : 0;
 }
 
+/* Each QUEUE_STATE record must be the state the cursor expects */
+static int check_queue_state(struct kfd_criu_queue_cursor *cur,
+			     const struct kfd_criu_queue_rec *queues,
+			     const struct kfd_criu_record *rec, const u8 *buf)
+{
+	struct kfd_criu_queue_state_hdr hdr;
+	struct kfd_criu_queue_dyn dyn;
+
+	if (rec->type != KFD_CRIU_REC_QUEUE_STATE)
+		return 0;
+	memcpy(&hdr, buf, sizeof(hdr));
+	memcpy(&dyn, buf + sizeof(hdr), sizeof(dyn));
+	return kfd_criu_queue_state_check(cur, queues, seed.num_queues,
+					  seed.gpus, &hdr, &dyn, rec->length);
+}
+
+static void seed_queue_fixed(struct kfd_criu_queue_rec *queues)
+{
+	u32 i;
+
+	for (i = 0; i < seed.num_queues; i++)
+		queues[i] = seed.queues[i].rec;
+}
+
 static int check_gpu_state(void)
 {
+	struct kfd_criu_queue_rec queues[SEED_MAX_QUEUES];
+	struct kfd_criu_counts_rec counts = {
+		.num_queues = cpu_to_le32(seed.num_queues),
+		.num_svm_ranges = cpu_to_le32(seed.num_svm),
+	};
 	u32 target[SEED_MAX_GPUS];
 	u32 i;
 	int ret = 0;
@@ -300,6 +407,16 @@ static int check_gpu_state(void)
 					seed.num_gpus, NULL, 0, target, NULL);
 	if (!ret)
 		ret = kfd_criu_check_bos(seed.bos, seed.num_bos, seed.num_gpus);
+	if (!ret && (seed.num_queues || seed.num_svm))
+		ret = kfd_criu_validate_counts(&counts, seed.num_gpus);
+	seed_queue_fixed(queues);
+	if (!ret)
+		ret = kfd_criu_check_queues(queues, seed.num_queues, seed.gpus,
+					    seed.num_gpus);
+	if (!ret)
+		ret = kfd_criu_check_svm_ranges(seed.svm, seed.num_svm, seed.gpus,
+						seed.num_gpus, seed.bos,
+						seed.num_bos);
 	return ret;
 }
 
@@ -310,12 +427,16 @@ static int check_image(void)
 	static u8 buf[sizeof(struct kfd_criu_bo_data_hdr) + KFD_CRIU_BO_CHUNK];
 	struct kfd_criu_image_header hdr;
 	struct kfd_criu_image_reader r;
+	struct kfd_criu_queue_rec queues[SEED_MAX_QUEUES];
+	struct kfd_criu_queue_cursor qcur;
 	struct kfd_criu_bo_cursor cur;
 	struct kfd_criu_record rec;
 	u32 i;
 	int ret;
 
 	out.pos = 0;
+	seed_queue_fixed(queues);
+	kfd_criu_queue_cursor_init(&qcur);
 	kfd_criu_image_reader_init(&r, &io, kfd_criu_v1_records,
 				   kfd_criu_v1_num_records);
 	ret = check_gpu_state();
@@ -326,8 +447,11 @@ static int check_image(void)
 		ret = kfd_criu_image_read_record(&r, &rec, buf, sizeof(buf));
 		if (!ret)
 			ret = check_bo_data(&cur, &rec, buf);
+		if (!ret)
+			ret = check_queue_state(&qcur, queues, &rec, buf);
 	}
-	if (!ret && cur.bo_index != seed.num_bos)
+	if (!ret && (cur.bo_index != seed.num_bos ||
+		     qcur.queue_index != seed.num_queues))
 		ret = -ENODATA;
 	if (!ret)
 		ret = kfd_criu_image_expect_eof(&r);
@@ -561,6 +685,142 @@ static void seed_gpu_no_bos(void)
 		   false, false, 1);
 }
 
+/* A queue of @type on GPU @gpu, its buffers from @va on. */
+static struct kfd_criu_queue_rec *seed_queue(u32 id, u32 gpu, u32 type,
+					     u64 va, u32 cu_bits)
+{
+	struct seed_queue *sq = &seed.queues[seed.num_queues++];
+	struct kfd_criu_queue_rec *q = &sq->rec;
+	const struct kfd_criu_gpu_rec *g = &seed.gpus[gpu];
+	u32 i;
+
+	memset(sq, 0, sizeof(*sq));
+	q->queue_id = cpu_to_le32(id);
+	q->gpu_index = cpu_to_le32(gpu);
+	q->type = cpu_to_le32(type);
+	q->priority = cpu_to_le32(7);
+	q->queue_percent = cpu_to_le32(100);
+	q->ring_base = cpu_to_le64(va);
+	q->ring_size = cpu_to_le32(0x10000);
+	q->read_ptr_addr = cpu_to_le64(va + 0x10000 + 0x80 * id);
+	q->write_ptr_addr = cpu_to_le64(va + 0x10008 + 0x80 * id);
+	q->doorbell_offset = cpu_to_le32(id * 2);
+	q->num_xcc = cpu_to_le32(1);
+	if (type != KFD_IOC_QUEUE_TYPE_COMPUTE) {
+		q->sdma_engine_id = cpu_to_le32(id % 2);
+		return q;
+	}
+	q->format = cpu_to_le32(KFD_CRIU_QUEUE_FORMAT_AQL);
+	q->eop_base = cpu_to_le64(va + 0x20000);
+	q->eop_size = cpu_to_le32(4096);
+	q->ctx_save_restore_base = cpu_to_le64(va + 0x100000);
+	q->ctx_save_restore_size = g->cwsr_size;
+	q->ctl_stack_size = g->ctl_stack_size;
+	q->num_xcc = g->num_xcc;
+	q->num_cu_mask = cpu_to_le32(cu_bits);
+	for (i = 0; i < cu_bits / 32; i++)
+		sq->cu_mask[i] = cpu_to_le32(0xffff0000U >> i);
+	return q;
+}
+
+/* The preempted state of every XCC of the last queue. */
+static void seed_queue_states(u64 rptr, u64 wptr, u32 ctl_offset)
+{
+	u32 index = seed.num_queues - 1;
+	const struct kfd_criu_queue_rec *q = seed_queue_rec(index);
+	const struct kfd_criu_gpu_rec *g = &seed.gpus[le32_to_cpu(q->gpu_index)];
+	struct kfd_criu_queue_state_hdr hdr = { .queue_index = cpu_to_le32(index) };
+	struct kfd_criu_queue_dyn dyn = {
+		.rptr = cpu_to_le64(rptr),
+		.wptr = cpu_to_le64(wptr),
+	};
+	u32 xcc, len, i;
+	u8 *p;
+
+	if (q->ctx_save_restore_size) {
+		dyn.cntl_stack_offset = cpu_to_le32(ctl_offset);
+		dyn.wg_state_offset = cpu_to_le32(ctl_offset + 0x8000);
+		dyn.eop_rptr = cpu_to_le32(8);
+		dyn.eop_wptr = cpu_to_le32(8);
+	}
+	if (kfd_criu_ctl_stack_in_mqd(q, g))
+		hdr.data_len = cpu_to_le32(le32_to_cpu(q->ctl_stack_size) -
+					   ctl_offset);
+	len = SEED_STATE_FIXED + le32_to_cpu(hdr.data_len);
+	for (xcc = 0; xcc < le32_to_cpu(q->num_xcc); xcc++) {
+		hdr.xcc = cpu_to_le32(xcc);
+		p = seed.states + seed.states_used;
+		memcpy(p, &hdr, sizeof(hdr));
+		memcpy(p + sizeof(hdr), &dyn, sizeof(dyn));
+		for (i = SEED_STATE_FIXED; i < len; i++)
+			p[i] = (u8)(xcc * 7 + i);
+		seed.state_len[seed.num_states++] = len;
+		seed.states_used += len;
+	}
+}
+
+static struct kfd_criu_svm_rec *seed_svm(u64 start, u64 size, u32 preferred,
+					 u64 access, u64 in_place)
+{
+	struct kfd_criu_svm_rec *r = &seed.svm[seed.num_svm++];
+
+	memset(r, 0, sizeof(*r));
+	r->start = cpu_to_le64(start);
+	r->size = cpu_to_le64(size);
+	r->preferred_loc = cpu_to_le32(preferred);
+	r->prefetch_loc = cpu_to_le32(KFD_IOCTL_SVM_LOCATION_UNDEFINED);
+	r->access = cpu_to_le64(access);
+	r->access_in_place = cpu_to_le64(in_place);
+	r->flags = cpu_to_le32(KFD_IOCTL_SVM_FLAG_HOST_ACCESS |
+			       KFD_IOCTL_SVM_FLAG_COHERENT);
+	r->granularity = cpu_to_le32(9);
+	return r;
+}
+
+/*
+ * One GFX11 GPU with the queues a runtime makes: an AQL compute queue with
+ * its CWSR area, EOP buffer and a CU mask, and an SDMA queue, both in GTT
+ * BOs; and an SVM range the GPU may access.
+ */
+static void seed_queues_one(void)
+{
+	seed_reset(0);
+	seed_gpu(0x8a3c, 110000);
+	seed_bo(0, 1, 0x7ff000000000ULL, 8192, seed_doorbell, 1);
+	seed_bo(0, 2, 0x7ff000200000ULL, 8192, seed_gtt, 1);
+	seed_queue(0, 0, KFD_IOC_QUEUE_TYPE_COMPUTE, 0x7fe000000000ULL, 64);
+	seed_queue_states(0x400, 0x1400, 0x2000);
+	seed_queue(1, 0, KFD_IOC_QUEUE_TYPE_SDMA, 0x7fe100000000ULL, 0);
+	seed_queue_states(0x3000, 0x3100, 0);
+	seed_svm(0x7f5000000000ULL, 0x200000, 0x8a3c, 1, 0);
+}
+
+/*
+ * An MI300 partition (GFX9, eight XCCs: one state per XCC, each with the
+ * live control stack) and a second GPU: a compute queue, an SDMA-XGMI
+ * queue on the second GPU, and two SVM ranges with per-GPU access.
+ */
+static void seed_queues_mi300(void)
+{
+	struct kfd_criu_gpu_rec *gpu;
+
+	seed_reset(0);
+	gpu = seed_gpu(0x4d2, 90402);
+	gpu->num_xcc = cpu_to_le32(8);
+	gpu->partition_mode = cpu_to_le32(1);
+	gpu->cwsr_size = cpu_to_le32(0x12000);
+	gpu->ctl_stack_size = cpu_to_le32(0x4000);
+	seed_gpu(0x4d3, 90402);
+	seed_bo(0, 1, 0x7ff000000000ULL, 4096, seed_vram, 1);
+	seed_queue(3, 0, KFD_IOC_QUEUE_TYPE_COMPUTE, 0x7fe000000000ULL, 0);
+	seed_queue_states(0x80, 0x100, 0x3f00);
+	seed_queue(5, 1, KFD_IOC_QUEUE_TYPE_SDMA_XGMI, 0x7fe100000000ULL, 0);
+	seed_queue_states(0x100, 0x200, 0);
+	seed_svm(0x7f5000000000ULL, 0x200000, KFD_IOCTL_SVM_LOCATION_SYSMEM,
+		 1, 2);
+	seed_svm(0x7f5000200000ULL, 0x1000, 0x4d3, 0, 3);
+}
+
 static const struct {
 	const char *name;
 	void (*build)(void);
@@ -576,6 +836,8 @@ static const struct {
 	{ "gpu-one", seed_gpu_one },
 	{ "gpu-two", seed_gpu_two },
 	{ "gpu-no-bos", seed_gpu_no_bos },
+	{ "queues-one", seed_queues_one },
+	{ "queues-mi300", seed_queues_mi300 },
 };
 
 int main(int argc, char **argv)

@@ -93,6 +93,42 @@ static const struct kfd_img_field bo_data_fields[] = {
 	{ "bo_index", 0, 4 }, { "reserved", 4, 4 }, { "offset", 8, 8 },
 };
 
+static const struct kfd_img_field counts_fields[] = {
+	{ "num_queues", 0, 4 }, { "num_svm_ranges", 4, 4 },
+	{ "reserved", 8, 4 }, { "reserved2", 12, 4 },
+};
+
+/* The fixed part; the CU mask words after it are reached by BYTES */
+static const struct kfd_img_field queue_fields[] = {
+	{ "ring_base", 0, 8 }, { "read_ptr_addr", 8, 8 },
+	{ "write_ptr_addr", 16, 8 }, { "eop_base", 24, 8 },
+	{ "ctx_save_restore_base", 32, 8 }, { "queue_id", 40, 4 },
+	{ "gpu_index", 44, 4 }, { "type", 48, 4 }, { "format", 52, 4 },
+	{ "priority", 56, 4 }, { "queue_percent", 60, 4 },
+	{ "pm4_target_xcc", 64, 4 }, { "ring_size", 68, 4 },
+	{ "eop_size", 72, 4 }, { "ctx_save_restore_size", 76, 4 },
+	{ "ctl_stack_size", 80, 4 }, { "doorbell_offset", 84, 4 },
+	{ "sdma_engine_id", 88, 4 }, { "gws", 92, 4 },
+	{ "num_cu_mask", 96, 4 }, { "num_xcc", 100, 4 },
+	{ "reserved", 104, 4 }, { "reserved2", 108, 4 },
+};
+
+/* Header and dynamic fields; the control stack is reached by BYTES */
+static const struct kfd_img_field queue_state_fields[] = {
+	{ "queue_index", 0, 4 }, { "xcc", 4, 4 }, { "reserved", 8, 4 },
+	{ "data_len", 12, 4 }, { "rptr", 16, 8 }, { "wptr", 24, 8 },
+	{ "cntl_stack_offset", 32, 4 }, { "wg_state_offset", 36, 4 },
+	{ "eop_rptr", 40, 4 }, { "eop_wptr", 44, 4 },
+};
+
+static const struct kfd_img_field svm_fields[] = {
+	{ "start", 0, 8 }, { "size", 8, 8 }, { "access", 16, 8 },
+	{ "access_in_place", 24, 8 }, { "no_access", 32, 8 },
+	{ "preferred_loc", 40, 4 }, { "prefetch_loc", 44, 4 },
+	{ "flags", 48, 4 }, { "granularity", 52, 4 }, { "reserved", 56, 4 },
+	{ "reserved2", 60, 4 },
+};
+
 static const struct kfd_img_field record_header_fields[] = {
 	{ "rec.type", 0, 4 }, { "rec.flags", 4, 4 },
 };
@@ -419,6 +455,14 @@ static const char *record_name(uint32_t type)
 		return "BO";
 	case KFD_IMG_REC_BO_DATA:
 		return "BO_DATA";
+	case KFD_IMG_REC_QUEUE:
+		return "QUEUE";
+	case KFD_IMG_REC_QUEUE_STATE:
+		return "QUEUE_STATE";
+	case KFD_IMG_REC_SVM_RANGE:
+		return "SVM_RANGE";
+	case KFD_IMG_REC_COUNTS:
+		return "COUNTS";
 	}
 	return "unknown";
 }
@@ -532,6 +576,18 @@ static const struct kfd_img_field *fields_of(uint32_t type, size_t *n)
 	case KFD_IMG_REC_BO_DATA:
 		*n = ARRAY_SIZE(bo_data_fields);
 		return bo_data_fields;
+	case KFD_IMG_REC_QUEUE:
+		*n = ARRAY_SIZE(queue_fields);
+		return queue_fields;
+	case KFD_IMG_REC_QUEUE_STATE:
+		*n = ARRAY_SIZE(queue_state_fields);
+		return queue_state_fields;
+	case KFD_IMG_REC_SVM_RANGE:
+		*n = ARRAY_SIZE(svm_fields);
+		return svm_fields;
+	case KFD_IMG_REC_COUNTS:
+		*n = ARRAY_SIZE(counts_fields);
+		return counts_fields;
 	}
 	*n = 0;
 	return NULL;

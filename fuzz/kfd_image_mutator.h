@@ -54,6 +54,10 @@
 #define KFD_IMG_REC_GPU			6U
 #define KFD_IMG_REC_BO			7U
 #define KFD_IMG_REC_BO_DATA		8U
+#define KFD_IMG_REC_QUEUE		9U
+#define KFD_IMG_REC_QUEUE_STATE		10U
+#define KFD_IMG_REC_SVM_RANGE		11U
+#define KFD_IMG_REC_COUNTS		12U
 
 #define KFD_IMG_END_SIZE		16
 #define KFD_IMG_COMPAT_SIZE		8
@@ -62,6 +66,10 @@
 #define KFD_IMG_GPU_SIZE		56
 #define KFD_IMG_BO_SIZE			56
 #define KFD_IMG_BO_DATA_HDR_SIZE	16
+#define KFD_IMG_QUEUE_SIZE		112
+#define KFD_IMG_QUEUE_STATE_FIXED	48
+#define KFD_IMG_SVM_SIZE		64
+#define KFD_IMG_COUNTS_SIZE		16
 
 /* Field offsets in the payloads that the campaign's model reads */
 #define KFD_IMG_PROC_XNACK		0

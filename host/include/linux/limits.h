@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <linux/types.h>
 
+#define U8_MAX		((u8)~0U)
 #define U32_MAX		((u32)~0U)
 #define U64_MAX		((u64)~0ULL)
 

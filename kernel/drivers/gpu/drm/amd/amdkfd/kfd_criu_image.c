@@ -9,9 +9,10 @@
  * The writer, the reader and the record validators of the image stream
  * declared in kfd_criu_image.h. The codec knows nothing of amdgpu, files or
  * processes: bytes come and go through &struct kfd_criu_image_io, and the
- * callers own every buffer, so the codec does not allocate, with one
- * exception: kfd_criu_check_bos() needs a sort index as large as the BO
- * set. It includes only generic headers, which lets the same file build
+ * callers own every buffer, so the codec does not allocate, with two
+ * exceptions: kfd_criu_check_bos() needs a sort index as large as the BO
+ * set, and kfd_criu_check_queues() one of the queues' buffers. It
+ * includes only generic headers, which lets the same file build
  * in userspace (host/ of the project) for unit tests, fuzzing and an image
  * inspection tool.
  *
@@ -42,6 +43,13 @@
 #include <asm/byteorder.h>
 
 #include "kfd_criu_image.h"
+
+/* Payload bytes of a QUEUE record with the largest CU mask. */
+#define KFD_CRIU_QUEUE_MAX_LEN	(sizeof(struct kfd_criu_queue_rec) +	\
+				 KFD_CRIU_MAX_CU_MASK_BITS / 8)
+/* Payload bytes of a QUEUE_STATE record before its control stack. */
+#define KFD_CRIU_QUEUE_STATE_FIXED (sizeof(struct kfd_criu_queue_state_hdr) + \
+				    sizeof(struct kfd_criu_queue_dyn))
 
 /* Bytes of an unknown record the reader consumes at a time, on the stack. */
 #define KFD_CRIU_SKIP_CHUNK	256
@@ -92,6 +100,18 @@ static_assert(sizeof(struct kfd_criu_bo_data_hdr) + KFD_CRIU_BO_CHUNK <=
 static_assert(sizeof(struct kfd_criu_gpu_map) == 16);
 static_assert(KFD_CRIU_MAX_GPUS <= 64);	/* mapped_gpus is a u64 mask */
 static_assert(KFD_CRIU_BO_CHUNK % KFD_CRIU_BO_ALIGN == 0);
+static_assert(sizeof(struct kfd_criu_counts_rec) == 16);
+static_assert(sizeof(struct kfd_criu_queue_rec) == 112);
+static_assert(sizeof(struct kfd_criu_queue_state_hdr) == 16);
+static_assert(sizeof(struct kfd_criu_queue_dyn) == 32);
+static_assert(sizeof(struct kfd_criu_svm_rec) == 64);
+static_assert(KFD_CRIU_QUEUE_STATE_FIXED + KFD_CRIU_MAX_CTL_STACK_SIZE <=
+	      KFD_CRIU_MAX_RECORD_LEN);
+static_assert(KFD_CRIU_MAX_CU_MASK_BITS % 32 == 0);
+static_assert(KFD_CRIU_MIN_RING_SIZE == KFD_MIN_QUEUE_RING_SIZE);
+/* The whitelist keeps classes and limits in u8 fields. */
+static_assert(KFD_CRIU_QC_SDMA <= U8_MAX);
+static_assert(KFD_CRIU_LIM_RPTR_RING <= U8_MAX);
 
 /**
  * kfd_criu_crc32c() - CRC32C as the image stream uses it
@@ -708,6 +728,14 @@ const struct kfd_criu_record_desc kfd_criu_v1_records[] = {
 	  sizeof(struct kfd_criu_bo_rec) },
 	{ KFD_CRIU_REC_BO_DATA, sizeof(struct kfd_criu_bo_data_hdr) + 1,
 	  sizeof(struct kfd_criu_bo_data_hdr) + KFD_CRIU_BO_CHUNK },
+	{ KFD_CRIU_REC_COUNTS, sizeof(struct kfd_criu_counts_rec),
+	  sizeof(struct kfd_criu_counts_rec) },
+	{ KFD_CRIU_REC_QUEUE, sizeof(struct kfd_criu_queue_rec),
+	  KFD_CRIU_QUEUE_MAX_LEN },
+	{ KFD_CRIU_REC_QUEUE_STATE, KFD_CRIU_QUEUE_STATE_FIXED,
+	  KFD_CRIU_QUEUE_STATE_FIXED + KFD_CRIU_MAX_CTL_STACK_SIZE },
+	{ KFD_CRIU_REC_SVM_RANGE, sizeof(struct kfd_criu_svm_rec),
+	  sizeof(struct kfd_criu_svm_rec) },
 };
 
 const size_t kfd_criu_v1_num_records = ARRAY_SIZE(kfd_criu_v1_records);
@@ -1501,6 +1529,906 @@ int kfd_criu_bo_data_check(struct kfd_criu_bo_cursor *cur,
 	cur->bo_index = kfd_criu_next_bo_with_contents(bos, num_bos, index + 1);
 	cur->offset = 0;
 	return 0;
+}
+
+/*
+ * Queues and SVM ranges
+ */
+
+/* Whether a queue's uAPI type is one of the SDMA types the image carries. */
+static bool kfd_criu_queue_is_sdma(u32 type)
+{
+	return type == KFD_IOC_QUEUE_TYPE_SDMA ||
+	       type == KFD_IOC_QUEUE_TYPE_SDMA_XGMI;
+}
+
+/**
+ * kfd_criu_validate_counts() - check a %KFD_CRIU_REC_COUNTS payload
+ * @rec: the record
+ * @num_gpus: GPU records of the image
+ *
+ * Queues and SVM ranges belong to GPUs, so an image without GPUs has
+ * none. A COUNTS record with both counts zero is refused: the writer
+ * leaves the record out then, which keeps the encoding unique.
+ *
+ * Return: 0, or -EINVAL for a count above its limit, two zero counts,
+ * queues or SVM ranges without GPUs, or a reserved field that is set.
+ */
+int kfd_criu_validate_counts(const struct kfd_criu_counts_rec *rec,
+			     u32 num_gpus)
+{
+	u32 queues = le32_to_cpu(rec->num_queues);
+	u32 ranges = le32_to_cpu(rec->num_svm_ranges);
+
+	if (le32_to_cpu(rec->reserved) || le32_to_cpu(rec->reserved2))
+		return -EINVAL;
+	if (queues > KFD_CRIU_MAX_QUEUES || ranges > KFD_CRIU_MAX_SVM_RANGES)
+		return -EINVAL;
+	if (!queues && !ranges)
+		return -EINVAL;
+	return num_gpus ? 0 : -EINVAL;
+}
+
+/**
+ * kfd_criu_queue_type_carried() - whether the image can carry a queue type
+ * @ioc_type: the KFD_IOC_QUEUE_TYPE_* the queue was created with
+ *
+ * CHECKPOINT calls this for every queue before it writes anything. The
+ * format carries compute queues (PM4 and AQL) and SDMA and SDMA-XGMI
+ * queues. An SDMA queue created by engine id
+ * (KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID) is not carried: its engine was the
+ * user's choice and its doorbell follows from it, which this version of
+ * the format does not record.
+ *
+ * Return: 0, or -EOPNOTSUPP for any other type.
+ */
+int kfd_criu_queue_type_carried(u32 ioc_type)
+{
+	switch (ioc_type) {
+	case KFD_IOC_QUEUE_TYPE_COMPUTE:
+	case KFD_IOC_QUEUE_TYPE_COMPUTE_AQL:
+	case KFD_IOC_QUEUE_TYPE_SDMA:
+	case KFD_IOC_QUEUE_TYPE_SDMA_XGMI:
+		return 0;
+	}
+	return -EOPNOTSUPP;
+}
+
+/* The record's type and format, and what depends on the type alone. */
+static int kfd_criu_check_queue_kind(const struct kfd_criu_queue_rec *rec)
+{
+	u32 type = le32_to_cpu(rec->type);
+	u32 format = le32_to_cpu(rec->format);
+
+	if (type == KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID)
+		return -EOPNOTSUPP;
+	if (type != KFD_IOC_QUEUE_TYPE_COMPUTE && !kfd_criu_queue_is_sdma(type))
+		return -EINVAL;
+	if (format != KFD_CRIU_QUEUE_FORMAT_PM4 &&
+	    (format != KFD_CRIU_QUEUE_FORMAT_AQL ||
+	     type != KFD_IOC_QUEUE_TYPE_COMPUTE))
+		return -EINVAL;
+	if (le32_to_cpu(rec->priority) > KFD_MAX_QUEUE_PRIORITY ||
+	    le32_to_cpu(rec->queue_percent) > KFD_MAX_QUEUE_PERCENTAGE)
+		return -EINVAL;
+	return 0;
+}
+
+/* [@base, @base + @size) lies in the VA space, @base aligned to @align. */
+static bool kfd_criu_va_ok(u64 base, u64 size, u64 align)
+{
+	u64 end;
+
+	if (!base || (base & (align - 1)))
+		return false;
+	return !check_add_overflow(base, size, &end) && end <= KFD_CRIU_MAX_VA;
+}
+
+/* The ring and the pointers every queue has. */
+static int kfd_criu_check_queue_ring(const struct kfd_criu_queue_rec *rec)
+{
+	u32 size = le32_to_cpu(rec->ring_size);
+
+	if (size < KFD_CRIU_MIN_RING_SIZE || size > KFD_CRIU_MAX_RING_SIZE ||
+	    (size & (size - 1)))
+		return -EINVAL;
+	if (!kfd_criu_va_ok(le64_to_cpu(rec->ring_base), size, 256) ||
+	    !kfd_criu_va_ok(le64_to_cpu(rec->read_ptr_addr), 8, 4) ||
+	    !kfd_criu_va_ok(le64_to_cpu(rec->write_ptr_addr), 8, 4))
+		return -EINVAL;
+	if (le32_to_cpu(rec->doorbell_offset) >= KFD_CRIU_MAX_DOORBELLS)
+		return -EINVAL;
+	return 0;
+}
+
+/* Bytes of a queue's CWSR areas, one per XCC. */
+static u64 kfd_criu_queue_cwsr_bytes(const struct kfd_criu_queue_rec *rec)
+{
+	return (u64)le32_to_cpu(rec->ctx_save_restore_size) *
+	       le32_to_cpu(rec->num_xcc);
+}
+
+/* EOP buffer and CWSR area of a compute queue, against its GPU. */
+static int kfd_criu_check_queue_buffers(const struct kfd_criu_queue_rec *rec,
+					const struct kfd_criu_gpu_rec *gpu)
+{
+	u64 eop = le64_to_cpu(rec->eop_base);
+	u32 eop_size = le32_to_cpu(rec->eop_size);
+	u64 cwsr = le64_to_cpu(rec->ctx_save_restore_base);
+	u32 cwsr_size = le32_to_cpu(rec->ctx_save_restore_size);
+	u32 ctl = le32_to_cpu(rec->ctl_stack_size);
+
+	if (!eop != !eop_size || !cwsr != !cwsr_size)
+		return -EINVAL;
+	if (eop && (eop_size % 4 || eop_size > KFD_CRIU_MAX_EOP_SIZE ||
+		    !kfd_criu_va_ok(eop, eop_size, 256)))
+		return -EINVAL;
+	if (ctl != le32_to_cpu(gpu->ctl_stack_size) ||
+	    ctl > KFD_CRIU_MAX_CTL_STACK_SIZE || ctl % 4)
+		return -EINVAL;
+	if (!cwsr)
+		return 0;
+	if (cwsr_size < le32_to_cpu(gpu->cwsr_size) || cwsr_size <= ctl ||
+	    !kfd_criu_va_ok(cwsr, kfd_criu_queue_cwsr_bytes(rec), 4096))
+		return -EINVAL;
+	return 0;
+}
+
+/* What a compute queue has and an SDMA queue must leave zero. */
+static int kfd_criu_check_queue_engine(const struct kfd_criu_queue_rec *rec,
+				       const struct kfd_criu_gpu_rec *gpu)
+{
+	u32 num_xcc = le32_to_cpu(rec->num_xcc);
+	u32 cu_bits = le32_to_cpu(rec->num_cu_mask);
+
+	if (kfd_criu_queue_is_sdma(le32_to_cpu(rec->type))) {
+		if (rec->eop_base || rec->eop_size ||
+		    rec->ctx_save_restore_base || rec->ctx_save_restore_size ||
+		    rec->ctl_stack_size || rec->gws || rec->num_cu_mask ||
+		    rec->pm4_target_xcc || num_xcc != 1)
+			return -EINVAL;
+		return le32_to_cpu(rec->sdma_engine_id) <
+		       KFD_CRIU_MAX_SDMA_ENGINES ? 0 : -EINVAL;
+	}
+	if (rec->sdma_engine_id || le32_to_cpu(rec->gws) > 1 ||
+	    num_xcc != le32_to_cpu(gpu->num_xcc) ||
+	    le32_to_cpu(rec->pm4_target_xcc) >= num_xcc)
+		return -EINVAL;
+	if (cu_bits % 32 || cu_bits > KFD_CRIU_MAX_CU_MASK_BITS)
+		return -EINVAL;
+	return kfd_criu_check_queue_buffers(rec, gpu);
+}
+
+/**
+ * kfd_criu_validate_queue() - check the fixed part of a QUEUE record
+ * @rec: the record
+ * @gpus: the image's GPU records, already validated
+ * @num_gpus: entries in @gpus
+ *
+ * Checks every field against the limits of the 6.12 queue ioctls and the
+ * GPU the queue belongs to: type and format, priority and percentage, a
+ * power-of-two ring of a size the uAPI allows, aligned addresses inside
+ * the VA space, a doorbell slot of the process's doorbell page, an SDMA
+ * engine only for SDMA queues, and for compute queues an EOP buffer and
+ * a CWSR area as kfd_queue_acquire_buffers() wants them (the GPU's
+ * ctl_stack_size exactly, at least its cwsr_size), one MQD per XCC of the
+ * GPU and a CU mask of whole words. The payload length follows from the
+ * record: kfd_criu_queue_len().
+ *
+ * Return: 0, -EOPNOTSUPP for an SDMA queue by engine id, or -EINVAL for
+ * anything else that does not hold, a reserved field included.
+ */
+int kfd_criu_validate_queue(const struct kfd_criu_queue_rec *rec,
+			    const struct kfd_criu_gpu_rec *gpus, u32 num_gpus)
+{
+	u32 gpu = le32_to_cpu(rec->gpu_index);
+	int ret;
+
+	if (rec->reserved || rec->reserved2 || num_gpus > KFD_CRIU_MAX_GPUS ||
+	    gpu >= num_gpus ||
+	    le32_to_cpu(rec->queue_id) >= KFD_CRIU_MAX_QUEUES)
+		return -EINVAL;
+	ret = kfd_criu_check_queue_kind(rec);
+	if (!ret)
+		ret = kfd_criu_check_queue_ring(rec);
+	if (!ret)
+		ret = kfd_criu_check_queue_engine(rec, &gpus[gpu]);
+	return ret;
+}
+
+/**
+ * kfd_criu_queue_len() - payload length of a QUEUE record
+ * @rec: the fixed part of the record
+ *
+ * Return: sizeof(*@rec) plus one __le32 per 32 bits of CU mask, for any
+ * @num_cu_mask; a record of another length is invalid.
+ */
+u32 kfd_criu_queue_len(const struct kfd_criu_queue_rec *rec)
+{
+	u32 words = min_t(u32, le32_to_cpu(rec->num_cu_mask),
+			  KFD_CRIU_MAX_CU_MASK_BITS + 32) / 32;
+
+	return sizeof(*rec) + words * sizeof(__le32);
+}
+
+/**
+ * struct kfd_criu_span - a buffer of a queue, for the overlap check
+ * @start: first byte
+ * @end: first byte after it
+ * @gpu: the GPU whose VM holds it
+ */
+struct kfd_criu_span {
+	u64 start;
+	u64 end;
+	u32 gpu;
+};
+
+/* Indexes into the span array @priv, by start; ties by index. */
+static int kfd_criu_cmp_span(const void *a, const void *b, const void *priv)
+{
+	const struct kfd_criu_span *spans = priv;
+	u32 ia = *(const u32 *)a, ib = *(const u32 *)b;
+
+	if (spans[ia].start != spans[ib].start)
+		return spans[ia].start < spans[ib].start ? -1 : 1;
+	return ia < ib ? -1 : ia > ib;
+}
+
+static u32 kfd_criu_add_span(struct kfd_criu_span *spans, u32 n, u64 start,
+			     u64 size, u32 gpu)
+{
+	if (!start)
+		return n;
+	spans[n].start = start;
+	spans[n].end = start + size;
+	spans[n].gpu = gpu;
+	return n + 1;
+}
+
+/*
+ * Walks the buffers by ascending start with one running end per GPU, as
+ * kfd_criu_check_bo_overlap() does for BOs.
+ */
+static int kfd_criu_walk_spans(const struct kfd_criu_span *spans,
+			       const u32 *order, u32 num)
+{
+	u64 vm_end[KFD_CRIU_MAX_GPUS] = { };
+	const struct kfd_criu_span *sp;
+	u32 i;
+
+	for (i = 0; i < num; i++) {
+		sp = &spans[order[i]];
+		if (sp->start < vm_end[sp->gpu])
+			return -EINVAL;
+		vm_end[sp->gpu] = max_t(u64, vm_end[sp->gpu], sp->end);
+	}
+	return 0;
+}
+
+/* Ring, EOP buffer and CWSR area of no two queues of a GPU overlap. */
+static int kfd_criu_check_queue_overlap(const struct kfd_criu_queue_rec *q,
+					u32 n)
+{
+	struct kfd_criu_span *spans;
+	u32 *order;
+	u32 i, num = 0, g;
+	int ret = -ENOMEM;
+
+	spans = kvmalloc_array(n, 3 * sizeof(*spans), GFP_KERNEL);
+	order = kvmalloc_array(n, 3 * sizeof(*order), GFP_KERNEL);
+	if (!spans || !order)
+		goto out;
+	for (i = 0; i < n; i++) {
+		g = le32_to_cpu(q[i].gpu_index);
+		num = kfd_criu_add_span(spans, num, le64_to_cpu(q[i].ring_base),
+					le32_to_cpu(q[i].ring_size), g);
+		num = kfd_criu_add_span(spans, num, le64_to_cpu(q[i].eop_base),
+					le32_to_cpu(q[i].eop_size), g);
+		num = kfd_criu_add_span(spans, num,
+					le64_to_cpu(q[i].ctx_save_restore_base),
+					kfd_criu_queue_cwsr_bytes(&q[i]), g);
+	}
+	for (i = 0; i < num; i++)
+		order[i] = i;
+	sort_r(order, num, sizeof(*order), kfd_criu_cmp_span, NULL, spans);
+	ret = kfd_criu_walk_spans(spans, order, num);
+out:
+	kvfree(order);
+	kvfree(spans);
+	return ret;
+}
+
+/* Two queues of one GPU cannot share a doorbell slot. */
+static int kfd_criu_check_doorbells(const struct kfd_criu_queue_rec *q,
+				    u32 n)
+{
+	u32 i, j;
+
+	/* n is at most KFD_CRIU_MAX_QUEUES: a quadratic scan stays cheap */
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			if (q[i].gpu_index == q[j].gpu_index &&
+			    q[i].doorbell_offset == q[j].doorbell_offset)
+				return -EEXIST;
+	return 0;
+}
+
+/**
+ * kfd_criu_check_queues() - check the QUEUE records of an image as a set
+ * @queues: the fixed parts of the QUEUE records, in stream order
+ * @n: entries in @queues
+ * @gpus: the image's GPU records, already validated
+ * @num_gpus: entries in @gpus
+ *
+ * Validates each record with kfd_criu_validate_queue(), then what only
+ * the set shows: the records are sorted by strictly ascending queue_id
+ * (the writer walks the process's queue list by id), no two queues of a
+ * GPU share a doorbell slot, and no ring, EOP buffer or CWSR area of a
+ * GPU's queues overlaps another. Read and write pointer locations may be
+ * shared: user mode often packs them into one page.
+ *
+ * Return: 0, -EINVAL for an invalid record, more than
+ * %KFD_CRIU_MAX_QUEUES records, a descending queue id or an overlap,
+ * -EEXIST for a queue id or doorbell slot that repeats, -EOPNOTSUPP from
+ * kfd_criu_validate_queue(), -ENOMEM if the overlap check cannot allocate.
+ */
+int kfd_criu_check_queues(const struct kfd_criu_queue_rec *queues, u32 n,
+			  const struct kfd_criu_gpu_rec *gpus, u32 num_gpus)
+{
+	u32 i, prev = 0, id;
+	int ret;
+
+	if (n > KFD_CRIU_MAX_QUEUES)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		ret = kfd_criu_validate_queue(&queues[i], gpus, num_gpus);
+		if (ret)
+			return ret;
+		id = le32_to_cpu(queues[i].queue_id);
+		if (i && id == prev)
+			return -EEXIST;
+		if (i && id < prev)
+			return -EINVAL;
+		prev = id;
+	}
+	if (!n)
+		return 0;
+	ret = kfd_criu_check_doorbells(queues, n);
+	if (ret)
+		return ret;
+	return kfd_criu_check_queue_overlap(queues, n);
+}
+
+#define DYN_OFF(f)	offsetof(struct kfd_criu_queue_dyn, f)
+#define DYN_SIZE(f)	sizeof_field(struct kfd_criu_queue_dyn, f)
+
+/**
+ * DOC: MQD dynamic-field whitelist
+ *
+ * kfd_criu_mqd_whitelist[] names every MQD field RESTORE may write.
+ *
+ * RESTORE initializes a queue's MQD from its properties, as queue creation
+ * does, and then writes these fields and nothing else, each after
+ * kfd_criu_validate_queue_state() accepted it. The 6.12 MQD managers'
+ * checkpoint_mqd() copy the whole MQD; of it, only these change while a
+ * queue runs and are needed to resume it where it was preempted. The
+ * rest (addresses, sizes, VMID, doorbell, priorities, CU mask) follows
+ * from the queue record or from the target machine.
+ *
+ * A field may appear once per queue class with different bounds. Bytes
+ * of &struct kfd_criu_queue_dyn no entry covers for a queue must be zero.
+ */
+const struct kfd_criu_mqd_field kfd_criu_mqd_whitelist[] = {
+	{ "rptr", DYN_OFF(rptr), DYN_SIZE(rptr), KFD_CRIU_QC_COMPUTE,
+	  KFD_CRIU_LIM_ZERO, KFD_CRIU_LIM_RING_DWORDS, KFD_CRIU_MQD_ALIGN_AQL,
+	  "cp_hqd_pq_rptr" },
+	{ "wptr", DYN_OFF(wptr), DYN_SIZE(wptr), KFD_CRIU_QC_COMPUTE,
+	  KFD_CRIU_LIM_ZERO, KFD_CRIU_LIM_MAX, KFD_CRIU_MQD_ALIGN_AQL,
+	  "cp_hqd_pq_wptr_lo, cp_hqd_pq_wptr_hi" },
+	{ "rptr", DYN_OFF(rptr), DYN_SIZE(rptr), KFD_CRIU_QC_SDMA,
+	  KFD_CRIU_LIM_ZERO, KFD_CRIU_LIM_MAX, 4,
+	  "sdmax_rlcx_rb_rptr, sdmax_rlcx_rb_rptr_hi" },
+	{ "wptr", DYN_OFF(wptr), DYN_SIZE(wptr), KFD_CRIU_QC_SDMA,
+	  KFD_CRIU_LIM_RPTR, KFD_CRIU_LIM_RPTR_RING, 4,
+	  "sdmax_rlcx_rb_wptr, sdmax_rlcx_rb_wptr_hi" },
+	{ "cntl_stack_offset", DYN_OFF(cntl_stack_offset),
+	  DYN_SIZE(cntl_stack_offset), KFD_CRIU_QC_CWSR,
+	  KFD_CRIU_LIM_ZERO, KFD_CRIU_LIM_CTL_STACK, 4,
+	  "cp_hqd_cntl_stack_offset" },
+	{ "wg_state_offset", DYN_OFF(wg_state_offset),
+	  DYN_SIZE(wg_state_offset), KFD_CRIU_QC_CWSR,
+	  KFD_CRIU_LIM_CTL_STACK, KFD_CRIU_LIM_CWSR, 4,
+	  "cp_hqd_wg_state_offset" },
+	{ "eop_rptr", DYN_OFF(eop_rptr), DYN_SIZE(eop_rptr), KFD_CRIU_QC_EOP,
+	  KFD_CRIU_LIM_ZERO, KFD_CRIU_LIM_EOP_DWORDS, 1,
+	  "cp_hqd_eop_rptr.RPTR" },
+	{ "eop_wptr", DYN_OFF(eop_wptr), DYN_SIZE(eop_wptr), KFD_CRIU_QC_EOP,
+	  KFD_CRIU_LIM_ZERO, KFD_CRIU_LIM_EOP_DWORDS, 1,
+	  "cp_hqd_eop_wptr.WPTR" },
+};
+
+const size_t kfd_criu_mqd_whitelist_len = ARRAY_SIZE(kfd_criu_mqd_whitelist);
+
+#undef DYN_SIZE
+#undef DYN_OFF
+
+/* The &enum kfd_criu_queue_class bits of a valid queue. */
+static u32 kfd_criu_queue_classes(const struct kfd_criu_queue_rec *q)
+{
+	u32 classes;
+
+	if (kfd_criu_queue_is_sdma(le32_to_cpu(q->type)))
+		return KFD_CRIU_QC_SDMA;
+	classes = KFD_CRIU_QC_COMPUTE;
+	if (q->ctx_save_restore_size)
+		classes |= KFD_CRIU_QC_CWSR;
+	if (q->eop_size)
+		classes |= KFD_CRIU_QC_EOP;
+	return classes;
+}
+
+static u64 kfd_criu_dyn_get(const struct kfd_criu_queue_dyn *dyn,
+			    const struct kfd_criu_mqd_field *f)
+{
+	const u8 *p = (const u8 *)dyn + f->offset;
+	__le64 v64;
+	__le32 v32;
+
+	if (f->size == sizeof(v64)) {
+		memcpy(&v64, p, sizeof(v64));
+		return le64_to_cpu(v64);
+	}
+	memcpy(&v32, p, sizeof(v32));
+	return le32_to_cpu(v32);
+}
+
+/* The value of limit @lim for queue @q in state @dyn. */
+static u64 kfd_criu_mqd_limit(u8 lim, const struct kfd_criu_queue_rec *q,
+			      const struct kfd_criu_queue_dyn *dyn)
+{
+	u64 rptr = le64_to_cpu(dyn->rptr), end;
+
+	switch (lim) {
+	case KFD_CRIU_LIM_ZERO:
+		return 0;
+	case KFD_CRIU_LIM_RING_DWORDS:
+		return le32_to_cpu(q->ring_size) / 4 - 1;
+	case KFD_CRIU_LIM_EOP_DWORDS:
+		return le32_to_cpu(q->eop_size) / 4 - 1;
+	case KFD_CRIU_LIM_CTL_STACK:
+		return le32_to_cpu(q->ctl_stack_size);
+	case KFD_CRIU_LIM_CWSR:
+		return le32_to_cpu(q->ctx_save_restore_size);
+	case KFD_CRIU_LIM_RPTR:
+		return rptr;
+	case KFD_CRIU_LIM_RPTR_RING:
+		if (check_add_overflow(rptr, (u64)le32_to_cpu(q->ring_size),
+				       &end))
+			return U64_MAX;
+		return end;
+	}
+	return U64_MAX;
+}
+
+static int kfd_criu_check_mqd_field(const struct kfd_criu_mqd_field *f,
+				    const struct kfd_criu_queue_rec *q,
+				    const struct kfd_criu_queue_dyn *dyn)
+{
+	u64 value = kfd_criu_dyn_get(dyn, f);
+	u64 align = f->align;
+
+	if (align == KFD_CRIU_MQD_ALIGN_AQL)
+		align = le32_to_cpu(q->format) == KFD_CRIU_QUEUE_FORMAT_AQL ?
+			16 : 1;
+	if (value % align)
+		return -EINVAL;
+	if (value < kfd_criu_mqd_limit(f->min, q, dyn) ||
+	    value > kfd_criu_mqd_limit(f->max, q, dyn))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Runs the whitelist entries that apply to @q and requires every byte of
+ * @dyn that none of them covers to be zero.
+ */
+static int kfd_criu_check_dyn(const struct kfd_criu_queue_rec *q,
+			      const struct kfd_criu_queue_dyn *dyn)
+{
+	u8 covered[sizeof(*dyn)] = { };
+	u32 classes = kfd_criu_queue_classes(q);
+	const struct kfd_criu_mqd_field *f;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < kfd_criu_mqd_whitelist_len; i++) {
+		f = &kfd_criu_mqd_whitelist[i];
+		if (!(f->classes & classes))
+			continue;
+		ret = kfd_criu_check_mqd_field(f, q, dyn);
+		if (ret)
+			return ret;
+		memset(covered + f->offset, 1, f->size);
+	}
+	for (i = 0; i < sizeof(*dyn); i++)
+		if (!covered[i] && ((const u8 *)dyn)[i])
+			return -EINVAL;
+	return 0;
+}
+
+/**
+ * kfd_criu_ctl_stack_in_mqd() - whether a queue's state carries its
+ *	control stack
+ * @queue: a valid queue record
+ * @gpu: its GPU record
+ *
+ * On GFX9 (gfx_target_version 90000 to 99999) the control stack of a
+ * compute queue with CWSR lives in the page after its MQD, in KFD's MQD
+ * buffer (allocate_mqd() of kfd_mqd_manager_v9.c), so it is kernel state
+ * the image must carry. On other generations it is in the user's CWSR
+ * area, which CRIU saves with the process memory.
+ *
+ * Return: true when QUEUE_STATE records of @queue carry control stack.
+ */
+bool kfd_criu_ctl_stack_in_mqd(const struct kfd_criu_queue_rec *queue,
+			       const struct kfd_criu_gpu_rec *gpu)
+{
+	u32 gfx = le32_to_cpu(gpu->gfx_target_version);
+
+	return (kfd_criu_queue_classes(queue) & KFD_CRIU_QC_CWSR) &&
+	       gfx >= 90000 && gfx < 100000;
+}
+
+/**
+ * kfd_criu_validate_queue_state() - check the preempted state of a queue
+ * @queue: the queue's record, already passed kfd_criu_check_queues()
+ * @gpu: the queue's GPU record
+ * @hdr: the QUEUE_STATE header
+ * @dyn: the dynamic MQD fields that follow it
+ *
+ * Accepts only what kfd_criu_mqd_whitelist[] allows for the queue's
+ * class, with every value inside its bounds: compute ring read offset
+ * inside the ring, AQL pointers on packet boundaries, SDMA write pointer
+ * at most one ring ahead of the read pointer, control stack offset inside
+ * the control stack, work-group state offset between the end of the
+ * control stack and the end of the CWSR area, EOP offsets inside the EOP
+ * buffer; every other byte zero. The control stack bytes that follow
+ * (@hdr->data_len) are the live part, from cntl_stack_offset to the end
+ * of the control stack, when kfd_criu_ctl_stack_in_mqd(), and none
+ * otherwise; so they never exceed the queue's ctl_stack_size, which is
+ * the GPU's.
+ *
+ * Return: 0, or -EINVAL for an XCC the queue does not have, a reserved
+ * field that is set, a field outside the whitelist or its bounds, or a
+ * control stack of the wrong length.
+ */
+int kfd_criu_validate_queue_state(const struct kfd_criu_queue_rec *queue,
+				  const struct kfd_criu_gpu_rec *gpu,
+				  const struct kfd_criu_queue_state_hdr *hdr,
+				  const struct kfd_criu_queue_dyn *dyn)
+{
+	u32 data_len = le32_to_cpu(hdr->data_len);
+	u32 want = 0;
+	int ret;
+
+	if (hdr->reserved ||
+	    le32_to_cpu(hdr->xcc) >= le32_to_cpu(queue->num_xcc))
+		return -EINVAL;
+	ret = kfd_criu_check_dyn(queue, dyn);
+	if (ret)
+		return ret;
+	if (kfd_criu_ctl_stack_in_mqd(queue, gpu))
+		want = le32_to_cpu(queue->ctl_stack_size) -
+		       le32_to_cpu(dyn->cntl_stack_offset);
+	if (data_len != want || data_len > le32_to_cpu(gpu->ctl_stack_size))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * kfd_criu_queue_cursor_init() - expect the first QUEUE_STATE record
+ * @cur: the cursor
+ */
+void kfd_criu_queue_cursor_init(struct kfd_criu_queue_cursor *cur)
+{
+	cur->queue_index = 0;
+	cur->xcc = 0;
+}
+
+/**
+ * kfd_criu_queue_state_check() - check a QUEUE_STATE record against the
+ *	cursor
+ * @cur: the cursor, from kfd_criu_queue_cursor_init()
+ * @queues: the QUEUE records, already passed kfd_criu_check_queues()
+ * @num_queues: entries in @queues
+ * @gpus: the GPU records they name
+ * @hdr: the header at the start of the record's payload
+ * @dyn: the dynamic fields after it
+ * @len: the whole payload length
+ *
+ * Every queue has one state per XCC, queue by queue in record order, XCC
+ * 0 first, so each record has exactly one valid place. On success @cur
+ * moves on; once @cur->queue_index is @num_queues every state was seen.
+ *
+ * Return: 0, or -EINVAL for a record when none is expected, another queue
+ * or XCC than expected, a length that does not match @hdr->data_len, or
+ * what kfd_criu_validate_queue_state() refuses. @cur is unchanged on
+ * error.
+ */
+int kfd_criu_queue_state_check(struct kfd_criu_queue_cursor *cur,
+			       const struct kfd_criu_queue_rec *queues,
+			       u32 num_queues,
+			       const struct kfd_criu_gpu_rec *gpus,
+			       const struct kfd_criu_queue_state_hdr *hdr,
+			       const struct kfd_criu_queue_dyn *dyn, u32 len)
+{
+	const struct kfd_criu_queue_rec *q;
+	u32 fixed = sizeof(*hdr) + sizeof(*dyn);
+	int ret;
+
+	if (cur->queue_index >= num_queues ||
+	    le32_to_cpu(hdr->queue_index) != cur->queue_index ||
+	    le32_to_cpu(hdr->xcc) != cur->xcc)
+		return -EINVAL;
+	if (len < fixed || len - fixed != le32_to_cpu(hdr->data_len))
+		return -EINVAL;
+	q = &queues[cur->queue_index];
+	ret = kfd_criu_validate_queue_state(q, &gpus[le32_to_cpu(q->gpu_index)],
+					    hdr, dyn);
+	if (ret)
+		return ret;
+	if (++cur->xcc == le32_to_cpu(q->num_xcc)) {
+		cur->queue_index++;
+		cur->xcc = 0;
+	}
+	return 0;
+}
+
+/**
+ * kfd_criu_slot_user_visible() - whether user mode sees a slot id
+ * @kind: the kind of id
+ * @sdma_static_doorbells: the GPU derives SDMA doorbells from the SDMA
+ *	slot (SOC15 and later, allocate_doorbell() in
+ *	kfd_device_queue_manager.c)
+ *
+ * The queue id is user mode's name for the queue, and the doorbell slot
+ * is where in its doorbell page user mode writes, so neither can change
+ * under a restored process. The hardware queue slot is the kernel's
+ * alone. The SDMA slot is too, unless the GPU derives the queue's
+ * doorbell from it: then moving the queue moves its doorbell.
+ *
+ * Return: true when the id cannot change without user mode noticing.
+ */
+bool kfd_criu_slot_user_visible(enum kfd_criu_slot_kind kind,
+				bool sdma_static_doorbells)
+{
+	switch (kind) {
+	case KFD_CRIU_SLOT_QUEUE_ID:
+	case KFD_CRIU_SLOT_DOORBELL:
+		return true;
+	case KFD_CRIU_SLOT_SDMA:
+		return sdma_static_doorbells;
+	case KFD_CRIU_SLOT_HQD:
+	default:
+		return false;
+	}
+}
+
+/**
+ * kfd_criu_slot_name() - a slot kind's name, for the message of an -EBUSY
+ * @kind: the kind of id
+ *
+ * Return: "queue id", "doorbell", "HQD slot", "SDMA slot" or "slot".
+ */
+const char *kfd_criu_slot_name(enum kfd_criu_slot_kind kind)
+{
+	switch (kind) {
+	case KFD_CRIU_SLOT_QUEUE_ID:
+		return "queue id";
+	case KFD_CRIU_SLOT_DOORBELL:
+		return "doorbell";
+	case KFD_CRIU_SLOT_HQD:
+		return "HQD slot";
+	case KFD_CRIU_SLOT_SDMA:
+		return "SDMA slot";
+	default:
+		return "slot";
+	}
+}
+
+static bool kfd_criu_slot_taken(const unsigned long *taken, u32 bit)
+{
+	const u32 bits = 8 * sizeof(*taken);
+
+	return (taken[bit / bits] >> (bit % bits)) & 1;
+}
+
+/**
+ * kfd_criu_pick_slot() - which slot a restored queue takes
+ * @wanted: the slot the image's queue had
+ * @taken: bitmap of the slots already in use on the target, @nbits long
+ * @nbits: slots there are
+ * @flags: %KFD_CRIU_SLOT_USER_VISIBLE when user mode sees the id
+ *	(kfd_criu_slot_user_visible())
+ *
+ * The same slot when it is free. Otherwise a slot user mode does not see
+ * moves to the lowest free one; one it sees cannot move, and the restore
+ * has to fail with -EBUSY, naming the kind (kfd_criu_slot_name()).
+ *
+ * Return: the slot, -EINVAL for @wanted outside the @nbits slots or an
+ * unknown flag, -EBUSY when @wanted is taken and cannot move or no slot
+ * is free.
+ */
+int kfd_criu_pick_slot(u32 wanted, const unsigned long *taken, u32 nbits,
+		       u32 flags)
+{
+	u32 i;
+
+	if (wanted >= nbits || nbits > INT_MAX ||
+	    (flags & ~KFD_CRIU_SLOT_USER_VISIBLE))
+		return -EINVAL;
+	if (!kfd_criu_slot_taken(taken, wanted))
+		return wanted;
+	if (flags & KFD_CRIU_SLOT_USER_VISIBLE)
+		return -EBUSY;
+	for (i = 0; i < nbits; i++)
+		if (!kfd_criu_slot_taken(taken, i))
+			return i;
+	return -EBUSY;
+}
+
+/*
+ * The uAPI spells KFD_IOCTL_SVM_FLAG_* as plain constants; the set 6.12
+ * defines, folded once.
+ */
+#define KFD_CRIU_SVM_FLAGS_KNOWN (KFD_IOCTL_SVM_FLAG_HOST_ACCESS |	\
+				  KFD_IOCTL_SVM_FLAG_COHERENT |		\
+				  KFD_IOCTL_SVM_FLAG_HIVE_LOCAL |	\
+				  KFD_IOCTL_SVM_FLAG_GPU_RO |		\
+				  KFD_IOCTL_SVM_FLAG_GPU_EXEC |		\
+				  KFD_IOCTL_SVM_FLAG_GPU_READ_MOSTLY |	\
+				  KFD_IOCTL_SVM_FLAG_GPU_ALWAYS_MAPPED | \
+				  KFD_IOCTL_SVM_FLAG_EXT_COHERENT)
+
+/* A location: system memory, none, or a GPU of the image by gpu_id. */
+static int kfd_criu_check_svm_loc(u32 loc, const struct kfd_criu_gpu_rec *gpus,
+				  u32 num_gpus)
+{
+	u32 i;
+
+	if (loc == KFD_IOCTL_SVM_LOCATION_SYSMEM ||
+	    loc == KFD_IOCTL_SVM_LOCATION_UNDEFINED)
+		return 0;
+	for (i = 0; i < num_gpus; i++)
+		if (le32_to_cpu(gpus[i].gpu_id) == loc)
+			return 0;
+	return -EINVAL;
+}
+
+/**
+ * kfd_criu_validate_svm_range() - check a %KFD_CRIU_REC_SVM_RANGE payload
+ * @rec: the record
+ * @gpus: the image's GPU records
+ * @num_gpus: entries in @gpus
+ *
+ * The range is page aligned, non-empty and inside the VA space. Its
+ * locations are system memory, undefined or a GPU of the image, by the
+ * gpu_id the process knows (restore maps it with the GPUs). Its flags are
+ * ones the 6.12 uAPI defines, its granularity at most what
+ * svm_range_apply_attrs() keeps (0x3f). Each GPU of the image has at most
+ * one of ACCESS, ACCESS_IN_PLACE and NO_ACCESS; no other GPU has any.
+ *
+ * Return: 0, or -EINVAL for anything that does not hold, a reserved field
+ * included.
+ */
+int kfd_criu_validate_svm_range(const struct kfd_criu_svm_rec *rec,
+				const struct kfd_criu_gpu_rec *gpus,
+				u32 num_gpus)
+{
+	u64 start = le64_to_cpu(rec->start), size = le64_to_cpu(rec->size);
+	u64 a = le64_to_cpu(rec->access);
+	u64 aip = le64_to_cpu(rec->access_in_place);
+	u64 none = le64_to_cpu(rec->no_access);
+	u64 end;
+
+	if (rec->reserved || rec->reserved2 || num_gpus > KFD_CRIU_MAX_GPUS)
+		return -EINVAL;
+	if (!size || !kfd_criu_bo_aligned(start) || !kfd_criu_bo_aligned(size) ||
+	    check_add_overflow(start, size, &end) || end > KFD_CRIU_MAX_VA)
+		return -EINVAL;
+	if (kfd_criu_check_svm_loc(le32_to_cpu(rec->preferred_loc), gpus,
+				   num_gpus) ||
+	    kfd_criu_check_svm_loc(le32_to_cpu(rec->prefetch_loc), gpus,
+				   num_gpus))
+		return -EINVAL;
+	if (le32_to_cpu(rec->flags) & ~KFD_CRIU_SVM_FLAGS_KNOWN ||
+	    le32_to_cpu(rec->granularity) > KFD_CRIU_MAX_SVM_GRANULARITY)
+		return -EINVAL;
+	if ((a | aip | none) & ~kfd_criu_gpu_mask(num_gpus))
+		return -EINVAL;
+	if ((a & aip) || (a & none) || (aip & none))
+		return -EINVAL;
+	return 0;
+}
+
+/* The index of the last range starting below @va, or @n for none. */
+static u32 kfd_criu_svm_before(const struct kfd_criu_svm_rec *ranges, u32 n,
+			       u64 va)
+{
+	u32 lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (le64_to_cpu(ranges[mid].start) < va)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : n;
+}
+
+/* No BO, of any GPU's VM, overlaps a range of the sorted @ranges. */
+static int kfd_criu_check_svm_bos(const struct kfd_criu_svm_rec *ranges,
+				  u32 n, const struct kfd_criu_bo_rec *bos,
+				  u32 num_bos)
+{
+	const struct kfd_criu_svm_rec *r;
+	u64 va, end;
+	u32 i, k;
+
+	for (i = 0; i < num_bos; i++) {
+		va = le64_to_cpu(bos[i].va);
+		end = va + le64_to_cpu(bos[i].size);
+		k = kfd_criu_svm_before(ranges, n, end);
+		if (k == n)
+			continue;
+		r = &ranges[k];
+		if (le64_to_cpu(r->start) + le64_to_cpu(r->size) > va)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * kfd_criu_check_svm_ranges() - check the SVM_RANGE records as a set
+ * @ranges: the records, in stream order
+ * @n: entries in @ranges
+ * @gpus: the image's GPU records
+ * @num_gpus: entries in @gpus
+ * @bos: the BO records, already passed kfd_criu_check_bos()
+ * @num_bos: entries in @bos
+ *
+ * Validates each range, then requires them sorted by start and disjoint,
+ * as the process's SVM interval tree holds them, and disjoint from every
+ * BO of every GPU's VM: 6.12 refuses an SVM range over a BO mapping
+ * (svm_range_check_vm()). Each BO takes a binary search, so the check is
+ * O(num_bos log n).
+ *
+ * Return: 0, or -EINVAL for an invalid range, more than
+ * %KFD_CRIU_MAX_SVM_RANGES, ranges out of order or overlapping, or a
+ * range over a BO.
+ */
+int kfd_criu_check_svm_ranges(const struct kfd_criu_svm_rec *ranges, u32 n,
+			      const struct kfd_criu_gpu_rec *gpus,
+			      u32 num_gpus,
+			      const struct kfd_criu_bo_rec *bos, u32 num_bos)
+{
+	u64 prev_end = 0;
+	u32 i;
+	int ret;
+
+	if (n > KFD_CRIU_MAX_SVM_RANGES)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		ret = kfd_criu_validate_svm_range(&ranges[i], gpus, num_gpus);
+		if (ret)
+			return ret;
+		if (le64_to_cpu(ranges[i].start) < prev_end)
+			return -EINVAL;
+		prev_end = le64_to_cpu(ranges[i].start) +
+			   le64_to_cpu(ranges[i].size);
+	}
+	return kfd_criu_check_svm_bos(ranges, n, bos, num_bos);
 }
 
 #if IS_BUILTIN(CONFIG_HSA_AMD_CRIU_KUNIT_TEST)

@@ -32,21 +32,48 @@
  *
  * Record order: COMPAT first (restore checks compatibility before it
  * touches anything), then one GPU record for each of COMPAT's num_gpus,
- * then PROCESS, then SIGNAL_PAGE if the process has one, then the EVENT
+ * then PROCESS, then COUNTS when the process has user-mode queues or SVM
+ * ranges, then SIGNAL_PAGE if the process has one, then the EVENT
  * records in strictly ascending event_id order (the order
  * idr_for_each_entry() walks them), then PROCESS's num_bos BO records,
- * sorted by (gpu_index, handle), then the BO_DATA records carrying the
- * contents of the VRAM and GTT BOs, BO by BO and chunk by chunk, then
- * END:
+ * sorted by (gpu_index, handle), then COUNTS's num_queues QUEUE records
+ * sorted by queue_id, then one QUEUE_STATE record per queue and XCC
+ * (queue by queue in QUEUE order, XCC 0 first), then COUNTS's
+ * num_svm_ranges SVM_RANGE records sorted by address, then the BO_DATA
+ * records carrying the contents of the VRAM and GTT BOs, BO by BO and
+ * chunk by chunk, then END:
  *
- *	COMPAT, GPU x num_gpus, PROCESS, [SIGNAL_PAGE], EVENT x num_events,
- *	BO x num_bos, BO_DATA ..., END
+ *	COMPAT, GPU x num_gpus, PROCESS, [COUNTS], [SIGNAL_PAGE],
+ *	EVENT x num_events, BO x num_bos, QUEUE x num_queues,
+ *	QUEUE_STATE x (sum of the queues' num_xcc),
+ *	SVM_RANGE x num_svm_ranges, BO_DATA ..., END
  *
  * All metadata precedes bulk data, so restore has placed every GPU and
- * checked every BO before it copies a byte of contents. The codec checks
- * each record on its own and offers the checks that span records
- * (kfd_criu_check_event_ids(), kfd_criu_check_bos(), the BO_DATA cursor
- * of kfd_criu_bo_data_check()); the restore code enforces the order.
+ * checked every BO, queue and SVM range before it copies a byte of
+ * contents. The codec checks each record on its own and offers the checks
+ * that span records (kfd_criu_check_event_ids(), kfd_criu_check_bos(),
+ * kfd_criu_check_queues(), kfd_criu_check_svm_ranges(), the cursors of
+ * kfd_criu_queue_state_check() and kfd_criu_bo_data_check()); the restore
+ * code enforces the order.
+ *
+ * The counts of queues and SVM ranges are in their own record, COUNTS,
+ * because PROCESS and COMPAT are fixed-size records that images without
+ * queues already carry: an image without COUNTS has no queues and no SVM
+ * ranges, and stays valid byte for byte. A writer emits COUNTS only when
+ * one of its counts is non-zero, and a reader refuses a COUNTS whose
+ * counts are all zero, so every image has exactly one encoding.
+ *
+ * Queues (QUEUE, QUEUE_STATE) never carry a raw MQD. RESTORE builds each
+ * MQD through the normal init path from the queue's properties and then
+ * writes only the fields of the MQD dynamic-field whitelist
+ * (kfd_criu_mqd_whitelist[]), each validated by
+ * kfd_criu_validate_queue_state(): the ring and EOP pointers, the control
+ * stack and work-group state offsets, and on GFX9, whose control stack
+ * lives in the MQD buffer, the live part of the control stack. A queue
+ * of a type the format cannot carry (kfd_criu_queue_type_carried())
+ * makes CHECKPOINT fail with -EOPNOTSUPP. Restore prefers the hardware
+ * slot ids the dump had; kfd_criu_pick_slot() decides what to do when
+ * one is taken.
  *
  * Errors the reader returns: -EINVAL for a malformed stream (bad magic,
  * unknown record flags, length out of range for the record type, END
@@ -55,9 +82,10 @@
  * mismatch, -EOPNOTSUPP for an unknown mandatory record, -ENODATA for a
  * stream that ends early, and -EOVERFLOW when the caller's buffer is too
  * small for a valid record. The validators add -EEXIST for a duplicate
- * event id or BO handle, -EOPNOTSUPP for state this kernel cannot
- * restore, and -ENODEV when an image GPU has no compatible local GPU to
- * go to (kfd_criu_map_gpus()).
+ * event id, BO handle, queue id or doorbell, -EOPNOTSUPP for state this
+ * kernel cannot restore, and -ENODEV when an image GPU has no compatible
+ * local GPU to go to (kfd_criu_map_gpus()). kfd_criu_pick_slot() returns
+ * -EBUSY when a slot id the process can see is taken on the target.
  */
 
 /** KFD_CRIU_IMAGE_MAGIC - first eight bytes of every image stream */
@@ -122,6 +150,14 @@ struct kfd_criu_image_header {
  * @KFD_CRIU_REC_BO: one buffer object, &struct kfd_criu_bo_rec
  * @KFD_CRIU_REC_BO_DATA: one chunk of a buffer object's contents,
  *	&struct kfd_criu_bo_data_hdr and then the bytes
+ * @KFD_CRIU_REC_QUEUE: one user-mode queue, &struct kfd_criu_queue_rec and
+ *	then its CU mask, num_cu_mask / 32 __le32 words
+ * @KFD_CRIU_REC_QUEUE_STATE: preempted state of one queue on one XCC,
+ *	&struct kfd_criu_queue_state_hdr, &struct kfd_criu_queue_dyn and
+ *	then data_len bytes of control stack
+ * @KFD_CRIU_REC_SVM_RANGE: one SVM range, &struct kfd_criu_svm_rec
+ * @KFD_CRIU_REC_COUNTS: counts of queues and SVM ranges,
+ *	&struct kfd_criu_counts_rec
  * @KFD_CRIU_REC_NR: number of known types; not a record type
  */
 enum kfd_criu_record_type {
@@ -133,6 +169,10 @@ enum kfd_criu_record_type {
 	KFD_CRIU_REC_GPU = 6,
 	KFD_CRIU_REC_BO = 7,
 	KFD_CRIU_REC_BO_DATA = 8,
+	KFD_CRIU_REC_QUEUE = 9,
+	KFD_CRIU_REC_QUEUE_STATE = 10,
+	KFD_CRIU_REC_SVM_RANGE = 11,
+	KFD_CRIU_REC_COUNTS = 12,
 	KFD_CRIU_REC_NR
 };
 
@@ -337,6 +377,292 @@ struct kfd_criu_bo_data_hdr {
 	__le64 offset;
 };
 
+/*
+ * Limits of the queue records. Each says where 6.12 sets the number.
+ */
+/** KFD_CRIU_MAX_QUEUES - queue ids per process (KFD_MAX_NUM_OF_QUEUES_PER_PROCESS) */
+#define KFD_CRIU_MAX_QUEUES		1024
+/** KFD_CRIU_MAX_DOORBELLS - doorbell slots of a process's doorbell page (kfd_priv.h) */
+#define KFD_CRIU_MAX_DOORBELLS		1024
+/** KFD_CRIU_MIN_RING_SIZE - smallest ring, %KFD_MIN_QUEUE_RING_SIZE */
+#define KFD_CRIU_MIN_RING_SIZE		1024U
+/** KFD_CRIU_MAX_RING_SIZE - largest power of two the u32 ring_size argument holds */
+#define KFD_CRIU_MAX_RING_SIZE		0x80000000U
+/** KFD_CRIU_MAX_EOP_SIZE - 32 times the largest EOP buffer 6.12 asks for (Tonga) */
+#define KFD_CRIU_MAX_EOP_SIZE		SZ_1M
+/** KFD_CRIU_MAX_CTL_STACK_SIZE - bound on a queue's control stack bytes */
+#define KFD_CRIU_MAX_CTL_STACK_SIZE	SZ_256K
+/** KFD_CRIU_MAX_CU_MASK_BITS - max_num_cus of kfd_ioctl_set_cu_mask() */
+#define KFD_CRIU_MAX_CU_MASK_BITS	1024
+/** KFD_CRIU_MAX_SDMA_ENGINES - AMDGPU_MAX_SDMA_INSTANCES */
+#define KFD_CRIU_MAX_SDMA_ENGINES	16
+/** KFD_CRIU_MAX_SVM_RANGES - most SVM range records one image may carry */
+#define KFD_CRIU_MAX_SVM_RANGES		262144
+/** KFD_CRIU_MAX_SVM_GRANULARITY - largest migration granularity (log2 pages) */
+#define KFD_CRIU_MAX_SVM_GRANULARITY	0x3f
+/** KFD_CRIU_QUEUE_FORMAT_PM4 - a PM4 queue (KFD_QUEUE_FORMAT_PM4) */
+#define KFD_CRIU_QUEUE_FORMAT_PM4	0
+/** KFD_CRIU_QUEUE_FORMAT_AQL - an AQL queue (KFD_QUEUE_FORMAT_AQL) */
+#define KFD_CRIU_QUEUE_FORMAT_AQL	1
+
+/**
+ * struct kfd_criu_counts_rec - payload of %KFD_CRIU_REC_COUNTS
+ * @num_queues: %KFD_CRIU_REC_QUEUE records after the BOs, at most
+ *	%KFD_CRIU_MAX_QUEUES
+ * @num_svm_ranges: %KFD_CRIU_REC_SVM_RANGE records after the queue states,
+ *	at most %KFD_CRIU_MAX_SVM_RANGES
+ * @reserved: must be zero
+ * @reserved2: must be zero
+ *
+ * Follows PROCESS directly, and only when a count is non-zero; without it
+ * both counts are zero.
+ */
+struct kfd_criu_counts_rec {
+	__le32 num_queues;
+	__le32 num_svm_ranges;
+	__le32 reserved;
+	__le32 reserved2;
+};
+
+/**
+ * struct kfd_criu_queue_rec - fixed part of a %KFD_CRIU_REC_QUEUE payload
+ * @ring_base: GPU VA of the ring, 256-byte aligned (the MQD holds it >> 8)
+ * @read_ptr_addr: where the hardware reports the read pointer, 4-byte
+ *	aligned
+ * @write_ptr_addr: where user mode writes the write pointer, 4-byte
+ *	aligned
+ * @eop_base: compute only: GPU VA of the EOP buffer, 256-byte aligned, 0
+ *	when it has none
+ * @ctx_save_restore_base: compute only: GPU VA of the CWSR area (one per
+ *	XCC, back to back), 0 when the queue has none
+ * @queue_id: the id user mode knows the queue by, below
+ *	%KFD_CRIU_MAX_QUEUES
+ * @gpu_index: index of the queue's GPU record
+ * @type: KFD_IOC_QUEUE_TYPE_COMPUTE, _SDMA or _SDMA_XGMI; AQL is @format
+ * @format: %KFD_CRIU_QUEUE_FORMAT_PM4 or, compute only,
+ *	%KFD_CRIU_QUEUE_FORMAT_AQL
+ * @priority: 0 to %KFD_MAX_QUEUE_PRIORITY
+ * @queue_percent: 0 to %KFD_MAX_QUEUE_PERCENTAGE
+ * @pm4_target_xcc: XCC a PM4 queue of a multi-XCC GPU runs on, below
+ *	@num_xcc
+ * @ring_size: bytes, a power of two from %KFD_CRIU_MIN_RING_SIZE to
+ *	%KFD_CRIU_MAX_RING_SIZE
+ * @eop_size: bytes of the EOP buffer, a multiple of 4 up to
+ *	%KFD_CRIU_MAX_EOP_SIZE, 0 exactly when @eop_base is
+ * @ctx_save_restore_size: bytes of the CWSR area per XCC, 0 exactly when
+ *	@ctx_save_restore_base is, else at least the GPU's cwsr_size
+ * @ctl_stack_size: compute only: bytes of control stack, the GPU's
+ *	ctl_stack_size (kfd_queue_acquire_buffers() insists on equality)
+ * @doorbell_offset: the queue's doorbell slot in the process's doorbell
+ *	page of its GPU, below %KFD_CRIU_MAX_DOORBELLS; user mode rings it
+ *	there, so restore must keep it
+ * @sdma_engine_id: SDMA only: engine, below %KFD_CRIU_MAX_SDMA_ENGINES
+ * @gws: compute only: 1 when the queue uses global wave sync, else 0
+ * @num_cu_mask: compute only: bits of CU mask that follow the record, a
+ *	multiple of 32 up to %KFD_CRIU_MAX_CU_MASK_BITS; 0 for no mask
+ * @num_xcc: MQDs of the queue: the GPU's num_xcc for compute, 1 for SDMA
+ * @reserved: must be zero
+ * @reserved2: must be zero
+ */
+struct kfd_criu_queue_rec {
+	__le64 ring_base;
+	__le64 read_ptr_addr;
+	__le64 write_ptr_addr;
+	__le64 eop_base;
+	__le64 ctx_save_restore_base;
+	__le32 queue_id;
+	__le32 gpu_index;
+	__le32 type;
+	__le32 format;
+	__le32 priority;
+	__le32 queue_percent;
+	__le32 pm4_target_xcc;
+	__le32 ring_size;
+	__le32 eop_size;
+	__le32 ctx_save_restore_size;
+	__le32 ctl_stack_size;
+	__le32 doorbell_offset;
+	__le32 sdma_engine_id;
+	__le32 gws;
+	__le32 num_cu_mask;
+	__le32 num_xcc;
+	__le32 reserved;
+	__le32 reserved2;
+};
+
+/**
+ * struct kfd_criu_queue_state_hdr - start of a %KFD_CRIU_REC_QUEUE_STATE
+ * @queue_index: index of the queue's record among the QUEUE records
+ * @xcc: the XCC whose MQD this is, below the queue's num_xcc
+ * @reserved: must be zero
+ * @data_len: bytes of control stack after &struct kfd_criu_queue_dyn
+ */
+struct kfd_criu_queue_state_hdr {
+	__le32 queue_index;
+	__le32 xcc;
+	__le32 reserved;
+	__le32 data_len;
+};
+
+/**
+ * struct kfd_criu_queue_dyn - the dynamic MQD fields of a preempted queue
+ * @rptr: compute: ring read offset in dwords (cp_hqd_pq_rptr); SDMA:
+ *	read pointer in bytes (sdmax_rlcx_rb_rptr, _hi)
+ * @wptr: compute: write pointer in dwords (cp_hqd_pq_wptr_lo, _hi);
+ *	SDMA: write pointer in bytes (sdmax_rlcx_rb_wptr, _hi)
+ * @cntl_stack_offset: compute with CWSR: start of the saved control stack
+ *	(cp_hqd_cntl_stack_offset); 0 otherwise
+ * @wg_state_offset: compute with CWSR: end of the saved work-group state
+ *	(cp_hqd_wg_state_offset); 0 otherwise
+ * @eop_rptr: compute with an EOP buffer: EOP read offset in dwords (the
+ *	RPTR field of cp_hqd_eop_rptr); 0 otherwise
+ * @eop_wptr: compute with an EOP buffer: EOP write offset in dwords (the
+ *	WPTR field of cp_hqd_eop_wptr); 0 otherwise
+ *
+ * These are the only fields of a preempted MQD the image carries; see
+ * kfd_criu_mqd_whitelist[] for their bounds.
+ */
+struct kfd_criu_queue_dyn {
+	__le64 rptr;
+	__le64 wptr;
+	__le32 cntl_stack_offset;
+	__le32 wg_state_offset;
+	__le32 eop_rptr;
+	__le32 eop_wptr;
+};
+
+/**
+ * struct kfd_criu_svm_rec - payload of %KFD_CRIU_REC_SVM_RANGE
+ * @start: first byte, page aligned
+ * @size: bytes, page aligned, non-zero, ending at or below
+ *	%KFD_CRIU_MAX_VA
+ * @access: bit i: GPU record i has KFD_IOCTL_SVM_ATTR_ACCESS
+ * @access_in_place: bit i: GPU record i has
+ *	KFD_IOCTL_SVM_ATTR_ACCESS_IN_PLACE
+ * @no_access: bit i: GPU record i has KFD_IOCTL_SVM_ATTR_NO_ACCESS
+ * @preferred_loc: KFD_IOCTL_SVM_LOCATION_SYSMEM, _UNDEFINED or the
+ *	gpu_id of a GPU record
+ * @prefetch_loc: as @preferred_loc
+ * @flags: KFD_IOCTL_SVM_FLAG_* set on the range
+ * @granularity: migration granularity, log2 of pages, at most
+ *	%KFD_CRIU_MAX_SVM_GRANULARITY
+ * @reserved: must be zero
+ * @reserved2: must be zero
+ *
+ * A GPU is in at most one of the three access masks; in none, it has
+ * the default access. The records are sorted by @start and do not
+ * overlap each other or any BO.
+ */
+struct kfd_criu_svm_rec {
+	__le64 start;
+	__le64 size;
+	__le64 access;
+	__le64 access_in_place;
+	__le64 no_access;
+	__le32 preferred_loc;
+	__le32 prefetch_loc;
+	__le32 flags;
+	__le32 granularity;
+	__le32 reserved;
+	__le32 reserved2;
+};
+
+/**
+ * enum kfd_criu_queue_class - what a whitelisted MQD field applies to
+ * @KFD_CRIU_QC_COMPUTE: every compute queue
+ * @KFD_CRIU_QC_CWSR: compute queues with a CWSR area
+ * @KFD_CRIU_QC_EOP: compute queues with an EOP buffer
+ * @KFD_CRIU_QC_SDMA: SDMA and SDMA-XGMI queues
+ */
+enum kfd_criu_queue_class {
+	KFD_CRIU_QC_COMPUTE = BIT(0),
+	KFD_CRIU_QC_CWSR = BIT(1),
+	KFD_CRIU_QC_EOP = BIT(2),
+	KFD_CRIU_QC_SDMA = BIT(3),
+};
+
+/**
+ * enum kfd_criu_mqd_limit - a bound of a whitelisted field, in the terms of
+ *	the queue it belongs to
+ * @KFD_CRIU_LIM_ZERO: 0
+ * @KFD_CRIU_LIM_MAX: the largest value of the field
+ * @KFD_CRIU_LIM_RING_DWORDS: ring_size / 4 - 1, the last dword of the ring
+ * @KFD_CRIU_LIM_EOP_DWORDS: eop_size / 4 - 1, the last dword of the EOP
+ * @KFD_CRIU_LIM_CTL_STACK: the queue's ctl_stack_size
+ * @KFD_CRIU_LIM_CWSR: the queue's ctx_save_restore_size
+ * @KFD_CRIU_LIM_RPTR: the state's rptr
+ * @KFD_CRIU_LIM_RPTR_RING: the state's rptr + ring_size, saturated
+ */
+enum kfd_criu_mqd_limit {
+	KFD_CRIU_LIM_ZERO,
+	KFD_CRIU_LIM_MAX,
+	KFD_CRIU_LIM_RING_DWORDS,
+	KFD_CRIU_LIM_EOP_DWORDS,
+	KFD_CRIU_LIM_CTL_STACK,
+	KFD_CRIU_LIM_CWSR,
+	KFD_CRIU_LIM_RPTR,
+	KFD_CRIU_LIM_RPTR_RING,
+};
+
+/**
+ * struct kfd_criu_mqd_field - one field RESTORE may write into a new MQD
+ * @name: the field of &struct kfd_criu_queue_dyn
+ * @offset: its offset in &struct kfd_criu_queue_dyn
+ * @size: its size, 4 or 8
+ * @classes: &enum kfd_criu_queue_class bits of the queues it applies to
+ * @min: &enum kfd_criu_mqd_limit the value may not be below
+ * @max: &enum kfd_criu_mqd_limit the value may not be above
+ * @align: the value must be a multiple of this, 1 for any; for AQL
+ *	queues the compute ring pointers step by whole 64-byte packets
+ * @mqd: the MQD field(s) of the v9, v10 and v11 managers it restores
+ */
+struct kfd_criu_mqd_field {
+	const char *name;
+	u8 offset;
+	u8 size;
+	u8 classes;
+	u8 min;
+	u8 max;
+	u8 align;
+	const char *mqd;
+};
+
+/** KFD_CRIU_MQD_ALIGN_AQL - @align marker: 16 dwords for AQL, else 1 */
+#define KFD_CRIU_MQD_ALIGN_AQL		0
+
+/**
+ * enum kfd_criu_slot_kind - a hardware or software id a queue holds
+ * @KFD_CRIU_SLOT_QUEUE_ID: the queue id user mode passes to queue ioctls
+ * @KFD_CRIU_SLOT_DOORBELL: the doorbell slot in the process's doorbell
+ *	page, which user mode writes
+ * @KFD_CRIU_SLOT_HQD: the (pipe, queue) hardware queue descriptor slot of
+ *	a queue without HWS
+ * @KFD_CRIU_SLOT_SDMA: the SDMA queue slot (engine, queue)
+ * @KFD_CRIU_SLOT_NR: number of kinds; not a kind
+ */
+enum kfd_criu_slot_kind {
+	KFD_CRIU_SLOT_QUEUE_ID,
+	KFD_CRIU_SLOT_DOORBELL,
+	KFD_CRIU_SLOT_HQD,
+	KFD_CRIU_SLOT_SDMA,
+	KFD_CRIU_SLOT_NR
+};
+
+/** KFD_CRIU_SLOT_USER_VISIBLE - kfd_criu_pick_slot(): user mode sees the id */
+#define KFD_CRIU_SLOT_USER_VISIBLE	BIT(0)
+
+/**
+ * struct kfd_criu_queue_cursor - the next QUEUE_STATE record a reader
+ *	expects
+ * @queue_index: queue the next state belongs to; num_queues when all
+ *	are read
+ * @xcc: XCC of the next state
+ */
+struct kfd_criu_queue_cursor {
+	u32 queue_index;
+	u32 xcc;
+};
+
 /**
  * struct kfd_criu_gpu_mismatch - why an image GPU has no local GPU
  * @image_gpu_id: the image GPU that could not be placed
@@ -512,5 +838,45 @@ void kfd_criu_bo_cursor_init(struct kfd_criu_bo_cursor *cur,
 int kfd_criu_bo_data_check(struct kfd_criu_bo_cursor *cur,
 			   const struct kfd_criu_bo_rec *bos, u32 num_bos,
 			   const struct kfd_criu_bo_data_hdr *hdr, u32 len);
+
+int kfd_criu_validate_counts(const struct kfd_criu_counts_rec *rec,
+			     u32 num_gpus);
+int kfd_criu_queue_type_carried(u32 ioc_type);
+int kfd_criu_validate_queue(const struct kfd_criu_queue_rec *rec,
+			    const struct kfd_criu_gpu_rec *gpus, u32 num_gpus);
+u32 kfd_criu_queue_len(const struct kfd_criu_queue_rec *rec);
+int kfd_criu_check_queues(const struct kfd_criu_queue_rec *queues, u32 n,
+			  const struct kfd_criu_gpu_rec *gpus, u32 num_gpus);
+
+extern const struct kfd_criu_mqd_field kfd_criu_mqd_whitelist[];
+extern const size_t kfd_criu_mqd_whitelist_len;
+
+bool kfd_criu_ctl_stack_in_mqd(const struct kfd_criu_queue_rec *queue,
+			       const struct kfd_criu_gpu_rec *gpu);
+int kfd_criu_validate_queue_state(const struct kfd_criu_queue_rec *queue,
+				  const struct kfd_criu_gpu_rec *gpu,
+				  const struct kfd_criu_queue_state_hdr *hdr,
+				  const struct kfd_criu_queue_dyn *dyn);
+void kfd_criu_queue_cursor_init(struct kfd_criu_queue_cursor *cur);
+int kfd_criu_queue_state_check(struct kfd_criu_queue_cursor *cur,
+			       const struct kfd_criu_queue_rec *queues,
+			       u32 num_queues,
+			       const struct kfd_criu_gpu_rec *gpus,
+			       const struct kfd_criu_queue_state_hdr *hdr,
+			       const struct kfd_criu_queue_dyn *dyn, u32 len);
+
+bool kfd_criu_slot_user_visible(enum kfd_criu_slot_kind kind,
+				bool sdma_static_doorbells);
+const char *kfd_criu_slot_name(enum kfd_criu_slot_kind kind);
+int kfd_criu_pick_slot(u32 wanted, const unsigned long *taken, u32 nbits,
+		       u32 flags);
+
+int kfd_criu_validate_svm_range(const struct kfd_criu_svm_rec *rec,
+				const struct kfd_criu_gpu_rec *gpus,
+				u32 num_gpus);
+int kfd_criu_check_svm_ranges(const struct kfd_criu_svm_rec *ranges, u32 n,
+			      const struct kfd_criu_gpu_rec *gpus,
+			      u32 num_gpus,
+			      const struct kfd_criu_bo_rec *bos, u32 num_bos);
 
 #endif /* KFD_CRIU_IMAGE_H_INCLUDED */

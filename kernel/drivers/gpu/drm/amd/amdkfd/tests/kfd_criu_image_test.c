@@ -2677,6 +2677,11 @@ struct test_len_case {
 #define GPU_LEN		sizeof(struct kfd_criu_gpu_rec)
 #define BO_LEN		sizeof(struct kfd_criu_bo_rec)
 #define DATA_HDR_LEN	sizeof(struct kfd_criu_bo_data_hdr)
+#define COUNTS_LEN	sizeof(struct kfd_criu_counts_rec)
+#define QUEUE_LEN	sizeof(struct kfd_criu_queue_rec)
+#define STATE_LEN	(sizeof(struct kfd_criu_queue_state_hdr) + \
+			 sizeof(struct kfd_criu_queue_dyn))
+#define SVM_LEN		sizeof(struct kfd_criu_svm_rec)
 
 static const struct test_len_case test_len_cases[] = {
 	{ "GPU", KFD_CRIU_REC_GPU, GPU_LEN, 0 },
@@ -2697,6 +2702,28 @@ static const struct test_len_case test_len_cases[] = {
 	  DATA_HDR_LEN + KFD_CRIU_BO_CHUNK + 1, -EINVAL },
 	{ "BO_DATA of the record limit", KFD_CRIU_REC_BO_DATA,
 	  KFD_CRIU_MAX_RECORD_LEN, -EINVAL },
+	{ "COUNTS", KFD_CRIU_REC_COUNTS, COUNTS_LEN, 0 },
+	{ "COUNTS short", KFD_CRIU_REC_COUNTS, COUNTS_LEN - 4, -EINVAL },
+	{ "COUNTS long", KFD_CRIU_REC_COUNTS, COUNTS_LEN + 4, -EINVAL },
+	{ "QUEUE without CU mask", KFD_CRIU_REC_QUEUE, QUEUE_LEN, 0 },
+	{ "QUEUE with the largest CU mask", KFD_CRIU_REC_QUEUE,
+	  QUEUE_LEN + KFD_CRIU_MAX_CU_MASK_BITS / 8, 0 },
+	{ "QUEUE short", KFD_CRIU_REC_QUEUE, QUEUE_LEN - 4, -EINVAL },
+	{ "QUEUE over the largest CU mask", KFD_CRIU_REC_QUEUE,
+	  QUEUE_LEN + KFD_CRIU_MAX_CU_MASK_BITS / 8 + 4, -EINVAL },
+	{ "QUEUE_STATE without control stack", KFD_CRIU_REC_QUEUE_STATE,
+	  STATE_LEN, 0 },
+	{ "QUEUE_STATE with the largest control stack",
+	  KFD_CRIU_REC_QUEUE_STATE, STATE_LEN + KFD_CRIU_MAX_CTL_STACK_SIZE,
+	  0 },
+	{ "QUEUE_STATE short", KFD_CRIU_REC_QUEUE_STATE, STATE_LEN - 1,
+	  -EINVAL },
+	{ "QUEUE_STATE over the largest control stack",
+	  KFD_CRIU_REC_QUEUE_STATE,
+	  STATE_LEN + KFD_CRIU_MAX_CTL_STACK_SIZE + 1, -EINVAL },
+	{ "SVM_RANGE", KFD_CRIU_REC_SVM_RANGE, SVM_LEN, 0 },
+	{ "SVM_RANGE short", KFD_CRIU_REC_SVM_RANGE, SVM_LEN - 8, -EINVAL },
+	{ "SVM_RANGE long", KFD_CRIU_REC_SVM_RANGE, SVM_LEN + 8, -EINVAL },
 };
 
 KUNIT_ARRAY_PARAM_DESC(test_len, test_len_cases, desc);
@@ -2743,6 +2770,954 @@ static void test_record_length(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rec.type, (u32)KFD_CRIU_REC_END);
 }
 
+/*
+ * Queues
+ */
+
+#define Q_COMPUTE	0	/* AQL, CWSR and EOP, on GPU 0 (GFX9, 8 XCCs) */
+#define Q_PM4		1	/* PM4 without CWSR or EOP, on GPU 1 */
+#define Q_SDMA		2
+#define Q_XGMI		3
+#define Q_GFX11		4	/* AQL with CWSR and EOP on a GFX11 GPU */
+
+#define TEST_Q_GPUS	3
+#define TEST_Q_RING	0x1000U
+#define TEST_Q_EOP	0x1000U
+#define TEST_Q_CWSR	0x9000U	/* the test GPU's cwsr_size */
+#define TEST_Q_CTL	0x4000U	/* the test GPU's ctl_stack_size */
+
+/* GPU 0 and 1 are the GFX9 test model, GPU 2 a one-XCC GFX11 part. */
+static void test_fill_queue_gpus(struct kfd_criu_gpu_rec *gpus)
+{
+	test_fill_gpu(&gpus[0], TEST_GPU_A);
+	test_fill_gpu(&gpus[1], TEST_GPU_B);
+	test_fill_gpu(&gpus[2], TEST_GPU_C);
+	gpus[2].gfx_target_version = cpu_to_le32(110000);
+	gpus[2].num_xcc = cpu_to_le32(1);
+}
+
+/* A valid queue of kind @kind, with id @id and its buffers at @va. */
+static void test_fill_queue(struct kfd_criu_queue_rec *q, unsigned int kind,
+			    u32 id, u64 va)
+{
+	bool sdma = kind == Q_SDMA || kind == Q_XGMI;
+
+	memset(q, 0, sizeof(*q));
+	q->queue_id = cpu_to_le32(id);
+	q->doorbell_offset = cpu_to_le32(id);
+	q->ring_base = cpu_to_le64(va);
+	q->ring_size = cpu_to_le32(TEST_Q_RING);
+	q->read_ptr_addr = cpu_to_le64(va + 0x100000);
+	q->write_ptr_addr = cpu_to_le64(va + 0x100008);
+	q->priority = cpu_to_le32(7);
+	q->queue_percent = cpu_to_le32(100);
+	q->num_xcc = cpu_to_le32(1);
+	if (sdma) {
+		q->type = cpu_to_le32(kind == Q_SDMA ? KFD_IOC_QUEUE_TYPE_SDMA :
+				      KFD_IOC_QUEUE_TYPE_SDMA_XGMI);
+		q->sdma_engine_id = cpu_to_le32(3);
+		return;
+	}
+	q->type = cpu_to_le32(KFD_IOC_QUEUE_TYPE_COMPUTE);
+	q->ctl_stack_size = cpu_to_le32(TEST_Q_CTL);
+	if (kind == Q_PM4) {
+		q->gpu_index = cpu_to_le32(1);
+		q->num_xcc = cpu_to_le32(8);
+		return;
+	}
+	q->format = cpu_to_le32(KFD_CRIU_QUEUE_FORMAT_AQL);
+	q->eop_base = cpu_to_le64(va + 0x200000);
+	q->eop_size = cpu_to_le32(TEST_Q_EOP);
+	q->ctx_save_restore_base = cpu_to_le64(va + 0x400000);
+	q->ctx_save_restore_size = cpu_to_le32(TEST_Q_CWSR);
+	q->gws = cpu_to_le32(1);
+	q->num_cu_mask = cpu_to_le32(64);
+	if (kind == Q_GFX11) {
+		q->gpu_index = cpu_to_le32(2);
+		return;
+	}
+	q->num_xcc = cpu_to_le32(8);
+	q->pm4_target_xcc = cpu_to_le32(7);
+}
+
+struct test_queue_case {
+	const char *desc;
+	unsigned int kind;
+	size_t field;
+	u64 value;
+	u32 num_gpus;
+	int err;
+};
+
+#define Q_FIELD(f)	offsetof(struct kfd_criu_queue_rec, f)
+#define Q_NONE		TEST_NO_FIELD
+#define Q_VA		0x7f0000000000ULL
+
+static const struct test_queue_case test_queue_cases[] = {
+	{ "compute AQL", Q_COMPUTE, Q_NONE, 0, TEST_Q_GPUS, 0 },
+	{ "compute PM4", Q_PM4, Q_NONE, 0, TEST_Q_GPUS, 0 },
+	{ "SDMA", Q_SDMA, Q_NONE, 0, TEST_Q_GPUS, 0 },
+	{ "SDMA-XGMI", Q_XGMI, Q_NONE, 0, TEST_Q_GPUS, 0 },
+	{ "GFX11 compute", Q_GFX11, Q_NONE, 0, TEST_Q_GPUS, 0 },
+	{ "largest queue id", Q_COMPUTE, Q_FIELD(queue_id),
+	  KFD_CRIU_MAX_QUEUES - 1, TEST_Q_GPUS, 0 },
+	{ "largest ring", Q_SDMA, Q_FIELD(ring_size), KFD_CRIU_MAX_RING_SIZE,
+	  TEST_Q_GPUS, 0 },
+	{ "smallest ring", Q_COMPUTE, Q_FIELD(ring_size),
+	  KFD_CRIU_MIN_RING_SIZE, TEST_Q_GPUS, 0 },
+	{ "priority 15", Q_COMPUTE, Q_FIELD(priority), 15, TEST_Q_GPUS, 0 },
+	{ "largest CU mask", Q_COMPUTE, Q_FIELD(num_cu_mask),
+	  KFD_CRIU_MAX_CU_MASK_BITS, TEST_Q_GPUS, 0 },
+	{ "last doorbell", Q_SDMA, Q_FIELD(doorbell_offset),
+	  KFD_CRIU_MAX_DOORBELLS - 1, TEST_Q_GPUS, 0 },
+	{ "last SDMA engine", Q_XGMI, Q_FIELD(sdma_engine_id),
+	  KFD_CRIU_MAX_SDMA_ENGINES - 1, TEST_Q_GPUS, 0 },
+	{ "larger CWSR area", Q_COMPUTE, Q_FIELD(ctx_save_restore_size),
+	  TEST_Q_CWSR + 0x1000, TEST_Q_GPUS, 0 },
+	{ "queue id 1024", Q_COMPUTE, Q_FIELD(queue_id), KFD_CRIU_MAX_QUEUES,
+	  TEST_Q_GPUS, -EINVAL },
+	{ "GPU past the GPUs", Q_COMPUTE, Q_FIELD(gpu_index), TEST_Q_GPUS,
+	  TEST_Q_GPUS, -EINVAL },
+	{ "no GPUs", Q_COMPUTE, Q_NONE, 0, 0, -EINVAL },
+	{ "more GPUs than an image has", Q_COMPUTE, Q_NONE, 0,
+	  KFD_CRIU_MAX_GPUS + 1, -EINVAL },
+	{ "type COMPUTE_AQL", Q_COMPUTE, Q_FIELD(type),
+	  KFD_IOC_QUEUE_TYPE_COMPUTE_AQL, TEST_Q_GPUS, -EINVAL },
+	{ "type SDMA_BY_ENG_ID", Q_SDMA, Q_FIELD(type),
+	  KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID, TEST_Q_GPUS, -EOPNOTSUPP },
+	{ "type 5", Q_SDMA, Q_FIELD(type), 5, TEST_Q_GPUS, -EINVAL },
+	{ "format 2", Q_COMPUTE, Q_FIELD(format), 2, TEST_Q_GPUS, -EINVAL },
+	{ "AQL SDMA", Q_SDMA, Q_FIELD(format), KFD_CRIU_QUEUE_FORMAT_AQL,
+	  TEST_Q_GPUS, -EINVAL },
+	{ "priority 16", Q_COMPUTE, Q_FIELD(priority), 16, TEST_Q_GPUS,
+	  -EINVAL },
+	{ "percent 101", Q_COMPUTE, Q_FIELD(queue_percent), 101, TEST_Q_GPUS,
+	  -EINVAL },
+	{ "PM4 target XCC 8 of 8", Q_COMPUTE, Q_FIELD(pm4_target_xcc), 8,
+	  TEST_Q_GPUS, -EINVAL },
+	{ "PM4 target XCC on SDMA", Q_SDMA, Q_FIELD(pm4_target_xcc), 1,
+	  TEST_Q_GPUS, -EINVAL },
+	{ "ring size 0", Q_COMPUTE, Q_FIELD(ring_size), 0, TEST_Q_GPUS,
+	  -EINVAL },
+	{ "ring below the minimum", Q_COMPUTE, Q_FIELD(ring_size), 512,
+	  TEST_Q_GPUS, -EINVAL },
+	{ "ring not a power of two", Q_COMPUTE, Q_FIELD(ring_size), 0x1800,
+	  TEST_Q_GPUS, -EINVAL },
+	{ "ring of 3 GiB", Q_COMPUTE, Q_FIELD(ring_size), 0xc0000000,
+	  TEST_Q_GPUS, -EINVAL },
+	{ "ring at 0", Q_COMPUTE, Q_FIELD(ring_base), 0, TEST_Q_GPUS,
+	  -EINVAL },
+	{ "ring not 256-byte aligned", Q_COMPUTE, Q_FIELD(ring_base),
+	  Q_VA + 0x80, TEST_Q_GPUS, -EINVAL },
+	{ "ring past the VA limit", Q_SDMA, Q_FIELD(ring_base),
+	  KFD_CRIU_MAX_VA - 0x800, TEST_Q_GPUS, -EINVAL },
+	{ "read pointer at 0", Q_COMPUTE, Q_FIELD(read_ptr_addr), 0,
+	  TEST_Q_GPUS, -EINVAL },
+	{ "read pointer not aligned", Q_COMPUTE, Q_FIELD(read_ptr_addr),
+	  Q_VA + 2, TEST_Q_GPUS, -EINVAL },
+	{ "write pointer past the VA limit", Q_SDMA, Q_FIELD(write_ptr_addr),
+	  KFD_CRIU_MAX_VA, TEST_Q_GPUS, -EINVAL },
+	{ "EOP size without a buffer", Q_COMPUTE, Q_FIELD(eop_base), 0,
+	  TEST_Q_GPUS, -EINVAL },
+	{ "EOP buffer without a size", Q_COMPUTE, Q_FIELD(eop_size), 0,
+	  TEST_Q_GPUS, -EINVAL },
+	{ "EOP size not in dwords", Q_COMPUTE, Q_FIELD(eop_size), 0x1002,
+	  TEST_Q_GPUS, -EINVAL },
+	{ "EOP size above the maximum", Q_COMPUTE, Q_FIELD(eop_size),
+	  KFD_CRIU_MAX_EOP_SIZE + 4, TEST_Q_GPUS, -EINVAL },
+	{ "EOP not 256-byte aligned", Q_COMPUTE, Q_FIELD(eop_base),
+	  Q_VA + 0x200010, TEST_Q_GPUS, -EINVAL },
+	{ "CWSR size without an area", Q_COMPUTE,
+	  Q_FIELD(ctx_save_restore_base), 0, TEST_Q_GPUS, -EINVAL },
+	{ "CWSR area without a size", Q_COMPUTE,
+	  Q_FIELD(ctx_save_restore_size), 0, TEST_Q_GPUS, -EINVAL },
+	{ "CWSR smaller than the GPU's", Q_COMPUTE,
+	  Q_FIELD(ctx_save_restore_size), TEST_Q_CWSR - 0x1000, TEST_Q_GPUS,
+	  -EINVAL },
+	{ "CWSR areas past the VA limit", Q_COMPUTE,
+	  Q_FIELD(ctx_save_restore_base), KFD_CRIU_MAX_VA - 0x40000,
+	  TEST_Q_GPUS, -EINVAL },
+	{ "CWSR not page aligned", Q_COMPUTE, Q_FIELD(ctx_save_restore_base),
+	  Q_VA + 0x400800, TEST_Q_GPUS, -EINVAL },
+	{ "control stack not the GPU's", Q_COMPUTE, Q_FIELD(ctl_stack_size),
+	  TEST_Q_CTL - 0x1000, TEST_Q_GPUS, -EINVAL },
+	{ "PM4 control stack not the GPU's", Q_PM4, Q_FIELD(ctl_stack_size),
+	  0, TEST_Q_GPUS, -EINVAL },
+	{ "doorbell 1024", Q_COMPUTE, Q_FIELD(doorbell_offset),
+	  KFD_CRIU_MAX_DOORBELLS, TEST_Q_GPUS, -EINVAL },
+	{ "SDMA engine on compute", Q_COMPUTE, Q_FIELD(sdma_engine_id), 1,
+	  TEST_Q_GPUS, -EINVAL },
+	{ "SDMA engine 16", Q_SDMA, Q_FIELD(sdma_engine_id),
+	  KFD_CRIU_MAX_SDMA_ENGINES, TEST_Q_GPUS, -EINVAL },
+	{ "GWS 2", Q_COMPUTE, Q_FIELD(gws), 2, TEST_Q_GPUS, -EINVAL },
+	{ "GWS on SDMA", Q_SDMA, Q_FIELD(gws), 1, TEST_Q_GPUS, -EINVAL },
+	{ "CU mask of 33 bits", Q_COMPUTE, Q_FIELD(num_cu_mask), 33,
+	  TEST_Q_GPUS, -EINVAL },
+	{ "CU mask above the maximum", Q_COMPUTE, Q_FIELD(num_cu_mask),
+	  KFD_CRIU_MAX_CU_MASK_BITS + 32, TEST_Q_GPUS, -EINVAL },
+	{ "CU mask on SDMA", Q_SDMA, Q_FIELD(num_cu_mask), 32, TEST_Q_GPUS,
+	  -EINVAL },
+	{ "one XCC of eight", Q_COMPUTE, Q_FIELD(num_xcc), 1, TEST_Q_GPUS,
+	  -EINVAL },
+	{ "no XCC", Q_GFX11, Q_FIELD(num_xcc), 0, TEST_Q_GPUS, -EINVAL },
+	{ "SDMA on eight XCCs", Q_SDMA, Q_FIELD(num_xcc), 8, TEST_Q_GPUS,
+	  -EINVAL },
+	{ "SDMA with an EOP buffer", Q_SDMA, Q_FIELD(eop_size), 0x1000,
+	  TEST_Q_GPUS, -EINVAL },
+	{ "SDMA with a control stack", Q_XGMI, Q_FIELD(ctl_stack_size),
+	  TEST_Q_CTL, TEST_Q_GPUS, -EINVAL },
+	{ "SDMA with a CWSR area", Q_SDMA, Q_FIELD(ctx_save_restore_base),
+	  Q_VA + 0x400000, TEST_Q_GPUS, -EINVAL },
+	{ "reserved set", Q_COMPUTE, Q_FIELD(reserved), 1, TEST_Q_GPUS,
+	  -EINVAL },
+	{ "reserved2 set", Q_SDMA, Q_FIELD(reserved2), 1, TEST_Q_GPUS,
+	  -EINVAL },
+};
+
+KUNIT_ARRAY_PARAM_DESC(test_queue, test_queue_cases, desc);
+
+/* The fields before queue_id are __le64, the others __le32. */
+static void test_set_queue_field(struct kfd_criu_queue_rec *q, size_t field,
+				 u64 value)
+{
+	__le64 v64 = cpu_to_le64(value);
+	__le32 v32 = cpu_to_le32((u32)value);
+
+	if (field < Q_FIELD(queue_id))
+		memcpy((u8 *)q + field, &v64, 8);
+	else
+		memcpy((u8 *)q + field, &v32, 4);
+}
+
+static void test_validate_queue(struct kunit *test)
+{
+	const struct test_queue_case *p = test->param_value;
+	struct kfd_criu_gpu_rec gpus[TEST_Q_GPUS];
+	struct kfd_criu_queue_rec q;
+
+	test_fill_queue_gpus(gpus);
+	test_fill_queue(&q, p->kind, 1, Q_VA);
+	if (p->field != TEST_NO_FIELD)
+		test_set_queue_field(&q, p->field, p->value);
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_queue(&q, gpus, p->num_gpus),
+			p->err);
+}
+
+/* The unsupported-feature table: which queue types CHECKPOINT refuses. */
+struct test_carried_case {
+	const char *desc;
+	u32 type;
+	int err;
+};
+
+static const struct test_carried_case test_carried_cases[] = {
+	{ "compute", KFD_IOC_QUEUE_TYPE_COMPUTE, 0 },
+	{ "compute AQL", KFD_IOC_QUEUE_TYPE_COMPUTE_AQL, 0 },
+	{ "SDMA", KFD_IOC_QUEUE_TYPE_SDMA, 0 },
+	{ "SDMA-XGMI", KFD_IOC_QUEUE_TYPE_SDMA_XGMI, 0 },
+	{ "SDMA by engine id", KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID, -EOPNOTSUPP },
+	{ "type 5", 5, -EOPNOTSUPP },
+	{ "type ~0", ~0U, -EOPNOTSUPP },
+};
+
+KUNIT_ARRAY_PARAM_DESC(test_carried, test_carried_cases, desc);
+
+static void test_queue_type_carried(struct kunit *test)
+{
+	const struct test_carried_case *p = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, kfd_criu_queue_type_carried(p->type), p->err);
+}
+
+static void test_queue_len(struct kunit *test)
+{
+	struct kfd_criu_queue_rec q = { };
+	const u32 base = sizeof(q);
+
+	KUNIT_EXPECT_EQ(test, kfd_criu_queue_len(&q), base);
+	q.num_cu_mask = cpu_to_le32(32);
+	KUNIT_EXPECT_EQ(test, kfd_criu_queue_len(&q), base + 4);
+	q.num_cu_mask = cpu_to_le32(KFD_CRIU_MAX_CU_MASK_BITS);
+	KUNIT_EXPECT_EQ(test, kfd_criu_queue_len(&q), base + 128);
+	/* Out of range counts still give a length, never a wrapped one. */
+	q.num_cu_mask = cpu_to_le32(~0U);
+	KUNIT_EXPECT_EQ(test, kfd_criu_queue_len(&q), base + 132);
+}
+
+/* A queue of a set: kind, id, doorbell and where its buffers are, in MB. */
+struct test_set_queue {
+	unsigned int kind;
+	u32 id;
+	u32 doorbell;
+	u32 ring_mb;
+	u32 eop_mb;
+	u32 cwsr_mb;
+};
+
+struct test_queues_case {
+	const char *desc;
+	struct test_set_queue q[TEST_MAX_SET];
+	u32 num;
+	int err;
+};
+
+static const struct test_queues_case test_queues_cases[] = {
+	{ "no queues", { }, 0, 0 },
+	{ "one of each", { { Q_COMPUTE, 1, 1, 16, 17, 18 },
+			   { Q_PM4, 2, 2, 32, 0, 0 },
+			   { Q_SDMA, 3, 3, 48, 0, 0 },
+			   { Q_XGMI, 4, 4, 64, 0, 0 },
+			   { Q_GFX11, 5, 5, 80, 81, 82 } }, 5, 0 },
+	{ "ids descend", { { Q_COMPUTE, 2, 1, 16, 17, 18 },
+			   { Q_SDMA, 1, 2, 48, 0, 0 } }, 2, -EINVAL },
+	{ "id repeats", { { Q_COMPUTE, 1, 1, 16, 17, 18 },
+			  { Q_SDMA, 1, 2, 48, 0, 0 } }, 2, -EEXIST },
+	{ "doorbell repeats on a GPU", { { Q_COMPUTE, 1, 9, 16, 17, 18 },
+					 { Q_SDMA, 2, 9, 48, 0, 0 } }, 2,
+	  -EEXIST },
+	{ "doorbell repeats on two GPUs", { { Q_COMPUTE, 1, 9, 16, 17, 18 },
+					    { Q_PM4, 2, 9, 48, 0, 0 } }, 2,
+	  0 },
+	{ "rings overlap", { { Q_SDMA, 1, 1, 16, 0, 0 },
+			     { Q_XGMI, 2, 2, 16, 0, 0 } }, 2, -EINVAL },
+	{ "ring in a CWSR area", { { Q_COMPUTE, 1, 1, 16, 17, 18 },
+				   { Q_SDMA, 2, 2, 18, 0, 0 } }, 2, -EINVAL },
+	{ "EOP buffer on a ring", { { Q_SDMA, 1, 1, 20, 0, 0 },
+				    { Q_COMPUTE, 2, 2, 16, 20, 24 } }, 2,
+	  -EINVAL },
+	{ "own ring in own CWSR area", { { Q_COMPUTE, 1, 1, 18, 17, 18 } }, 1,
+	  -EINVAL },
+	{ "same ring on two GPUs", { { Q_COMPUTE, 1, 1, 16, 17, 18 },
+				     { Q_PM4, 2, 2, 16, 0, 0 } }, 2, 0 },
+	{ "an invalid record", { { Q_COMPUTE, 1, 1, 16, 17, 18 },
+				 { Q_SDMA, 2, 2, 0, 0, 0 } }, 2, -EINVAL },
+	{ "an unsupported record", { { Q_COMPUTE, 1, 1, 16, 17, 18 },
+				     { Q_XGMI + 10, 2, 2, 48, 0, 0 } }, 2,
+	  -EOPNOTSUPP },
+};
+
+KUNIT_ARRAY_PARAM_DESC(test_queues, test_queues_cases, desc);
+
+static void test_make_queue(struct kfd_criu_queue_rec *q,
+			    const struct test_set_queue *s)
+{
+	const u64 mb = 0x100000, base = Q_VA;
+
+	test_fill_queue(q, s->kind > Q_GFX11 ? Q_SDMA : s->kind, s->id,
+			base + s->ring_mb * mb);
+	if (s->kind > Q_GFX11)
+		q->type = cpu_to_le32(KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID);
+	if (!s->ring_mb)
+		q->ring_base = 0;
+	q->doorbell_offset = cpu_to_le32(s->doorbell);
+	q->read_ptr_addr = cpu_to_le64(base - mb);
+	q->write_ptr_addr = cpu_to_le64(base - mb + 8);
+	if (q->eop_base)
+		q->eop_base = cpu_to_le64(base + s->eop_mb * mb);
+	if (q->ctx_save_restore_base)
+		q->ctx_save_restore_base = cpu_to_le64(base + s->cwsr_mb * mb);
+}
+
+static void test_check_queues(struct kunit *test)
+{
+	const struct test_queues_case *p = test->param_value;
+	struct kfd_criu_gpu_rec gpus[TEST_Q_GPUS];
+	struct kfd_criu_queue_rec *q;
+	u32 i;
+
+	q = kunit_kzalloc(test, TEST_MAX_SET * sizeof(*q), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	test_fill_queue_gpus(gpus);
+	for (i = 0; i < p->num; i++)
+		test_make_queue(&q[i], &p->q[i]);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_queues(q, p->num, gpus,
+						    TEST_Q_GPUS), p->err);
+}
+
+/* The eighth CWSR area of a queue ends 8 * cwsr_size after its base. */
+static void test_check_queues_xcc_span(struct kunit *test)
+{
+	struct kfd_criu_gpu_rec gpus[TEST_Q_GPUS];
+	struct kfd_criu_queue_rec q[2];
+	u64 cwsr;
+
+	test_fill_queue_gpus(gpus);
+	test_fill_queue(&q[0], Q_COMPUTE, 1, Q_VA);
+	test_fill_queue(&q[1], Q_SDMA, 2, Q_VA + 0x10000000);
+	q[1].doorbell_offset = cpu_to_le32(2);
+	cwsr = le64_to_cpu(q[0].ctx_save_restore_base);
+	q[1].ring_base = cpu_to_le64(cwsr + 8 * TEST_Q_CWSR - TEST_Q_RING);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_queues(q, 2, gpus, TEST_Q_GPUS),
+			-EINVAL);
+	q[1].ring_base = cpu_to_le64(cwsr + 8 * TEST_Q_CWSR);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_queues(q, 2, gpus, TEST_Q_GPUS),
+			0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_queues(q, KFD_CRIU_MAX_QUEUES + 1,
+						    gpus, TEST_Q_GPUS),
+			-EINVAL);
+}
+
+/*
+ * The MQD whitelist: each case sets one field of a valid state. Every
+ * whitelist entry needs a refused case on a queue it applies to
+ * (test_mqd_whitelist_covered()).
+ */
+struct test_state_case {
+	const char *desc;
+	unsigned int kind;
+	const char *name;	/* the dynamic field, or another check */
+	size_t field;
+	u64 value;
+	int err;
+};
+
+#define DYN_FIELD(f)	offsetof(struct kfd_criu_queue_dyn, f)
+#define HDR_BASE	0x100
+#define HDR_FIELD(f)	(HDR_BASE + offsetof(struct kfd_criu_queue_state_hdr, f))
+#define S_NONE		TEST_NO_FIELD
+
+static const struct test_state_case test_state_cases[] = {
+	{ "compute AQL", Q_COMPUTE, "", S_NONE, 0, 0 },
+	{ "compute PM4", Q_PM4, "", S_NONE, 0, 0 },
+	{ "SDMA", Q_SDMA, "", S_NONE, 0, 0 },
+	{ "SDMA-XGMI", Q_XGMI, "", S_NONE, 0, 0 },
+	{ "GFX11 compute", Q_GFX11, "", S_NONE, 0, 0 },
+	{ "PM4 rptr on the last dword", Q_PM4, "rptr", DYN_FIELD(rptr),
+	  TEST_Q_RING / 4 - 1, 0 },
+	{ "PM4 rptr past the ring", Q_PM4, "rptr", DYN_FIELD(rptr),
+	  TEST_Q_RING / 4, -EINVAL },
+	{ "AQL rptr past the ring", Q_COMPUTE, "rptr", DYN_FIELD(rptr),
+	  TEST_Q_RING / 4, -EINVAL },
+	{ "AQL rptr inside a packet", Q_COMPUTE, "rptr", DYN_FIELD(rptr),
+	  0x48, -EINVAL },
+	{ "AQL wptr inside a packet", Q_COMPUTE, "wptr", DYN_FIELD(wptr),
+	  0x1044, -EINVAL },
+	{ "PM4 wptr anywhere", Q_PM4, "wptr", DYN_FIELD(wptr), U64_MAX, 0 },
+	{ "SDMA rptr not in dwords", Q_SDMA, "rptr", DYN_FIELD(rptr), 0x102,
+	  -EINVAL },
+	{ "SDMA rptr past wptr", Q_SDMA, "rptr", DYN_FIELD(rptr), 0x204,
+	  -EINVAL },
+	{ "SDMA wptr below rptr", Q_SDMA, "wptr", DYN_FIELD(wptr), 0xfc,
+	  -EINVAL },
+	{ "SDMA wptr a ring ahead", Q_SDMA, "wptr", DYN_FIELD(wptr),
+	  0x100 + TEST_Q_RING, 0 },
+	{ "SDMA wptr over a ring ahead", Q_XGMI, "wptr", DYN_FIELD(wptr),
+	  0x104 + TEST_Q_RING, -EINVAL },
+	{ "SDMA wptr not in dwords", Q_SDMA, "wptr", DYN_FIELD(wptr), 0x201,
+	  -EINVAL },
+	{ "control stack empty", Q_COMPUTE, "cntl_stack_offset",
+	  DYN_FIELD(cntl_stack_offset), TEST_Q_CTL, 0 },
+	{ "control stack offset past its end", Q_COMPUTE, "cntl_stack_offset",
+	  DYN_FIELD(cntl_stack_offset), TEST_Q_CTL + 4, -EINVAL },
+	{ "control stack offset not in dwords", Q_GFX11, "cntl_stack_offset",
+	  DYN_FIELD(cntl_stack_offset), 0x3002, -EINVAL },
+	{ "control stack offset without CWSR", Q_PM4, "cntl_stack_offset",
+	  DYN_FIELD(cntl_stack_offset), 4, -EINVAL },
+	{ "work-group state at the CWSR end", Q_COMPUTE, "wg_state_offset",
+	  DYN_FIELD(wg_state_offset), TEST_Q_CWSR, 0 },
+	{ "work-group state past the CWSR end", Q_COMPUTE, "wg_state_offset",
+	  DYN_FIELD(wg_state_offset), TEST_Q_CWSR + 4, -EINVAL },
+	{ "work-group state in the control stack", Q_GFX11,
+	  "wg_state_offset", DYN_FIELD(wg_state_offset), TEST_Q_CTL - 4,
+	  -EINVAL },
+	{ "work-group state on SDMA", Q_SDMA, "wg_state_offset",
+	  DYN_FIELD(wg_state_offset), TEST_Q_CTL, -EINVAL },
+	{ "EOP rptr on the last dword", Q_COMPUTE, "eop_rptr",
+	  DYN_FIELD(eop_rptr), TEST_Q_EOP / 4 - 1, 0 },
+	{ "EOP rptr past the buffer", Q_COMPUTE, "eop_rptr",
+	  DYN_FIELD(eop_rptr), TEST_Q_EOP / 4, -EINVAL },
+	{ "EOP wptr past the buffer", Q_GFX11, "eop_wptr",
+	  DYN_FIELD(eop_wptr), TEST_Q_EOP / 4, -EINVAL },
+	{ "EOP wptr with no buffer", Q_PM4, "eop_wptr", DYN_FIELD(eop_wptr), 1,
+	  -EINVAL },
+	{ "EOP rptr on SDMA", Q_XGMI, "eop_rptr", DYN_FIELD(eop_rptr), 1,
+	  -EINVAL },
+	{ "control stack longer than live", Q_COMPUTE, "data_len",
+	  HDR_FIELD(data_len), 0x1004, -EINVAL },
+	{ "control stack shorter than live", Q_COMPUTE, "data_len",
+	  HDR_FIELD(data_len), 0xffc, -EINVAL },
+	{ "control stack on GFX11", Q_GFX11, "data_len", HDR_FIELD(data_len),
+	  0x1000, -EINVAL },
+	{ "control stack on SDMA", Q_SDMA, "data_len", HDR_FIELD(data_len), 4,
+	  -EINVAL },
+	{ "last XCC", Q_COMPUTE, "xcc", HDR_FIELD(xcc), 7, 0 },
+	{ "XCC 8 of 8", Q_COMPUTE, "xcc", HDR_FIELD(xcc), 8, -EINVAL },
+	{ "XCC 1 of SDMA", Q_SDMA, "xcc", HDR_FIELD(xcc), 1, -EINVAL },
+	{ "reserved set", Q_PM4, "reserved", HDR_FIELD(reserved), 1,
+	  -EINVAL },
+};
+
+KUNIT_ARRAY_PARAM_DESC(test_state, test_state_cases, desc);
+
+/* A valid preempted state of a queue of kind @kind. */
+static void test_fill_state(struct kfd_criu_queue_state_hdr *hdr,
+			    struct kfd_criu_queue_dyn *dyn, unsigned int kind)
+{
+	memset(hdr, 0, sizeof(*hdr));
+	memset(dyn, 0, sizeof(*dyn));
+	switch (kind) {
+	case Q_SDMA:
+	case Q_XGMI:
+		dyn->rptr = cpu_to_le64(0x100);
+		dyn->wptr = cpu_to_le64(0x200);
+		return;
+	case Q_PM4:
+		dyn->rptr = cpu_to_le64(5);
+		dyn->wptr = cpu_to_le64(0x10007);
+		return;
+	}
+	dyn->rptr = cpu_to_le64(0x40);
+	dyn->wptr = cpu_to_le64(0x1040);
+	dyn->cntl_stack_offset = cpu_to_le32(0x3000);
+	dyn->wg_state_offset = cpu_to_le32(0x5000);
+	dyn->eop_rptr = cpu_to_le32(2);
+	dyn->eop_wptr = cpu_to_le32(4);
+	if (kind == Q_COMPUTE)
+		hdr->data_len = cpu_to_le32(TEST_Q_CTL - 0x3000);
+}
+
+static void test_set_state_field(struct kfd_criu_queue_state_hdr *hdr,
+				 struct kfd_criu_queue_dyn *dyn, size_t field,
+				 u64 value)
+{
+	__le64 v64 = cpu_to_le64(value);
+	__le32 v32 = cpu_to_le32((u32)value);
+
+	if (field >= HDR_BASE)
+		memcpy((u8 *)hdr + field - HDR_BASE, &v32, 4);
+	else if (field < DYN_FIELD(cntl_stack_offset))
+		memcpy((u8 *)dyn + field, &v64, 8);
+	else
+		memcpy((u8 *)dyn + field, &v32, 4);
+}
+
+static void test_validate_queue_state(struct kunit *test)
+{
+	const struct test_state_case *p = test->param_value;
+	struct kfd_criu_gpu_rec gpus[TEST_Q_GPUS];
+	struct kfd_criu_queue_state_hdr hdr;
+	const struct kfd_criu_gpu_rec *gpu;
+	struct kfd_criu_queue_dyn dyn;
+	struct kfd_criu_queue_rec q;
+
+	test_fill_queue_gpus(gpus);
+	test_fill_queue(&q, p->kind, 1, Q_VA);
+	KUNIT_ASSERT_EQ(test, kfd_criu_validate_queue(&q, gpus, TEST_Q_GPUS), 0);
+	test_fill_state(&hdr, &dyn, p->kind);
+	if (p->field != TEST_NO_FIELD)
+		test_set_state_field(&hdr, &dyn, p->field, p->value);
+	/* A cntl_stack_offset change moves the live control stack. */
+	if (p->field == DYN_FIELD(cntl_stack_offset) && !p->err &&
+	    p->kind == Q_COMPUTE)
+		hdr.data_len = cpu_to_le32(TEST_Q_CTL - (u32)p->value);
+	gpu = &gpus[le32_to_cpu(q.gpu_index)];
+	KUNIT_EXPECT_EQ(test,
+			kfd_criu_validate_queue_state(&q, gpu, &hdr, &dyn),
+			p->err);
+}
+
+/* The kind of queue each case kind is, in whitelist classes. */
+static u32 test_kind_classes(unsigned int kind)
+{
+	struct kfd_criu_queue_rec q;
+
+	test_fill_queue(&q, kind, 1, Q_VA);
+	return kfd_criu_queue_classes(&q);
+}
+
+static void test_mqd_whitelist_covered(struct kunit *test)
+{
+	const struct kfd_criu_mqd_field *f;
+	const struct test_state_case *c;
+	size_t i, j;
+	bool found;
+
+	KUNIT_EXPECT_GT(test, kfd_criu_mqd_whitelist_len, 0);
+	for (i = 0; i < kfd_criu_mqd_whitelist_len; i++) {
+		f = &kfd_criu_mqd_whitelist[i];
+		found = false;
+		for (j = 0; j < ARRAY_SIZE(test_state_cases) && !found; j++) {
+			c = &test_state_cases[j];
+			found = c->err && !strcmp(c->name, f->name) &&
+				c->field == f->offset &&
+				(test_kind_classes(c->kind) & f->classes);
+		}
+		if (!found)
+			KUNIT_FAIL(test, "whitelist entry %zu (%s) has no refused case",
+				   i, f->name);
+		KUNIT_EXPECT_TRUE(test, f->size == 4 || f->size == 8);
+		KUNIT_EXPECT_LE(test, (size_t)f->offset + f->size,
+				sizeof(struct kfd_criu_queue_dyn));
+	}
+}
+
+/* Every byte of the dynamic struct is some whitelist entry's. */
+static void test_mqd_whitelist_complete(struct kunit *test)
+{
+	u8 covered[sizeof(struct kfd_criu_queue_dyn)] = { };
+	size_t i;
+
+	for (i = 0; i < kfd_criu_mqd_whitelist_len; i++)
+		memset(covered + kfd_criu_mqd_whitelist[i].offset, 1,
+		       kfd_criu_mqd_whitelist[i].size);
+	for (i = 0; i < sizeof(covered); i++)
+		KUNIT_EXPECT_EQ(test, covered[i], 1);
+}
+
+/* The walk's two queues, their GPUs, and the cursor. */
+struct test_walk {
+	struct kfd_criu_gpu_rec gpus[TEST_Q_GPUS];
+	struct kfd_criu_queue_rec q[2];
+	struct kfd_criu_queue_cursor cur;
+};
+
+static int test_walk_state(struct test_walk *w,
+			   const struct kfd_criu_queue_state_hdr *hdr,
+			   const struct kfd_criu_queue_dyn *dyn, u32 len)
+{
+	return kfd_criu_queue_state_check(&w->cur, w->q, 2, w->gpus, hdr, dyn,
+					  len);
+}
+
+/* Walks the states of a GFX9 compute queue (8 XCCs) and an SDMA queue. */
+static void test_queue_state_walk(struct kunit *test)
+{
+	const u32 fixed = sizeof(struct kfd_criu_queue_state_hdr) +
+			  sizeof(struct kfd_criu_queue_dyn);
+	struct kfd_criu_queue_state_hdr hdr, sdma_hdr;
+	struct kfd_criu_queue_dyn dyn, sdma_dyn;
+	struct test_walk *w;
+	u32 len, xcc;
+
+	w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	test_fill_queue_gpus(w->gpus);
+	test_fill_queue(&w->q[0], Q_COMPUTE, 1, Q_VA);
+	test_fill_queue(&w->q[1], Q_SDMA, 2, Q_VA + 0x10000000);
+	w->q[1].doorbell_offset = cpu_to_le32(2);
+	KUNIT_ASSERT_EQ(test, kfd_criu_check_queues(w->q, 2, w->gpus,
+						    TEST_Q_GPUS), 0);
+	test_fill_state(&hdr, &dyn, Q_COMPUTE);
+	test_fill_state(&sdma_hdr, &sdma_dyn, Q_SDMA);
+	sdma_hdr.queue_index = cpu_to_le32(1);
+	len = fixed + le32_to_cpu(hdr.data_len);
+
+	kfd_criu_queue_cursor_init(&w->cur);
+	/* The SDMA queue's state first, XCC 1 before 0: both refused. */
+	KUNIT_EXPECT_EQ(test, test_walk_state(w, &sdma_hdr, &sdma_dyn, fixed),
+			-EINVAL);
+	hdr.xcc = cpu_to_le32(1);
+	KUNIT_EXPECT_EQ(test, test_walk_state(w, &hdr, &dyn, len), -EINVAL);
+	for (xcc = 0; xcc < 8; xcc++) {
+		hdr.xcc = cpu_to_le32(xcc);
+		/* A length that disagrees with data_len, then the right one */
+		KUNIT_EXPECT_EQ(test, test_walk_state(w, &hdr, &dyn, len + 1),
+				-EINVAL);
+		KUNIT_EXPECT_EQ(test, test_walk_state(w, &hdr, &dyn, len), 0);
+	}
+	KUNIT_EXPECT_EQ(test, w->cur.queue_index, 1);
+	KUNIT_EXPECT_EQ(test, w->cur.xcc, 0);
+	KUNIT_EXPECT_EQ(test,
+			test_walk_state(w, &sdma_hdr, &sdma_dyn, fixed - 1),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, test_walk_state(w, &sdma_hdr, &sdma_dyn, fixed),
+			0);
+	KUNIT_EXPECT_EQ(test, w->cur.queue_index, 2);
+	/* Nothing more is expected. */
+	KUNIT_EXPECT_EQ(test, test_walk_state(w, &sdma_hdr, &sdma_dyn, fixed),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, w->cur.queue_index, 2);
+}
+
+/*
+ * Slot ids
+ */
+
+struct test_pick_case {
+	const char *desc;
+	u32 wanted;
+	u64 taken_lo;
+	u64 taken_hi;
+	u32 nbits;
+	u32 flags;
+	int expect;
+};
+
+#define VISIBLE	KFD_CRIU_SLOT_USER_VISIBLE
+
+static const struct test_pick_case test_pick_cases[] = {
+	{ "free, internal", 5, 0, 0, 32, 0, 5 },
+	{ "free, visible", 5, 0x1f, 0, 32, VISIBLE, 5 },
+	{ "taken, internal: lowest free", 5, 0x2f, 0, 32, 0, 4 },
+	{ "taken, visible: busy", 5, 0x20, 0, 32, VISIBLE, -EBUSY },
+	{ "all taken, internal: busy", 3, 0xf, 0, 4, 0, -EBUSY },
+	{ "free bit past nbits is not free", 3, 0xff, 0, 8, 0, -EBUSY },
+	{ "lowest free in the second word", 0, ~0ULL, 0x4, 128, 0, 64 },
+	{ "wanted in the second word", 70, ~0ULL, 0, 128, VISIBLE, 70 },
+	{ "taken in the second word", 70, 0, 0x40, 128, VISIBLE, -EBUSY },
+	{ "last slot", 127, 0, 0, 128, VISIBLE, 127 },
+	{ "wanted past nbits", 8, 0, 0, 8, 0, -EINVAL },
+	{ "no slots", 0, 0, 0, 0, 0, -EINVAL },
+	{ "unknown flag", 1, 0, 0, 8, BIT(1), -EINVAL },
+};
+
+KUNIT_ARRAY_PARAM_DESC(test_pick, test_pick_cases, desc);
+
+static void test_pick_slot(struct kunit *test)
+{
+	const struct test_pick_case *p = test->param_value;
+	const u32 bits = 8 * sizeof(unsigned long);
+	unsigned long taken[128 / (8 * sizeof(unsigned long))] = { };
+	u32 i;
+
+	for (i = 0; i < 128; i++)
+		if ((i < 64 ? p->taken_lo >> i : p->taken_hi >> (i - 64)) & 1)
+			taken[i / bits] |= 1UL << (i % bits);
+	KUNIT_EXPECT_EQ(test, kfd_criu_pick_slot(p->wanted, taken, p->nbits,
+						 p->flags), p->expect);
+}
+
+/* Which ids user mode sees, and the decision restore takes for each. */
+static void test_slot_visible(struct kunit *test)
+{
+	unsigned long taken[1] = { 0x1 };
+	u32 flags;
+	bool vis;
+	int kind, sdma_static;
+
+	KUNIT_EXPECT_TRUE(test, kfd_criu_slot_user_visible(KFD_CRIU_SLOT_QUEUE_ID,
+							   false));
+	KUNIT_EXPECT_TRUE(test, kfd_criu_slot_user_visible(KFD_CRIU_SLOT_DOORBELL,
+							   false));
+	KUNIT_EXPECT_FALSE(test, kfd_criu_slot_user_visible(KFD_CRIU_SLOT_HQD,
+							    true));
+	KUNIT_EXPECT_TRUE(test, kfd_criu_slot_user_visible(KFD_CRIU_SLOT_SDMA,
+							   true));
+	KUNIT_EXPECT_FALSE(test, kfd_criu_slot_user_visible(KFD_CRIU_SLOT_SDMA,
+							    false));
+	for (kind = 0; kind < KFD_CRIU_SLOT_NR; kind++) {
+		for (sdma_static = 0; sdma_static < 2; sdma_static++) {
+			vis = kfd_criu_slot_user_visible(kind, sdma_static);
+			flags = vis ? VISIBLE : 0;
+			KUNIT_EXPECT_EQ(test,
+					kfd_criu_pick_slot(0, taken, 4, flags),
+					vis ? -EBUSY : 1);
+		}
+	}
+	KUNIT_EXPECT_STREQ(test, kfd_criu_slot_name(KFD_CRIU_SLOT_DOORBELL),
+			   "doorbell");
+	KUNIT_EXPECT_STREQ(test, kfd_criu_slot_name(KFD_CRIU_SLOT_QUEUE_ID),
+			   "queue id");
+	KUNIT_EXPECT_STREQ(test, kfd_criu_slot_name(KFD_CRIU_SLOT_HQD),
+			   "HQD slot");
+	KUNIT_EXPECT_STREQ(test, kfd_criu_slot_name(KFD_CRIU_SLOT_SDMA),
+			   "SDMA slot");
+	KUNIT_EXPECT_STREQ(test, kfd_criu_slot_name(KFD_CRIU_SLOT_NR), "slot");
+}
+
+/*
+ * Counts and SVM ranges
+ */
+
+struct test_counts_case {
+	const char *desc;
+	u32 queues;
+	u32 ranges;
+	u32 reserved;
+	u32 reserved2;
+	u32 num_gpus;
+	int err;
+};
+
+static const struct test_counts_case test_counts_cases[] = {
+	{ "queues", 3, 0, 0, 0, 1, 0 },
+	{ "ranges", 0, 3, 0, 0, 1, 0 },
+	{ "most of both", KFD_CRIU_MAX_QUEUES, KFD_CRIU_MAX_SVM_RANGES, 0, 0,
+	  2, 0 },
+	{ "both zero", 0, 0, 0, 0, 1, -EINVAL },
+	{ "too many queues", KFD_CRIU_MAX_QUEUES + 1, 0, 0, 0, 1, -EINVAL },
+	{ "too many ranges", 0, KFD_CRIU_MAX_SVM_RANGES + 1, 0, 0, 1,
+	  -EINVAL },
+	{ "queues without GPUs", 1, 0, 0, 0, 0, -EINVAL },
+	{ "ranges without GPUs", 0, 1, 0, 0, 0, -EINVAL },
+	{ "reserved set", 1, 0, 1, 0, 1, -EINVAL },
+	{ "reserved2 set", 1, 0, 0, 1, 1, -EINVAL },
+};
+
+KUNIT_ARRAY_PARAM_DESC(test_counts, test_counts_cases, desc);
+
+static void test_validate_counts(struct kunit *test)
+{
+	const struct test_counts_case *p = test->param_value;
+	struct kfd_criu_counts_rec rec = {
+		.num_queues = cpu_to_le32(p->queues),
+		.num_svm_ranges = cpu_to_le32(p->ranges),
+		.reserved = cpu_to_le32(p->reserved),
+		.reserved2 = cpu_to_le32(p->reserved2),
+	};
+
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_counts(&rec, p->num_gpus),
+			p->err);
+}
+
+#define SVM_FIELD(f)	offsetof(struct kfd_criu_svm_rec, f)
+#define SVM_START	0x7f1000000000ULL
+
+static void test_fill_svm(struct kfd_criu_svm_rec *r, u64 start, u64 size)
+{
+	memset(r, 0, sizeof(*r));
+	r->start = cpu_to_le64(start);
+	r->size = cpu_to_le64(size);
+	r->access = cpu_to_le64(BIT_ULL(0));
+	r->access_in_place = cpu_to_le64(BIT_ULL(1));
+	r->preferred_loc = cpu_to_le32(TEST_GPU_A);
+	r->prefetch_loc = cpu_to_le32(KFD_IOCTL_SVM_LOCATION_SYSMEM);
+	r->flags = cpu_to_le32(KFD_IOCTL_SVM_FLAG_HOST_ACCESS |
+			       KFD_IOCTL_SVM_FLAG_COHERENT);
+	r->granularity = cpu_to_le32(9);
+}
+
+struct test_svm_case {
+	const char *desc;
+	size_t field;
+	u64 value;
+	u32 num_gpus;
+	int err;
+};
+
+static const struct test_svm_case test_svm_cases[] = {
+	{ "valid", TEST_NO_FIELD, 0, 2, 0 },
+	{ "prefetch to GPU B", SVM_FIELD(prefetch_loc), TEST_GPU_B, 2, 0 },
+	{ "preferred undefined", SVM_FIELD(preferred_loc),
+	  KFD_IOCTL_SVM_LOCATION_UNDEFINED, 2, 0 },
+	{ "preferred system memory", SVM_FIELD(preferred_loc),
+	  KFD_IOCTL_SVM_LOCATION_SYSMEM, 2, 0 },
+	{ "every known flag", SVM_FIELD(flags), 0xff, 2, 0 },
+	{ "largest granularity", SVM_FIELD(granularity), 0x3f, 2, 0 },
+	{ "ends at the VA limit", SVM_FIELD(start), KFD_CRIU_MAX_VA - 0x200000,
+	  2, 0 },
+	{ "no access set", SVM_FIELD(access_in_place), 0, 2, 0 },
+	{ "size 0", SVM_FIELD(size), 0, 2, -EINVAL },
+	{ "size not page aligned", SVM_FIELD(size), 0x200800, 2, -EINVAL },
+	{ "start not page aligned", SVM_FIELD(start), SVM_START + 8, 2,
+	  -EINVAL },
+	{ "past the VA limit", SVM_FIELD(start), KFD_CRIU_MAX_VA - 0x1000, 2,
+	  -EINVAL },
+	{ "start + size wraps", SVM_FIELD(start), 0xffffffffffe00000ULL, 2,
+	  -EINVAL },
+	{ "preferred on an unknown GPU", SVM_FIELD(preferred_loc),
+	  TEST_GPU_NONE, 2, -EINVAL },
+	{ "prefetch to an unknown GPU", SVM_FIELD(prefetch_loc), TEST_GPU_C,
+	  2, -EINVAL },
+	{ "unknown flag", SVM_FIELD(flags), 0x100, 2, -EINVAL },
+	{ "granularity 0x40", SVM_FIELD(granularity), 0x40, 2, -EINVAL },
+	{ "access for GPU 2 of 2", SVM_FIELD(access), BIT_ULL(2), 2, -EINVAL },
+	{ "no access for GPU 63 of 2", SVM_FIELD(no_access), BIT_ULL(63), 2,
+	  -EINVAL },
+	{ "access and in place", SVM_FIELD(access), BIT_ULL(1), 2, -EINVAL },
+	{ "access and no access", SVM_FIELD(no_access), BIT_ULL(0), 2,
+	  -EINVAL },
+	{ "in place and no access", SVM_FIELD(no_access), BIT_ULL(1), 2,
+	  -EINVAL },
+	{ "reserved set", SVM_FIELD(reserved), 1, 2, -EINVAL },
+	{ "reserved2 set", SVM_FIELD(reserved2), 1, 2, -EINVAL },
+	{ "more GPUs than an image has", TEST_NO_FIELD, 0,
+	  KFD_CRIU_MAX_GPUS + 1, -EINVAL },
+};
+
+KUNIT_ARRAY_PARAM_DESC(test_svm, test_svm_cases, desc);
+
+static void test_validate_svm(struct kunit *test)
+{
+	const struct test_svm_case *p = test->param_value;
+	const u32 num = KFD_CRIU_MAX_GPUS + 1;
+	struct kfd_criu_gpu_rec *gpus;
+	struct kfd_criu_svm_rec r;
+	__le64 v64 = cpu_to_le64(p->value);
+	__le32 v32 = cpu_to_le32((u32)p->value);
+	u32 i;
+
+	gpus = kunit_kzalloc(test, num * sizeof(*gpus), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, gpus);
+	for (i = 0; i < num; i++)
+		test_fill_gpu(&gpus[i], i ? TEST_GPU_B + i - 1 : TEST_GPU_A);
+	test_fill_svm(&r, SVM_START, 0x200000);
+	if (p->field < SVM_FIELD(preferred_loc))
+		memcpy((u8 *)&r + p->field, &v64, 8);
+	else if (p->field != TEST_NO_FIELD)
+		memcpy((u8 *)&r + p->field, &v32, 4);
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_svm_range(&r, gpus,
+							  p->num_gpus),
+			p->err);
+}
+
+/* An SVM range of a set, in pages from SVM_START. */
+struct test_set_svm {
+	u32 page;
+	u32 pages;
+};
+
+struct test_svms_case {
+	const char *desc;
+	struct test_set_svm r[TEST_MAX_SET];
+	u32 num;
+	struct test_set_bo bos[TEST_MAX_SET];
+	u32 num_bos;
+	int err;
+};
+
+/* BO VAs of the set tables are u32 pages from 0: ranges start at 4 GiB. */
+#define SVM_SET_START	0x100000000ULL
+#define SP		((u32)(SVM_SET_START / KFD_CRIU_BO_ALIGN))
+
+static const struct test_svms_case test_svms_cases[] = {
+	{ "no ranges", { }, 0, { }, 0, 0 },
+	{ "sorted, apart", { { 0, 4 }, { 8, 4 }, { 16, 1 } }, 3, { }, 0, 0 },
+	{ "adjacent", { { 0, 4 }, { 4, 4 } }, 2, { }, 0, 0 },
+	{ "overlapping", { { 0, 4 }, { 3, 4 } }, 2, { }, 0, -EINVAL },
+	{ "same start", { { 0, 4 }, { 0, 1 } }, 2, { }, 0, -EINVAL },
+	{ "descending", { { 8, 4 }, { 0, 4 } }, 2, { }, 0, -EINVAL },
+	{ "an invalid range", { { 0, 4 }, { 8, 0 } }, 2, { }, 0, -EINVAL },
+	{ "BOs beside the ranges", { { 4, 4 }, { 12, 4 } }, 2,
+	  { { 0, 1, SP, 4, 1, BO_VRAM }, { 0, 2, SP + 8, 4, 1, BO_GTT },
+	    { 1, 1, SP + 16, 4, 2, BO_VRAM } }, 3, 0 },
+	{ "BO over a range's end", { { 4, 4 }, { 12, 4 } }, 2,
+	  { { 0, 1, SP + 7, 2, 1, BO_VRAM } }, 1, -EINVAL },
+	{ "BO inside a range", { { 4, 4 }, { 12, 4 } }, 2,
+	  { { 0, 1, SP + 13, 1, 1, BO_GTT } }, 1, -EINVAL },
+	{ "range inside a BO", { { 4, 4 }, { 12, 4 } }, 2,
+	  { { 0, 1, SP + 10, 8, 1, BO_VRAM } }, 1, -EINVAL },
+	{ "BO of the second GPU only", { { 4, 4 } }, 1,
+	  { { 1, 1, SP + 4, 1, 0, BO_USERPTR } }, 1, -EINVAL },
+	{ "BO below the first range", { { 4, 4 } }, 1,
+	  { { 0, 1, SP + 2, 2, 1, BO_VRAM } }, 1, 0 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(test_svms, test_svms_cases, desc);
+
+static void test_check_svm_ranges(struct kunit *test)
+{
+	const struct test_svms_case *p = test->param_value;
+	struct kfd_criu_svm_rec r[TEST_MAX_SET];
+	struct kfd_criu_gpu_rec gpus[2];
+	struct kfd_criu_bo_rec *bos;
+	u32 i;
+
+	bos = kunit_kzalloc(test, TEST_MAX_SET * sizeof(*bos), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, bos);
+	test_fill_gpu(&gpus[0], TEST_GPU_A);
+	test_fill_gpu(&gpus[1], TEST_GPU_B);
+	for (i = 0; i < p->num; i++)
+		test_fill_svm(&r[i], SVM_SET_START + (u64)p->r[i].page * 4096,
+			      (u64)p->r[i].pages * 4096);
+	for (i = 0; i < p->num_bos; i++)
+		test_make_bo(&bos[i], &p->bos[i]);
+	KUNIT_ASSERT_EQ(test, kfd_criu_check_bos(bos, p->num_bos, 2), 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_svm_ranges(r, p->num, gpus, 2,
+							bos, p->num_bos),
+			p->err);
+}
+
 static struct kunit_case kfd_criu_image_cases[] = {
 	KUNIT_CASE(test_crc32c),
 	KUNIT_CASE(test_layout),
@@ -2785,6 +3760,20 @@ static struct kunit_case kfd_criu_image_cases[] = {
 	KUNIT_CASE(test_bo_cursor_nothing),
 	KUNIT_CASE(test_gpu_round_trip),
 	KUNIT_CASE_PARAM(test_record_length, test_len_gen_params),
+	KUNIT_CASE_PARAM(test_validate_queue, test_queue_gen_params),
+	KUNIT_CASE_PARAM(test_queue_type_carried, test_carried_gen_params),
+	KUNIT_CASE(test_queue_len),
+	KUNIT_CASE_PARAM(test_check_queues, test_queues_gen_params),
+	KUNIT_CASE(test_check_queues_xcc_span),
+	KUNIT_CASE_PARAM(test_validate_queue_state, test_state_gen_params),
+	KUNIT_CASE(test_mqd_whitelist_covered),
+	KUNIT_CASE(test_mqd_whitelist_complete),
+	KUNIT_CASE(test_queue_state_walk),
+	KUNIT_CASE_PARAM(test_pick_slot, test_pick_gen_params),
+	KUNIT_CASE(test_slot_visible),
+	KUNIT_CASE_PARAM(test_validate_counts, test_counts_gen_params),
+	KUNIT_CASE_PARAM(test_validate_svm, test_svm_gen_params),
+	KUNIT_CASE_PARAM(test_check_svm_ranges, test_svms_gen_params),
 	{}
 };
 
