@@ -661,6 +661,7 @@ static int kfd_criu_collect_record(struct kfd_criu_proc_image *img,
 				   const struct kfd_criu_record *rec,
 				   const void *payload)
 {
+	u32 num_bos;
 	int ret;
 
 	ret = kfd_criu_next_section(*sec, rec->type, sec);
@@ -676,10 +677,10 @@ static int kfd_criu_collect_record(struct kfd_criu_proc_image *img,
 		return kfd_criu_gpus_collect(&img->gpus, rec, payload);
 	case KFD_CRIU_SEC_PROCESS:
 		ret = kfd_criu_events_collect(&img->events, rec, payload);
-		if (!ret && rec->type == KFD_CRIU_REC_PROCESS)
-			ret = kfd_criu_bos_prepare(&img->bos,
-				le32_to_cpu(img->events.process.num_bos));
-		return ret;
+		if (ret || rec->type != KFD_CRIU_REC_PROCESS)
+			return ret;
+		num_bos = le32_to_cpu(img->events.process.num_bos);
+		return kfd_criu_bos_prepare(&img->bos, num_bos);
 	case KFD_CRIU_SEC_BOS:
 		return kfd_criu_bos_collect(&img->bos, rec, payload);
 	default:
@@ -931,6 +932,18 @@ static int kfd_criu_copy_gpu_map(const struct kfd_ioctl_criu_args *args,
 	return kfd_criu_validate_gpu_map(map, args->num_gpu_map);
 }
 
+/* A first BO_DATA record that is out of place fails before anything is done */
+static int kfd_criu_check_first_data(const struct kfd_criu_bos_image *bos,
+				     const void *payload, u32 len)
+{
+	struct kfd_criu_bo_cursor cur = bos->cursor;
+
+	if (len < sizeof(struct kfd_criu_bo_data_hdr))
+		return -EINVAL;
+	return kfd_criu_bo_data_check(&cur, bos->bos, bos->num_bos, payload,
+				      len);
+}
+
 /* Reads and validates the metadata; the file stays open for the contents. */
 static int kfd_criu_load_metadata(struct kfd_ioctl_criu_args *args,
 				  struct kfd_criu_restore *ctx)
@@ -951,6 +964,9 @@ static int kfd_criu_load_metadata(struct kfd_ioctl_criu_args *args,
 				     &ctx->sec, &ctx->version);
 	if (!ret)
 		ret = kfd_criu_validate_image(&ctx->img, ctx->sec);
+	if (!ret && ctx->sec == KFD_CRIU_SEC_DATA)
+		ret = kfd_criu_check_first_data(&ctx->img.bos, ctx->buf,
+						ctx->rec.length);
 	return ret;
 }
 
@@ -1253,12 +1269,18 @@ int kfd_criu_image_ioctl(struct file *filep, struct kfd_process *p,
 		break;
 	case KFD_CRIU_OP_CHECKPOINT:
 		ret = kfd_criu_op_checkpoint(p, args);
+		/* A restart would write the stream a second time */
+		if (ret < 0)
+			ret = kfd_criu_io_errno(ret, ret);
 		break;
 	case KFD_CRIU_OP_UNPAUSE:
 		ret = kfd_criu_op_unpause(p);
 		break;
 	case KFD_CRIU_OP_RESTORE:
 		ret = kfd_criu_op_restore(filep, p, args);
+		/* A restart would read the rest of the stream as an image */
+		if (ret < 0)
+			ret = kfd_criu_io_errno(ret, ret);
 		break;
 	case KFD_CRIU_OP_RESUME:
 		ret = kfd_criu_op_resume(args);

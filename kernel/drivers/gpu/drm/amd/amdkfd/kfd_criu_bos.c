@@ -73,6 +73,10 @@
 #include "kfd_criu.h"
 #include "kfd_priv.h"
 
+/* The one bounce buffer of a dump: a BO_DATA payload */
+#define KFD_CRIU_BO_DATA_MAX	(sizeof(struct kfd_criu_bo_data_hdr) + \
+				 KFD_CRIU_BO_CHUNK)
+
 /**
  * kfd_criu_bos_image_free - free what a BOs image holds
  * @img: image from a snapshot or a restore, may be partly filled
@@ -481,8 +485,7 @@ int kfd_criu_bos_write(struct kfd_criu_image_writer *w, struct kfd_process *p,
 	if (ret || !img->num_bos)
 		return ret;
 
-	bounce = kvmalloc(sizeof(struct kfd_criu_bo_data_hdr) +
-			  KFD_CRIU_BO_CHUNK, GFP_KERNEL_ACCOUNT);
+	bounce = kvmalloc(KFD_CRIU_BO_DATA_MAX, GFP_KERNEL_ACCOUNT);
 	if (!bounce)
 		return -ENOMEM;
 	for (i = 0; !ret && i < img->num_bos; i++)
@@ -589,13 +592,14 @@ u32 kfd_criu_bos_offsets_needed(const struct kfd_criu_bos_image *img,
 {
 	const struct kfd_criu_bo_rec *rec;
 	u64 old, fixed;
-	u32 i, n = 0;
+	u32 i, n = 0, gpu_id;
 
 	for (i = 0; i < img->num_bos; i++) {
 		rec = &img->bos[i];
 		old = le64_to_cpu(rec->mmap_offset);
+		gpu_id = local_gpu_ids[le32_to_cpu(rec->gpu_index)];
 		fixed = kfd_criu_bo_fixed_offset(le32_to_cpu(rec->alloc_flags),
-				local_gpu_ids[le32_to_cpu(rec->gpu_index)]);
+						 gpu_id);
 		if (old && old != fixed)
 			n++;
 	}
@@ -661,6 +665,7 @@ int kfd_criu_bos_check_target(struct kfd_process *p,
 			      const struct kfd_criu_gpus_restore *st)
 {
 	const struct kfd_criu_bo_rec *rec;
+	struct kfd_process_device *pdd;
 	int ret;
 	u32 i;
 
@@ -668,9 +673,8 @@ int kfd_criu_bos_check_target(struct kfd_process *p,
 
 	for (i = 0; i < img->num_bos; i++) {
 		rec = &img->bos[i];
-		ret = kfd_criu_bo_check_target(p,
-				kfd_criu_gpus_pdd(p, st, le32_to_cpu(rec->gpu_index)),
-				rec);
+		pdd = kfd_criu_gpus_pdd(p, st, le32_to_cpu(rec->gpu_index));
+		ret = kfd_criu_bo_check_target(p, pdd, rec);
 		if (ret) {
 			pr_warn_ratelimited("CRIU image: BO at 0x%llx cannot be restored here: %d\n",
 					    le64_to_cpu(rec->va), ret);

@@ -21,11 +21,11 @@
  * names the image GPU, the local GPU and the field that differs, before
  * anything is changed.
  *
- * Each placed GPU that the image's BOs use gets its VM acquired on the
- * render node file descriptor that the caller's map gives for that local
- * GPU, exactly as AMDKFD_IOC_ACQUIRE_VM does. The caller opens the render
- * nodes and passes descriptors, rather than the kernel opening them,
- * because:
+ * Each placed GPU whose map entry (the entry naming the local GPU) gives a
+ * render node file descriptor gets its VM acquired on it, exactly as
+ * AMDKFD_IOC_ACQUIRE_VM does; a GPU that the image's BOs live on or are
+ * mapped on must have one. The caller opens the render nodes and passes
+ * descriptors, rather than the kernel opening them, because:
  *
  * - the VM belongs to a DRM file, and that file must be one the restored
  *   process owns and keeps in its file table (CRIU restores it there), so
@@ -465,6 +465,8 @@ static int kfd_criu_acquire_vm(struct kfd_process *p, u32 idx, int drm_fd,
 		pr_warn_ratelimited("CRIU image: fd %d is not a usable render node of GPU 0x%x: %d\n",
 				    drm_fd, pdd->dev->id, ret);
 		fput(drm_file);
+		/* A failed first VM leaves the process pointing at freed state */
+		kfd_process_device_fini_vm(pdd);
 		return ret;
 	}
 	/* On success the per-GPU data keeps the file reference */
