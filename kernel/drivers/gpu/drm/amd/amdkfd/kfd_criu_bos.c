@@ -13,7 +13,8 @@
  * legacy CRIU dump computes it, and the GPUs it is mapped on (bit i for
  * p->pdds[i]). An AQL queue buffer is mapped twice in a row, so its record
  * covers both mappings, as its allocation did. BOs below the GPUVM
- * aperture, which the legacy dump skips, are refused instead.
+ * aperture, which the legacy dump skips, are refused instead, and so are
+ * imported BOs (dma-buf), whose memory a restore could not share again.
  *
  * The contents of the VRAM and GTT BOs follow, chunk by chunk, through one
  * bounce buffer of %KFD_CRIU_BO_CHUNK bytes whatever the BO sizes. Each
@@ -143,12 +144,21 @@ static u64 kfd_criu_bo_mmap_offset(struct kfd_process_device *pdd,
 	return offset ? offset : amdgpu_bo_mmap_offset(mem->bo);
 }
 
-/* The legacy dump skips these; the image refuses them instead. */
+/*
+ * BOs below the GPUVM aperture the legacy dump skips; the image refuses
+ * them instead. An imported BO shares its memory with its exporter, which
+ * a restore could only replace by a private copy.
+ */
 static int kfd_criu_bo_carried(struct kfd_process_device *pdd,
 			       struct kgd_mem *mem)
 {
 	if (mem->va && mem->va <= pdd->gpuvm_base) {
 		pr_warn_ratelimited("CRIU image: BO at 0x%llx below the GPUVM aperture\n",
+				    mem->va);
+		return -EOPNOTSUPP;
+	}
+	if (mem->is_imported) {
+		pr_warn_ratelimited("CRIU image: imported BO at 0x%llx\n",
 				    mem->va);
 		return -EOPNOTSUPP;
 	}
