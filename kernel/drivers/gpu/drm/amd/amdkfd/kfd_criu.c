@@ -145,9 +145,9 @@ static int kfd_criu_next_state(enum kfd_criu_state cur, u32 op,
  * kfd_criu_image_requested - whether an ioctl uses the 1.18 fields
  * @args: the arguments, zero-filled beyond what userspace passed
  *
- * Non-zero flags, GPU map or reserved fields select image mode, or are
- * garbage that image mode then refuses. image_fd, the output fields and
- * the old tail padding never select it.
+ * Non-zero flags, GPU map, offset map or reserved fields select image
+ * mode, or are garbage that image mode then refuses. image_fd, the output
+ * fields and the old tail padding never select it.
  *
  * Return: true if kfd_criu_image_ioctl() must handle @args.
  */
