@@ -1073,6 +1073,20 @@ static void kfd_criu_undo_gpu_state(struct kfd_process *p,
 	kfd_criu_gpus_unwind(p, &ctx->gst);
 }
 
+/*
+ * A GPU VM takes its eviction fence and owner from the caller's address
+ * space and task, and a userptr BO registers with the caller's address
+ * space: only the process itself can restore GPU state into itself.
+ */
+static int kfd_criu_check_restorer(struct kfd_process *p,
+				   const struct kfd_criu_proc_image *img)
+{
+	if (!img->gpus.num_gpus || current->mm == p->mm)
+		return 0;
+	pr_warn_ratelimited("CRIU image: an image with GPUs must be restored by the process itself\n");
+	return -EINVAL;
+}
+
 /* The checks that need the process, before anything is touched. */
 static int kfd_criu_restore_check_locked(struct kfd_process *p,
 					 struct kfd_criu_restore *ctx,
@@ -1084,6 +1098,8 @@ static int kfd_criu_restore_check_locked(struct kfd_process *p,
 	ret = kfd_criu_restore_allowed_locked(p, next);
 	if (!ret)
 		ret = kfd_criu_gpus_map(p, &ctx->img.gpus, &ctx->gst);
+	if (!ret)
+		ret = kfd_criu_check_restorer(p, &ctx->img);
 	if (!ret)
 		ret = kfd_criu_check_offset_map(p, ctx, args);
 	if (!ret)
