@@ -153,7 +153,7 @@ static void kfd_criu_args_no_image_flag(struct kfd_ioctl_criu_args *args)
 
 static void kfd_criu_args_reserved(struct kfd_ioctl_criu_args *args)
 {
-	args->reserved[3] = 1;
+	args->reserved[ARRAY_SIZE(args->reserved) - 1] = 1;
 }
 
 static void kfd_criu_args_gpu_map(struct kfd_ioctl_criu_args *args)
