@@ -1133,12 +1133,45 @@ static void kfd_criu_test_gpu_round_trip(struct kunit *test)
 	kfd_criu_proc_image_free(&img);
 }
 
+/* RESTORE refuses a first BO_DATA record out of place before it acts. */
+static void kfd_criu_test_first_data(struct kunit *test)
+{
+	struct kfd_criu_bo_rec bo;
+	struct kfd_criu_bos_image img = { .bos = &bo, .num_bos = 1 };
+	struct {
+		struct kfd_criu_bo_data_hdr hdr;
+		u8 data[SZ_4K];
+	} *rec;
+	u32 len = sizeof(*rec);
+
+	rec = kunit_kzalloc(test, sizeof(*rec), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rec);
+	kfd_criu_test_bo(&bo, 0, 0, KFD_IOC_ALLOC_MEM_FLAGS_GTT, SZ_1M, SZ_4K);
+	kfd_criu_bo_cursor_init(&img.cursor, &bo, 1);
+
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_first_data(&img, rec, len), 0);
+	/* The check leaves the cursor for the real write */
+	KUNIT_EXPECT_EQ(test, img.cursor.bo_index, 0);
+	KUNIT_EXPECT_EQ(test, img.cursor.offset, 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_first_data(&img, rec, len - 8),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_first_data(&img, rec, 8), -EINVAL);
+	rec->hdr.offset = cpu_to_le64(SZ_4K);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_first_data(&img, rec, len), -EINVAL);
+	rec->hdr.offset = 0;
+	/* A BO without contents expects none */
+	bo.alloc_flags = cpu_to_le32(KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL);
+	kfd_criu_bo_cursor_init(&img.cursor, &bo, 1);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_first_data(&img, rec, len), -EINVAL);
+}
+
 static struct kunit_case kfd_criu_gpu_test_cases[] = {
 	KUNIT_CASE_PARAM(kfd_criu_test_section, kfd_criu_section_gen_params),
 	KUNIT_CASE(kfd_criu_test_collect_sections),
 	KUNIT_CASE_PARAM(kfd_criu_test_user_gpu_ids, kfd_criu_ids_gen_params),
 	KUNIT_CASE(kfd_criu_test_bo_stream_bytes),
 	KUNIT_CASE(kfd_criu_test_offsets_needed),
+	KUNIT_CASE(kfd_criu_test_first_data),
 	KUNIT_CASE(kfd_criu_test_gpu_round_trip),
 	{}
 };
