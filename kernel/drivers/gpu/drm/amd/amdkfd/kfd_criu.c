@@ -751,21 +751,17 @@ static int kfd_criu_validate_image(struct kfd_criu_proc_image *img,
 	return 0;
 }
 
-static int kfd_criu_info_locked(struct kfd_process *p,
-				struct kfd_ioctl_criu_args *args)
+static void kfd_criu_info_locked(struct kfd_process *p,
+				 struct kfd_ioctl_criu_args *args)
 {
 	u32 num_events, signal_page_size, num_bos;
 	u64 bo_bytes;
-	int ret;
 
-	ret = kfd_criu_bos_count(p, &num_bos, &bo_bytes);
-	if (ret)
-		return ret;
+	kfd_criu_bos_count(p, &num_bos, &bo_bytes);
 	kfd_criu_events_count(p, &num_events, &signal_page_size);
 	args->image_size = kfd_criu_image_size_estimate(p->n_pdds, num_events,
 							signal_page_size,
 							bo_bytes);
-	return 0;
 }
 
 static int kfd_criu_op_process_info(struct kfd_process *p,
@@ -779,9 +775,6 @@ static int kfd_criu_op_process_info(struct kfd_process *p,
 				  &next);
 	if (ret)
 		goto out_unlock;
-	ret = kfd_criu_info_locked(p, args);
-	if (ret)
-		goto out_unlock;
 
 	/* A second PROCESS_INFO must not evict again: UNPAUSE restores once */
 	if (p->criu_state != next && p->n_pdds) {
@@ -790,6 +783,8 @@ static int kfd_criu_op_process_info(struct kfd_process *p,
 			goto out_unlock;
 	}
 	p->criu_state = next;
+
+	kfd_criu_info_locked(p, args);
 
 	args->format_version = KFD_CRIU_IMAGE_VERSION;
 	args->pid = task_tgid_vnr(p->lead_thread);

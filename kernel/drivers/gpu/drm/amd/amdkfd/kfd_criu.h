@@ -153,8 +153,8 @@ int kfd_criu_assign_user_gpu_ids(const u32 *old_ids, u32 num_pdds,
 				 u32 num_image, u32 *new_ids);
 
 void kfd_criu_bos_image_free(struct kfd_criu_bos_image *img);
-int kfd_criu_bos_count(struct kfd_process *p, u32 *num_bos,
-		       u64 *stream_bytes);
+void kfd_criu_bos_count(struct kfd_process *p, u32 *num_bos,
+			u64 *stream_bytes);
 int kfd_criu_bos_snapshot(struct kfd_process *p,
 			  struct kfd_criu_bos_image *img);
 int kfd_criu_bos_write(struct kfd_criu_image_writer *w, struct kfd_process *p,

@@ -171,15 +171,16 @@ static int kfd_criu_bo_carried(struct kfd_process_device *pdd,
  * @num_bos: receives the number of BOs
  * @stream_bytes: receives the stream bytes of the BO and BO_DATA records
  *
+ * Counts every BO; kfd_criu_bos_snapshot() refuses those the image
+ * cannot carry.
+ *
  * Context: p->mutex held.
- * Return: 0, or -EOPNOTSUPP for a BO the image cannot carry.
  */
-int kfd_criu_bos_count(struct kfd_process *p, u32 *num_bos,
-		       u64 *stream_bytes)
+void kfd_criu_bos_count(struct kfd_process *p, u32 *num_bos,
+			u64 *stream_bytes)
 {
-	struct kfd_process_device *pdd;
 	struct kgd_mem *mem;
-	int id, ret;
+	int id;
 	u32 i;
 
 	lockdep_assert_held(&p->mutex);
@@ -187,11 +188,7 @@ int kfd_criu_bos_count(struct kfd_process *p, u32 *num_bos,
 	*num_bos = 0;
 	*stream_bytes = 0;
 	for (i = 0; i < p->n_pdds; i++) {
-		pdd = p->pdds[i];
-		idr_for_each_entry(&pdd->alloc_idr, mem, id) {
-			ret = kfd_criu_bo_carried(pdd, mem);
-			if (ret)
-				return ret;
+		idr_for_each_entry(&p->pdds[i]->alloc_idr, mem, id) {
 			(*num_bos)++;
 			*stream_bytes += KFD_CRIU_RECORD_OVERHEAD +
 				sizeof(struct kfd_criu_bo_rec) +
@@ -199,7 +196,6 @@ int kfd_criu_bos_count(struct kfd_process *p, u32 *num_bos,
 							 mem->alloc_flags);
 		}
 	}
-	return 0;
 }
 
 static u64 kfd_criu_bo_mapped_gpus(struct kfd_process *p, struct kgd_mem *mem)
@@ -251,7 +247,10 @@ static int kfd_criu_bos_fill(struct kfd_process *p,
 		idr_for_each_entry(&p->pdds[i]->alloc_idr, mem, id) {
 			if (WARN_ON(n == num))
 				return -EINVAL;
-			ret = kfd_criu_bo_to_rec(p, i, id, mem, &img->bos[n++]);
+			ret = kfd_criu_bo_carried(p->pdds[i], mem);
+			if (!ret)
+				ret = kfd_criu_bo_to_rec(p, i, id, mem,
+							 &img->bos[n++]);
 			if (ret)
 				return ret;
 		}
@@ -270,7 +269,8 @@ static int kfd_criu_bos_fill(struct kfd_process *p,
  * writes BOs that restore would refuse.
  *
  * Context: p->mutex held.
- * Return: 0, -ENOMEM, or -EOPNOTSUPP for BOs the image cannot carry.
+ * Return: 0, -ENOMEM, -EOPNOTSUPP for BOs the image cannot carry, or the
+ * errno of reading a userptr BO's address.
  */
 int kfd_criu_bos_snapshot(struct kfd_process *p,
 			  struct kfd_criu_bos_image *img)
@@ -282,9 +282,9 @@ int kfd_criu_bos_snapshot(struct kfd_process *p,
 	lockdep_assert_held(&p->mutex);
 
 	memset(img, 0, sizeof(*img));
-	ret = kfd_criu_bos_count(p, &num, &bytes);
-	if (ret || !num)
-		return ret;
+	kfd_criu_bos_count(p, &num, &bytes);
+	if (!num)
+		return 0;
 	if (num > KFD_CRIU_MAX_BOS) {
 		pr_warn_ratelimited("CRIU image: cannot carry %u BOs\n", num);
 		return -EOPNOTSUPP;
