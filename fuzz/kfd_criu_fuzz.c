@@ -8,16 +8,21 @@
  *
  * Each input is an image stream. The target reads it the way RESTORE does
  * in kfd_criu.c: the header, the COMPAT record first and its validator,
- * then every record into one buffer of the size the kernel allocates
- * (%KFD_CRIU_SIGNAL_PAGE_MAX, so AddressSanitizer sees any overrun), each
- * collected under the order and count rules of kfd_criu_events_collect(),
- * until END; then the set checks of kfd_criu_events_validate(): the
- * process record, the runtime state, unique ascending event ids, each
- * event and its signal slot. kfd_criu_events.c needs kfd_priv.h, so those
- * two functions are modelled here; the codec and its validators are the
- * kernel's own file, unchanged.
+ * then every record into one buffer as large as the largest record the
+ * reader's table allows (a full BO_DATA chunk, so AddressSanitizer sees
+ * any overrun), each collected under the order and count rules of the
+ * format (kfd_criu_image.h: COMPAT, GPU x num_gpus, PROCESS, SIGNAL_PAGE,
+ * EVENT x num_events, BO x num_bos, BO_DATA..., END); then the set checks
+ * RESTORE runs: the process record, the runtime state, unique ascending
+ * event ids, each event and its signal slot, each GPU, the BO set
+ * (kfd_criu_check_bos()) and the BO contents, chunk by chunk, against
+ * the cursor of kfd_criu_bo_data_check(). The kernel side needs
+ * kfd_priv.h, so it is modelled here; the codec and its validators are
+ * the kernel's own file, unchanged.
  *
  * Beyond the sanitizers, the target aborts when
+ * - the image's GPUs, mapped onto themselves with kfd_criu_map_gpus() as
+ *   a restore on the same machine does, are not each placed on itself;
  * - the reader returns an errno the uAPI does not document for RESTORE;
  * - kfd_criu_image_expect_eof() disagrees with where the stream ended;
  * - an accepted image, written again with the codec's writer from what was
@@ -59,9 +64,21 @@ static_assert(offsetof(struct kfd_criu_process_rec, num_events) ==
 	      KFD_IMG_PROC_NUM_EVENTS);
 static_assert(offsetof(struct kfd_criu_event_rec, event_age) == KFD_IMG_EV_AGE);
 static_assert(offsetof(struct kfd_criu_event_rec, hw_gpu_id) == KFD_IMG_EV_HW_GPU_ID);
+static_assert(KFD_CRIU_REC_GPU == KFD_IMG_REC_GPU);
+static_assert(KFD_CRIU_REC_BO == KFD_IMG_REC_BO);
+static_assert(KFD_CRIU_REC_BO_DATA == KFD_IMG_REC_BO_DATA);
+static_assert(sizeof(struct kfd_criu_gpu_rec) == KFD_IMG_GPU_SIZE);
+static_assert(sizeof(struct kfd_criu_bo_rec) == KFD_IMG_BO_SIZE);
+static_assert(sizeof(struct kfd_criu_bo_data_hdr) == KFD_IMG_BO_DATA_HDR_SIZE);
+static_assert(offsetof(struct kfd_criu_gpu_rec, reserved2) == 52);
+static_assert(offsetof(struct kfd_criu_bo_rec, reserved) == 52);
+static_assert(offsetof(struct kfd_criu_bo_data_hdr, offset) == 8);
 
 /* Largest stream the mutators produce; -max_len is below it */
 #define FUZZ_MAX_IMAGE		(256 * 1024)
+/* Largest record payload of the v1 table: a BO_DATA header and chunk */
+#define FUZZ_READ_BUF		(sizeof(struct kfd_criu_bo_data_hdr) + \
+				 KFD_CRIU_BO_CHUNK)
 
 /**
  * struct fuzz_source - an input as a &struct kfd_criu_image_io source
@@ -88,7 +105,10 @@ struct fuzz_sink {
 };
 
 /**
- * struct fuzz_image - what RESTORE collects, as struct kfd_criu_events_image
+ * struct fuzz_image - what RESTORE collects
+ * @gpus: GPU records, as many as COMPAT announced
+ * @num_gpus: announced GPUs
+ * @gpus_read: GPUs collected
  * @process: the PROCESS record
  * @signal_page: the SIGNAL_PAGE payload or NULL
  * @signal_page_size: its length
@@ -96,8 +116,19 @@ struct fuzz_sink {
  * @num_events: announced events
  * @events_read: events collected
  * @have_process: PROCESS was collected
+ * @bos: BO records, @num_bos allocated as PROCESS announced
+ * @num_bos: announced BOs
+ * @bos_read: BOs collected
+ * @bos_checked: the BO set passed kfd_criu_check_bos() and @cursor is set
+ * @cursor: the next BO_DATA record expected
+ * @data: the BO_DATA payloads in stream order, each after its __le32 length
+ * @data_len: bytes at @data
+ * @data_cap: bytes allocated at @data
  */
 struct fuzz_image {
+	struct kfd_criu_gpu_rec gpus[KFD_CRIU_MAX_GPUS];
+	u32 num_gpus;
+	u32 gpus_read;
 	struct kfd_criu_process_rec process;
 	u8 *signal_page;
 	u32 signal_page_size;
@@ -105,6 +136,14 @@ struct fuzz_image {
 	u32 num_events;
 	u32 events_read;
 	bool have_process;
+	struct kfd_criu_bo_rec *bos;
+	u32 num_bos;
+	u32 bos_read;
+	bool bos_checked;
+	struct kfd_criu_bo_cursor cursor;
+	u8 *data;
+	size_t data_len;
+	size_t data_cap;
 };
 
 static u8 *read_buf;
@@ -141,6 +180,8 @@ static void fuzz_image_free(struct fuzz_image *img)
 {
 	free(img->signal_page);
 	free(img->events);
+	free(img->bos);
+	free(img->data);
 	memset(img, 0, sizeof(*img));
 }
 
@@ -150,27 +191,119 @@ static int collect_process(struct fuzz_image *img,
 {
 	u32 num;
 
-	if (img->have_process || rec->length != sizeof(img->process))
+	if (img->have_process || img->gpus_read != img->num_gpus ||
+	    rec->length != sizeof(img->process))
 		return -EINVAL;
 	memcpy(&img->process, buf, sizeof(img->process));
 	img->have_process = true;
 	num = le32_to_cpu(img->process.num_events);
-	if (num > KFD_CRIU_MAX_EVENTS)
+	if (num > KFD_CRIU_MAX_EVENTS ||
+	    le32_to_cpu(img->process.num_bos) > KFD_CRIU_MAX_BOS)
 		return -EINVAL;
-	if (!num)
-		return 0;
-	img->events = calloc(num, sizeof(*img->events));
-	if (!img->events)
-		return -ENOMEM;
-	img->num_events = num;
+	if (num) {
+		img->events = calloc(num, sizeof(*img->events));
+		if (!img->events)
+			return -ENOMEM;
+		img->num_events = num;
+	}
+	num = le32_to_cpu(img->process.num_bos);
+	if (num) {
+		img->bos = calloc(num, sizeof(*img->bos));
+		if (!img->bos)
+			return -ENOMEM;
+		img->num_bos = num;
+	}
 	return 0;
+}
+
+/* A GPU record: only between COMPAT and PROCESS, as many as announced */
+static int collect_gpu(struct fuzz_image *img,
+		       const struct kfd_criu_record *rec, const void *buf)
+{
+	struct kfd_criu_gpu_rec *gpu;
+
+	if (img->have_process || img->gpus_read == img->num_gpus ||
+	    rec->length != sizeof(*gpu))
+		return -EINVAL;
+	gpu = &img->gpus[img->gpus_read++];
+	memcpy(gpu, buf, sizeof(*gpu));
+	return kfd_criu_validate_gpu(gpu);
+}
+
+/* A BO record: after all events, before any contents */
+static int collect_bo(struct fuzz_image *img,
+		      const struct kfd_criu_record *rec, const void *buf)
+{
+	if (!img->have_process || img->events_read != img->num_events ||
+	    img->bos_read == img->num_bos || rec->length != sizeof(*img->bos))
+		return -EINVAL;
+	memcpy(&img->bos[img->bos_read++], buf, rec->length);
+	return 0;
+}
+
+/* The BO set as a whole, once it is complete; sets up the cursor */
+static int check_bo_set(struct fuzz_image *img)
+{
+	int ret;
+
+	if (img->bos_checked)
+		return 0;
+	if (!img->have_process || img->events_read != img->num_events ||
+	    img->bos_read != img->num_bos)
+		return -EINVAL;
+	ret = kfd_criu_check_bos(img->bos, img->num_bos, img->num_gpus);
+	if (ret)
+		return ret;
+	kfd_criu_bo_cursor_init(&img->cursor, img->bos, img->num_bos);
+	img->bos_checked = true;
+	return 0;
+}
+
+static int keep_data(struct fuzz_image *img, const void *buf, u32 len)
+{
+	__le32 le_len = cpu_to_le32(len);
+	size_t need = img->data_len + sizeof(le_len) + len;
+	u8 *bigger;
+
+	if (need > img->data_cap) {
+		bigger = realloc(img->data, need * 2);
+		if (!bigger)
+			return -ENOMEM;
+		img->data = bigger;
+		img->data_cap = need * 2;
+	}
+	memcpy(img->data + img->data_len, &le_len, sizeof(le_len));
+	memcpy(img->data + img->data_len + sizeof(le_len), buf, len);
+	img->data_len = need;
+	return 0;
+}
+
+/* A BO_DATA record: the next chunk the cursor expects, nothing else */
+static int collect_bo_data(struct fuzz_image *img,
+			   const struct kfd_criu_record *rec, const void *buf)
+{
+	struct kfd_criu_bo_data_hdr hdr;
+	int ret;
+
+	ret = check_bo_set(img);
+	if (ret)
+		return ret;
+	if (rec->length < sizeof(hdr))
+		return -EINVAL;
+	memcpy(&hdr, buf, sizeof(hdr));
+	ret = kfd_criu_bo_data_check(&img->cursor, img->bos, img->num_bos,
+				     &hdr, rec->length);
+	if (ret)
+		return ret;
+	return keep_data(img, buf, rec->length);
 }
 
 /* The model of kfd_criu_collect_signal_page() */
 static int collect_signal_page(struct fuzz_image *img,
 			       const struct kfd_criu_record *rec, const void *buf)
 {
-	if (!img->have_process || img->signal_page || img->events_read)
+	if (!img->have_process || img->signal_page || img->events_read ||
+	    img->bos_read)
 		return -EINVAL;
 	if (!rec->length || rec->length > KFD_CRIU_SIGNAL_PAGE_MAX ||
 	    rec->length != le32_to_cpu(img->process.signal_page_size))
@@ -183,18 +316,24 @@ static int collect_signal_page(struct fuzz_image *img,
 	return 0;
 }
 
-/* The model of kfd_criu_events_collect() */
+/* The model of kfd_criu_events_collect() and its GPU state counterpart */
 static int collect(struct fuzz_image *img, const struct kfd_criu_record *rec,
 		   const void *buf)
 {
 	switch (rec->type) {
+	case KFD_CRIU_REC_GPU:
+		return collect_gpu(img, rec, buf);
+	case KFD_CRIU_REC_BO:
+		return collect_bo(img, rec, buf);
+	case KFD_CRIU_REC_BO_DATA:
+		return collect_bo_data(img, rec, buf);
 	case KFD_CRIU_REC_PROCESS:
 		return collect_process(img, rec, buf);
 	case KFD_CRIU_REC_SIGNAL_PAGE:
 		return collect_signal_page(img, rec, buf);
 	case KFD_CRIU_REC_EVENT:
 		if (!img->have_process || img->events_read == img->num_events ||
-		    rec->length != sizeof(*img->events))
+		    img->bos_read || rec->length != sizeof(*img->events))
 			return -EINVAL;
 		memcpy(&img->events[img->events_read++], buf, rec->length);
 		return 0;
@@ -214,8 +353,52 @@ static int validate_runtime(const struct kfd_criu_process_rec *rec)
 	return -EINVAL;
 }
 
+/*
+ * Restored on the machine it was dumped on, every image GPU finds itself:
+ * anything else is a bug of kfd_criu_map_gpus(). Repeated gpu_ids are the
+ * one way the image itself can make this fail.
+ */
+static int map_gpus_onto_themselves(const struct fuzz_image *img)
+{
+	struct kfd_criu_gpu_mismatch why = {};
+	u32 target[KFD_CRIU_MAX_GPUS];
+	u32 i;
+	int ret;
+
+	ret = kfd_criu_map_gpus(img->gpus, img->num_gpus, img->gpus,
+				img->num_gpus, NULL, 0, target, &why);
+	if (ret == -EINVAL)
+		return ret;
+	if (ret) {
+		fprintf(stderr, "GPU 0x%x not placed on itself: %d (%s)\n",
+			why.image_gpu_id, ret, why.field ? why.field : "?");
+		abort();
+	}
+	for (i = 0; i < img->num_gpus; i++)
+		if (target[i] != i) {
+			fprintf(stderr, "GPU %u placed on GPU %u\n", i, target[i]);
+			abort();
+		}
+	return 0;
+}
+
+/* The GPU state: all GPUs and BOs read, every chunk of contents seen */
+static int validate_gpu_state(struct fuzz_image *img)
+{
+	int ret;
+
+	if (img->gpus_read != img->num_gpus)
+		return -EINVAL;
+	ret = check_bo_set(img);
+	if (ret)
+		return ret;
+	if (img->cursor.bo_index != img->num_bos)
+		return -EINVAL;
+	return map_gpus_onto_themselves(img);
+}
+
 /* The model of kfd_criu_events_validate() */
-static int validate(const struct fuzz_image *img)
+static int validate(struct fuzz_image *img)
 {
 	const struct kfd_criu_process_rec *proc = &img->process;
 	u32 i;
@@ -238,23 +421,28 @@ static int validate(const struct fuzz_image *img)
 		if (!ret && !le64_to_cpu(img->events[i].event_age))
 			ret = -EINVAL;
 	}
+	if (!ret)
+		ret = validate_gpu_state(img);
 	return ret;
 }
 
-static int read_compat(struct kfd_criu_image_reader *r)
+static int read_compat(struct kfd_criu_image_reader *r,
+		       struct fuzz_image *img)
 {
 	struct kfd_criu_compat_rec compat;
 	struct kfd_criu_record rec;
 	int ret;
 
-	ret = kfd_criu_image_read_record(r, &rec, read_buf,
-					 KFD_CRIU_SIGNAL_PAGE_MAX);
+	ret = kfd_criu_image_read_record(r, &rec, read_buf, FUZZ_READ_BUF);
 	if (ret)
 		return ret;
 	if (rec.type != KFD_CRIU_REC_COMPAT || rec.length != sizeof(compat))
 		return -EINVAL;
 	memcpy(&compat, read_buf, sizeof(compat));
-	return kfd_criu_validate_compat(&compat);
+	ret = kfd_criu_validate_compat(&compat);
+	if (!ret)
+		img->num_gpus = le32_to_cpu(compat.num_gpus);
+	return ret;
 }
 
 /* The sequence of kfd_criu_read_image() and kfd_criu_load_image(). */
@@ -266,13 +454,13 @@ static int restore(struct kfd_criu_image_reader *r,
 
 	ret = kfd_criu_image_read_header(r, hdr);
 	if (!ret)
-		ret = read_compat(r);
+		ret = read_compat(r, img);
 	while (!ret) {
 		ret = kfd_criu_image_read_record(r, &rec, read_buf,
-						 KFD_CRIU_SIGNAL_PAGE_MAX);
+						 FUZZ_READ_BUF);
 		if (ret || rec.type == KFD_CRIU_REC_END)
 			break;
-		if (rec.length > KFD_CRIU_SIGNAL_PAGE_MAX)
+		if (rec.length > FUZZ_READ_BUF)
 			abort();	/* the reader overran read_buf */
 		ret = collect(img, &rec, read_buf);
 	}
@@ -292,16 +480,39 @@ static bool documented_errno(int ret)
 	case ENODATA:
 	case EEXIST:
 	case ENOMEM:
+	case ENODEV:
 		return true;
 	}
 	return false;
+}
+
+static int rewrite_bo_data(struct kfd_criu_image_writer *w,
+			   const struct fuzz_image *img)
+{
+	size_t off = 0;
+	__le32 le_len;
+	u32 len;
+	int ret = 0;
+
+	while (!ret && off < img->data_len) {
+		memcpy(&le_len, img->data + off, sizeof(le_len));
+		len = le32_to_cpu(le_len);
+		off += sizeof(le_len);
+		ret = kfd_criu_image_write_record(w, KFD_CRIU_REC_BO_DATA,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  img->data + off, len);
+		off += len;
+	}
+	return ret;
 }
 
 static int rewrite(const struct kfd_criu_image_header *hdr,
 		   const struct fuzz_image *img, struct fuzz_sink *sink)
 {
 	const struct kfd_criu_image_io io = { .write = fuzz_write, .ctx = sink };
-	struct kfd_criu_compat_rec compat = {};
+	struct kfd_criu_compat_rec compat = {
+		.num_gpus = cpu_to_le32(img->num_gpus),
+	};
 	struct kfd_criu_image_writer w;
 	u32 i;
 	int ret;
@@ -312,6 +523,10 @@ static int rewrite(const struct kfd_criu_image_header *hdr,
 		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_COMPAT,
 						  KFD_CRIU_RECORD_MANDATORY,
 						  &compat, sizeof(compat));
+	for (i = 0; !ret && i < img->num_gpus; i++)
+		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_GPU,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  &img->gpus[i], sizeof(img->gpus[i]));
 	if (!ret)
 		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_PROCESS,
 						  KFD_CRIU_RECORD_MANDATORY,
@@ -325,6 +540,12 @@ static int rewrite(const struct kfd_criu_image_header *hdr,
 		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_EVENT,
 						  KFD_CRIU_RECORD_MANDATORY,
 						  &img->events[i], sizeof(img->events[i]));
+	for (i = 0; !ret && i < img->num_bos; i++)
+		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_BO,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  &img->bos[i], sizeof(img->bos[i]));
+	if (!ret)
+		ret = rewrite_bo_data(&w, img);
 	if (!ret)
 		ret = kfd_criu_image_write_end(&w);
 	return ret;
@@ -426,7 +647,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	read_buf = malloc(KFD_CRIU_SIGNAL_PAGE_MAX);
+	read_buf = malloc(FUZZ_READ_BUF);
 	rewrite_buf = malloc(FUZZ_MAX_IMAGE);
 	normal_buf = malloc(FUZZ_MAX_IMAGE);
 	if (!read_buf || !rewrite_buf || !normal_buf ||

@@ -13,7 +13,9 @@
  * state that the selftests, the e2e worker and the mutation campaign
  * create in the VM, plus images at the edges of what the format allows:
  * signaled exception events with their data, the highest ids and ages,
- * the smallest signal page, an unknown optional record. Records are filled exactly as kfd_criu_events.c fills them, so
+ * the smallest signal page, an unknown optional record, and GPU state:
+ * GPU records, BOs of every kind and the contents of the VRAM and GTT
+ * ones. Records are filled exactly as kfd_criu_events.c fills them, so
  * "empty", "selftest", "types" and "many" are, byte for byte, the images
  * the VM kernel (release 6.12.117) writes for the base processes of
  * e2e/kfd_mutate_test.c, which prints their FNV-1a hashes. Each image is read back
@@ -38,6 +40,9 @@
 #define SEED_MAX_EVENTS		512
 #define OPTIONAL_TYPE		0x1000
 #define OPTIONAL_LEN		40
+#define SEED_MAX_GPUS		4
+#define SEED_MAX_BOS		8
+#define SEED_MAX_BO_SIZE	(2 * 4096)
 
 /**
  * struct seed - the state one seed image carries
@@ -47,6 +52,11 @@
  * @events: EVENT records, ascending ids
  * @num_events: entries at @events
  * @optional: insert an unknown optional record after PROCESS
+ * @gpus: GPU records
+ * @num_gpus: entries at @gpus
+ * @bos: BO records, sorted by (gpu_index, handle)
+ * @num_bos: entries at @bos
+ * @contents: the bytes of each VRAM and GTT BO, at most %SEED_MAX_BO_SIZE
  */
 struct seed {
 	struct kfd_criu_process_rec process;
@@ -55,6 +65,11 @@ struct seed {
 	struct kfd_criu_event_rec events[SEED_MAX_EVENTS];
 	u32 num_events;
 	bool optional;
+	struct kfd_criu_gpu_rec gpus[SEED_MAX_GPUS];
+	u32 num_gpus;
+	struct kfd_criu_bo_rec bos[SEED_MAX_BOS];
+	u32 num_bos;
+	u8 contents[SEED_MAX_BOS][SEED_MAX_BO_SIZE];
 };
 
 /**
@@ -125,10 +140,90 @@ static struct kfd_criu_event_rec *seed_event(u32 id, u32 type, bool auto_reset,
 	return ev;
 }
 
+static struct kfd_criu_gpu_rec *seed_gpu(u32 gpu_id, u32 gfx_version)
+{
+	struct kfd_criu_gpu_rec *gpu = &seed.gpus[seed.num_gpus++];
+
+	memset(gpu, 0, sizeof(*gpu));
+	gpu->gpu_id = cpu_to_le32(gpu_id);
+	gpu->gfx_target_version = cpu_to_le32(gfx_version);
+	gpu->device_id = cpu_to_le32(0x744c);
+	gpu->num_xcc = cpu_to_le32(1);
+	gpu->vram_size = cpu_to_le64(24ULL << 30);
+	gpu->cwsr_size = cpu_to_le32(0x5e000);
+	gpu->ctl_stack_size = cpu_to_le32(0x3000);
+	gpu->mec_fw_version = cpu_to_le32(2280);
+	gpu->sdma_fw_version = cpu_to_le32(22);
+	return gpu;
+}
+
+/* A BO; the bytes of one with contents follow a pattern of its index. */
+static struct kfd_criu_bo_rec *seed_bo(u32 gpu_index, u32 handle, u64 va,
+				       u64 size, u32 flags, u64 mapped_gpus)
+{
+	u32 index = seed.num_bos++;
+	struct kfd_criu_bo_rec *bo = &seed.bos[index];
+	u32 i;
+
+	memset(bo, 0, sizeof(*bo));
+	bo->va = cpu_to_le64(va);
+	bo->size = cpu_to_le64(size);
+	bo->mapped_gpus = cpu_to_le64(mapped_gpus);
+	bo->alloc_flags = cpu_to_le32(flags);
+	bo->handle = cpu_to_le32(handle);
+	bo->gpu_index = cpu_to_le32(gpu_index);
+	if (flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR)
+		bo->userptr = cpu_to_le64(va);
+	else
+		bo->mmap_offset = cpu_to_le64(((u64)handle << 12) |
+					      ((u64)gpu_index << 48));
+	for (i = 0; i < SEED_MAX_BO_SIZE; i++)
+		seed.contents[index][i] = (u8)(index * 0x35 + i * 3);
+	return bo;
+}
+
+static int write_bo_data(struct kfd_criu_image_writer *w, u32 index)
+{
+	struct kfd_criu_bo_data_hdr hdr = { .bo_index = cpu_to_le32(index) };
+	u64 size = le64_to_cpu(seed.bos[index].size);
+	u32 len = kfd_criu_chunk_len(size, 0, KFD_CRIU_BO_CHUNK);
+	int ret;
+
+	if (size > SEED_MAX_BO_SIZE)
+		return -E2BIG;
+	ret = kfd_criu_image_begin_record(w, KFD_CRIU_REC_BO_DATA,
+					  KFD_CRIU_RECORD_MANDATORY,
+					  sizeof(hdr) + len);
+	if (!ret)
+		ret = kfd_criu_image_write_data(w, &hdr, sizeof(hdr));
+	if (!ret)
+		ret = kfd_criu_image_write_data(w, seed.contents[index], len);
+	if (!ret)
+		ret = kfd_criu_image_finish_record(w);
+	return ret;
+}
+
+static int write_gpu_state(struct kfd_criu_image_writer *w)
+{
+	u32 i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < seed.num_bos; i++)
+		ret = kfd_criu_image_write_record(w, KFD_CRIU_REC_BO,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  &seed.bos[i], sizeof(seed.bos[i]));
+	for (i = 0; !ret && i < seed.num_bos; i++)
+		if (kfd_criu_bo_has_contents(le32_to_cpu(seed.bos[i].alloc_flags)))
+			ret = write_bo_data(w, i);
+	return ret;
+}
+
 static int write_image(void)
 {
 	const struct kfd_criu_image_io io = { .write = mem_write, .ctx = &out };
-	struct kfd_criu_compat_rec compat = {};
+	struct kfd_criu_compat_rec compat = {
+		.num_gpus = cpu_to_le32(seed.num_gpus),
+	};
 	struct kfd_criu_image_writer w;
 	u8 optional[OPTIONAL_LEN];
 	u32 i;
@@ -136,6 +231,7 @@ static int write_image(void)
 
 	seed.process.num_events = cpu_to_le32(seed.num_events);
 	seed.process.signal_page_size = cpu_to_le32(seed.page_size);
+	seed.process.num_bos = cpu_to_le32(seed.num_bos);
 	memset(optional, 0xa5, sizeof(optional));
 	out.len = 0;
 	kfd_criu_image_writer_init(&w, &io);
@@ -144,6 +240,10 @@ static int write_image(void)
 		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_COMPAT,
 						  KFD_CRIU_RECORD_MANDATORY,
 						  &compat, sizeof(compat));
+	for (i = 0; !ret && i < seed.num_gpus; i++)
+		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_GPU,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  &seed.gpus[i], sizeof(seed.gpus[i]));
 	if (!ret)
 		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_PROCESS,
 						  KFD_CRIU_RECORD_MANDATORY,
@@ -160,7 +260,46 @@ static int write_image(void)
 						  KFD_CRIU_RECORD_MANDATORY,
 						  &seed.events[i], sizeof(seed.events[i]));
 	if (!ret)
+		ret = write_gpu_state(&w);
+	if (!ret)
 		ret = kfd_criu_image_write_end(&w);
+	return ret;
+}
+
+/* Each BO_DATA record must be the chunk the cursor expects, with its bytes */
+static int check_bo_data(struct kfd_criu_bo_cursor *cur,
+			 const struct kfd_criu_record *rec, const u8 *buf)
+{
+	struct kfd_criu_bo_data_hdr hdr;
+	u32 index;
+	int ret;
+
+	if (rec->type != KFD_CRIU_REC_BO_DATA)
+		return 0;
+	memcpy(&hdr, buf, sizeof(hdr));
+	ret = kfd_criu_bo_data_check(cur, seed.bos, seed.num_bos, &hdr,
+				     rec->length);
+	if (ret)
+		return ret;
+	index = le32_to_cpu(hdr.bo_index);
+	return memcmp(buf + sizeof(hdr),
+		      seed.contents[index] + le64_to_cpu(hdr.offset),
+		      rec->length - sizeof(hdr)) ? -EBADMSG : 0;
+}
+
+static int check_gpu_state(void)
+{
+	u32 target[SEED_MAX_GPUS];
+	u32 i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < seed.num_gpus; i++)
+		ret = kfd_criu_validate_gpu(&seed.gpus[i]);
+	if (!ret)
+		ret = kfd_criu_map_gpus(seed.gpus, seed.num_gpus, seed.gpus,
+					seed.num_gpus, NULL, 0, target, NULL);
+	if (!ret)
+		ret = kfd_criu_check_bos(seed.bos, seed.num_bos, seed.num_gpus);
 	return ret;
 }
 
@@ -168,9 +307,10 @@ static int write_image(void)
 static int check_image(void)
 {
 	const struct kfd_criu_image_io io = { .read = mem_read, .ctx = &out };
-	static u8 buf[KFD_CRIU_SIGNAL_PAGE_MAX];
+	static u8 buf[sizeof(struct kfd_criu_bo_data_hdr) + KFD_CRIU_BO_CHUNK];
 	struct kfd_criu_image_header hdr;
 	struct kfd_criu_image_reader r;
+	struct kfd_criu_bo_cursor cur;
 	struct kfd_criu_record rec;
 	u32 i;
 	int ret;
@@ -178,9 +318,17 @@ static int check_image(void)
 	out.pos = 0;
 	kfd_criu_image_reader_init(&r, &io, kfd_criu_v1_records,
 				   kfd_criu_v1_num_records);
-	ret = kfd_criu_image_read_header(&r, &hdr);
-	while (!ret && !r.ended)
+	ret = check_gpu_state();
+	kfd_criu_bo_cursor_init(&cur, seed.bos, seed.num_bos);
+	if (!ret)
+		ret = kfd_criu_image_read_header(&r, &hdr);
+	while (!ret && !r.ended) {
 		ret = kfd_criu_image_read_record(&r, &rec, buf, sizeof(buf));
+		if (!ret)
+			ret = check_bo_data(&cur, &rec, buf);
+	}
+	if (!ret && cur.bo_index != seed.num_bos)
+		ret = -ENODATA;
 	if (!ret)
 		ret = kfd_criu_image_expect_eof(&r);
 	if (!ret)
@@ -340,6 +488,79 @@ static void seed_worker(void)
 		seed.page[slot] = cpu_to_le64(0x6b66646300000000ULL | slot);
 }
 
+/*
+ * The uAPI spells WRITABLE (1 << 31), which UBSan stops at when it is
+ * evaluated at run time; static initializers are folded at build time.
+ */
+static const u32 seed_vram = KFD_IOC_ALLOC_MEM_FLAGS_VRAM |
+			     KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE |
+			     KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE |
+			     KFD_IOC_ALLOC_MEM_FLAGS_NO_SUBSTITUTE;
+static const u32 seed_gtt = KFD_IOC_ALLOC_MEM_FLAGS_GTT |
+			    KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE |
+			    KFD_IOC_ALLOC_MEM_FLAGS_COHERENT;
+static const u32 seed_userptr = KFD_IOC_ALLOC_MEM_FLAGS_USERPTR |
+				KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
+static const u32 seed_doorbell = KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL |
+				 KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE |
+				 KFD_IOC_ALLOC_MEM_FLAGS_NO_SUBSTITUTE;
+static const u32 seed_mmio = KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP |
+			     KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE |
+			     KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED;
+
+/*
+ * One GPU, as a runtime leaves it: a doorbell BO, a VRAM BO, a userptr BO
+ * and a GTT BO, no events.
+ */
+static void seed_gpu_one(void)
+{
+	seed_reset(0);
+	seed_gpu(0x8a3c, 110000);
+	seed_bo(0, 1, 0x7ff000000000ULL, 8192, seed_doorbell, 1);
+	seed_bo(0, 2, 0x7ff000200000ULL, 8192, seed_vram, 1);
+	seed_bo(0, 3, 0x7f3300000000ULL, 3 * 4096, seed_userptr, 1);
+	seed_bo(0, 4, 0x7ff000400000ULL, 4096, seed_gtt, 1);
+}
+
+/*
+ * Two GPUs and every record type: events on a signal page, BOs of each
+ * kind, a GTT BO mapped on both, the same userptr memory registered on
+ * each GPU at the same VA, an MMIO remap BO.
+ */
+static void seed_gpu_two(void)
+{
+	seed_reset(64 * 8);
+	seed_runtime(0x7f0012345000ULL);
+	seed_event(1, KFD_IOC_EVENT_SIGNAL, false, true, 2);
+	seed_event(2, KFD_IOC_EVENT_SIGNAL, true, false, 1);
+	seed.page[1] = cpu_to_le64(7);
+	seed_gpu(0x8a3c, 110000);
+	seed_gpu(0x1f2e, 110000);
+	seed_bo(0, 1, 0x7ff000000000ULL, 8192, seed_doorbell, 1);
+	seed_bo(0, 2, 0x7ff000200000ULL, 4096, seed_vram, 1);
+	seed_bo(0, 3, 0x7ff000400000ULL, 8192, seed_gtt, 3);
+	seed_bo(0, 4, 0x7f3300000000ULL, 4096, seed_userptr, 1);
+	seed_bo(1, 1, 0x7ff100000000ULL, 8192, seed_doorbell, 2);
+	seed_bo(1, 2, 0x7ff000200000ULL, 8192, seed_vram, 2);
+	seed_bo(1, 3, 0x7f3300000000ULL, 4096, seed_userptr, 2);
+	seed_bo(1, 4, 0x7ff100200000ULL, 4096, seed_mmio, 2);
+}
+
+/* GPUs without any BO, of two models; gpu_ids at the ends of the range */
+static void seed_gpu_no_bos(void)
+{
+	struct kfd_criu_gpu_rec *gpu;
+
+	seed_reset(0);
+	gpu = seed_gpu(1, 90402);
+	gpu->num_xcc = cpu_to_le32(8);
+	gpu->partition_mode = cpu_to_le32(1);
+	gpu->vram_size = cpu_to_le64(192ULL << 30);
+	seed_gpu(0xffffffff, 110000);
+	seed_event(KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID, KFD_IOC_EVENT_MEMORY,
+		   false, false, 1);
+}
+
 static const struct {
 	const char *name;
 	void (*build)(void);
@@ -352,6 +573,9 @@ static const struct {
 	{ "limits", seed_limits },
 	{ "small-page", seed_small_page },
 	{ "worker", seed_worker },
+	{ "gpu-one", seed_gpu_one },
+	{ "gpu-two", seed_gpu_two },
+	{ "gpu-no-bos", seed_gpu_no_bos },
 };
 
 int main(int argc, char **argv)

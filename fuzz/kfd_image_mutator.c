@@ -59,7 +59,7 @@ static const struct kfd_img_field process_fields[] = {
 	{ "xnack_enabled", 0, 4 }, { "runtime_state", 4, 4 },
 	{ "r_debug", 8, 8 }, { "ttmp_setup", 16, 4 },
 	{ "num_events", 20, 4 }, { "signal_page_size", 24, 4 },
-	{ "reserved", 28, 4 },
+	{ "num_bos", 28, 4 },
 };
 
 static const struct kfd_img_field event_fields[] = {
@@ -71,6 +71,26 @@ static const struct kfd_img_field event_fields[] = {
 	{ "hw_reset_type", 56, 4 }, { "hw_reset_cause", 60, 4 },
 	{ "hw_memory_lost", 64, 4 }, { "hw_gpu_id", 68, 4 },
 	{ "reserved", 72, 4 }, { "reserved2", 76, 4 },
+};
+
+static const struct kfd_img_field gpu_fields[] = {
+	{ "gpu_id", 0, 4 }, { "gfx_target_version", 4, 4 },
+	{ "device_id", 8, 4 }, { "revision_id", 12, 4 }, { "num_xcc", 16, 4 },
+	{ "partition_mode", 20, 4 }, { "vram_size", 24, 8 },
+	{ "cwsr_size", 32, 4 }, { "ctl_stack_size", 36, 4 },
+	{ "mec_fw_version", 40, 4 }, { "sdma_fw_version", 44, 4 },
+	{ "reserved", 48, 4 }, { "reserved2", 52, 4 },
+};
+
+static const struct kfd_img_field bo_fields[] = {
+	{ "va", 0, 8 }, { "size", 8, 8 }, { "userptr", 16, 8 },
+	{ "mmap_offset", 24, 8 }, { "mapped_gpus", 32, 8 },
+	{ "alloc_flags", 40, 4 }, { "handle", 44, 4 }, { "gpu_index", 48, 4 },
+	{ "reserved", 52, 4 },
+};
+
+static const struct kfd_img_field bo_data_fields[] = {
+	{ "bo_index", 0, 4 }, { "reserved", 4, 4 }, { "offset", 8, 8 },
 };
 
 static const struct kfd_img_field record_header_fields[] = {
@@ -393,6 +413,12 @@ static const char *record_name(uint32_t type)
 		return "SIGNAL_PAGE";
 	case KFD_IMG_REC_EVENT:
 		return "EVENT";
+	case KFD_IMG_REC_GPU:
+		return "GPU";
+	case KFD_IMG_REC_BO:
+		return "BO";
+	case KFD_IMG_REC_BO_DATA:
+		return "BO_DATA";
 	}
 	return "unknown";
 }
@@ -497,6 +523,15 @@ static const struct kfd_img_field *fields_of(uint32_t type, size_t *n)
 	case KFD_IMG_REC_EVENT:
 		*n = ARRAY_SIZE(event_fields);
 		return event_fields;
+	case KFD_IMG_REC_GPU:
+		*n = ARRAY_SIZE(gpu_fields);
+		return gpu_fields;
+	case KFD_IMG_REC_BO:
+		*n = ARRAY_SIZE(bo_fields);
+		return bo_fields;
+	case KFD_IMG_REC_BO_DATA:
+		*n = ARRAY_SIZE(bo_data_fields);
+		return bo_data_fields;
 	}
 	*n = 0;
 	return NULL;

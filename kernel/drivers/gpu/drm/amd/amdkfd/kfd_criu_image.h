@@ -269,6 +269,7 @@ struct kfd_criu_event_rec {
  * @mec_fw_version: MEC firmware version
  * @sdma_fw_version: SDMA firmware version
  * @reserved: must be zero
+ * @reserved2: must be zero
  *
  * GPU records follow COMPAT, in the order the process's per-GPU data is
  * kept; other records name a GPU by its index in that order. A local GPU

@@ -1544,6 +1544,1205 @@ static void test_event_ids_most(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kfd_criu_check_event_ids(ev, n), -EINVAL);
 }
 
+/*
+ * GPUs
+ */
+
+#define TEST_GFX_VERSION	90402
+#define TEST_VRAM		(192ULL << 30)
+#define TEST_MEC_FW		155
+#define TEST_SDMA_FW		19
+#define TEST_GPU_A		0x1001
+#define TEST_GPU_B		0x2002
+#define TEST_GPU_C		0x3003
+#define TEST_GPU_NONE		0x9999
+
+/* A GPU record of the model the tests use, with @gpu_id. */
+static void test_fill_gpu(struct kfd_criu_gpu_rec *gpu, u32 gpu_id)
+{
+	memset(gpu, 0, sizeof(*gpu));
+	gpu->gpu_id = cpu_to_le32(gpu_id);
+	gpu->gfx_target_version = cpu_to_le32(TEST_GFX_VERSION);
+	gpu->device_id = cpu_to_le32(0x74a1);
+	gpu->revision_id = cpu_to_le32(0);
+	gpu->num_xcc = cpu_to_le32(8);
+	gpu->partition_mode = cpu_to_le32(1);
+	gpu->vram_size = cpu_to_le64(TEST_VRAM);
+	gpu->cwsr_size = cpu_to_le32(0x9000);
+	gpu->ctl_stack_size = cpu_to_le32(0x4000);
+	gpu->mec_fw_version = cpu_to_le32(TEST_MEC_FW);
+	gpu->sdma_fw_version = cpu_to_le32(TEST_SDMA_FW);
+}
+
+#define GPU_FIELD(f)	offsetof(struct kfd_criu_gpu_rec, f)
+
+static const struct test_field_case test_gpu_cases[] = {
+	{ "valid", 0, TEST_NO_FIELD, 0, 0 },
+	{ "gpu_id 0", 0, GPU_FIELD(gpu_id), 0, -EINVAL },
+	{ "gpu_id ~0", 0, GPU_FIELD(gpu_id), ~0U, 0 },
+	{ "no XCC", 0, GPU_FIELD(num_xcc), 0, -EINVAL },
+	{ "one XCC", 0, GPU_FIELD(num_xcc), 1, 0 },
+	{ "most XCCs", 0, GPU_FIELD(num_xcc), KFD_CRIU_MAX_XCC, 0 },
+	{ "too many XCCs", 0, GPU_FIELD(num_xcc), KFD_CRIU_MAX_XCC + 1,
+	  -EINVAL },
+	{ "~0 XCCs", 0, GPU_FIELD(num_xcc), ~0U, -EINVAL },
+	{ "no VRAM", 0, GPU_FIELD(vram_size), 0, 0 },
+	{ "reserved set", 0, GPU_FIELD(reserved), 1, -EINVAL },
+	{ "reserved2 set", 0, GPU_FIELD(reserved2), 0x80000000, -EINVAL },
+};
+
+KUNIT_ARRAY_PARAM_DESC(test_gpu, test_gpu_cases, desc);
+
+static void test_validate_gpu(struct kunit *test)
+{
+	const struct test_field_case *p = test->param_value;
+	struct kfd_criu_gpu_rec gpu;
+
+	test_fill_gpu(&gpu, TEST_GPU_A);
+	if (p->field != TEST_NO_FIELD) {
+		__le32 v = cpu_to_le32(p->value);
+
+		memcpy((u8 *)&gpu + p->field, &v, sizeof(v));
+	}
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_gpu(&gpu), p->err);
+}
+
+/* The local GPU differs from the image's in one field, by @delta. */
+struct test_compatible_case {
+	const char *desc;
+	size_t field;
+	size_t size;
+	s64 delta;
+	const char *why;
+};
+
+static const struct test_compatible_case test_compatible_cases[] = {
+	{ "same GPU", TEST_NO_FIELD, 0, 0, NULL },
+	{ "other gpu_id", GPU_FIELD(gpu_id), 4, 1, NULL },
+	{ "other gfx version", GPU_FIELD(gfx_target_version), 4, 1,
+	  "gfx_target_version" },
+	{ "older gfx version", GPU_FIELD(gfx_target_version), 4, -1,
+	  "gfx_target_version" },
+	{ "other device", GPU_FIELD(device_id), 4, 1, "device_id" },
+	{ "other revision", GPU_FIELD(revision_id), 4, 1, "revision_id" },
+	{ "more XCCs", GPU_FIELD(num_xcc), 4, 1, "num_xcc" },
+	{ "other partition mode", GPU_FIELD(partition_mode), 4, 1,
+	  "partition_mode" },
+	{ "larger CWSR area", GPU_FIELD(cwsr_size), 4, 0x1000, "cwsr_size" },
+	{ "smaller control stack", GPU_FIELD(ctl_stack_size), 4, -0x1000,
+	  "ctl_stack_size" },
+	{ "more VRAM", GPU_FIELD(vram_size), 8, 1, NULL },
+	{ "less VRAM", GPU_FIELD(vram_size), 8, -1, "vram_size" },
+	{ "newer MEC firmware", GPU_FIELD(mec_fw_version), 4, 1, NULL },
+	{ "older MEC firmware", GPU_FIELD(mec_fw_version), 4, -1,
+	  "mec_fw_version" },
+	{ "newer SDMA firmware", GPU_FIELD(sdma_fw_version), 4, 1, NULL },
+	{ "older SDMA firmware", GPU_FIELD(sdma_fw_version), 4, -1,
+	  "sdma_fw_version" },
+	{ "reserved differs", GPU_FIELD(reserved), 4, 1, NULL },
+};
+
+KUNIT_ARRAY_PARAM_DESC(test_compatible, test_compatible_cases, desc);
+
+static void test_change_field(void *rec, size_t field, size_t size,
+			      s64 delta)
+{
+	__le64 v64;
+	__le32 v32;
+
+	if (size == 8) {
+		memcpy(&v64, (u8 *)rec + field, 8);
+		v64 = cpu_to_le64(le64_to_cpu(v64) + (u64)delta);
+		memcpy((u8 *)rec + field, &v64, 8);
+	} else {
+		memcpy(&v32, (u8 *)rec + field, 4);
+		v32 = cpu_to_le32(le32_to_cpu(v32) + (u32)delta);
+		memcpy((u8 *)rec + field, &v32, 4);
+	}
+}
+
+static void test_gpu_incompatible(struct kunit *test)
+{
+	const struct test_compatible_case *p = test->param_value;
+	struct kfd_criu_gpu_rec image, local;
+	const char *why;
+
+	test_fill_gpu(&image, TEST_GPU_A);
+	local = image;
+	if (p->field != TEST_NO_FIELD)
+		test_change_field(&local, p->field, p->size, p->delta);
+	why = kfd_criu_gpu_incompatible(&image, &local);
+	if (!p->why) {
+		KUNIT_EXPECT_TRUE_MSG(test, !why, "refused for %s", why);
+		return;
+	}
+	KUNIT_ASSERT_NOT_NULL(test, why);
+	KUNIT_EXPECT_STREQ(test, why, p->why);
+}
+
+/* Local GPU models: the image's, or one field worse. */
+enum test_model {
+	TEST_SAME,
+	TEST_LESS_VRAM,
+	TEST_OLD_FW,
+	TEST_OTHER_GFX,
+};
+
+#define TEST_MAX_MAP	4
+
+struct test_map_gpus_case {
+	const char *desc;
+	u32 image[TEST_MAX_MAP];
+	u32 num_image;
+	u32 local[TEST_MAX_MAP];
+	enum test_model model[TEST_MAX_MAP];
+	u32 num_local;
+	struct kfd_criu_gpu_map map[TEST_MAX_MAP];
+	u32 num_map;
+	int err;
+	u32 target[TEST_MAX_MAP];
+	struct kfd_criu_gpu_mismatch why;
+};
+
+#define MAP(image, local, fd)	\
+	{ .image_gpu_id = (image), .local_gpu_id = (local), .drm_fd = (fd) }
+#define MISMATCH(image, local, why)	\
+	{ .image_gpu_id = (image), .local_gpu_id = (local), .field = (why) }
+#define A	TEST_GPU_A
+#define B	TEST_GPU_B
+#define C	TEST_GPU_C
+
+static const struct test_map_gpus_case test_map_gpus_cases[] = {
+	{ .desc = "same GPU",
+	  .image = { A }, .num_image = 1,
+	  .local = { A }, .num_local = 1,
+	  .target = { 0 } },
+	{ .desc = "same GPU, drm_fd only entry",
+	  .image = { A }, .num_image = 1,
+	  .local = { A }, .num_local = 1,
+	  .map = { MAP(0, A, 3) }, .num_map = 1,
+	  .target = { 0 } },
+	{ .desc = "other gpu_id through the map",
+	  .image = { A }, .num_image = 1,
+	  .local = { B }, .num_local = 1,
+	  .map = { MAP(A, B, 3) }, .num_map = 1,
+	  .target = { 0 } },
+	{ .desc = "other gpu_id without a map",
+	  .image = { A }, .num_image = 1,
+	  .local = { B }, .num_local = 1,
+	  .err = -ENODEV, .why = MISMATCH(A, 0, "no such GPU") },
+	{ .desc = "default by gpu_id, other order",
+	  .image = { A, B }, .num_image = 2,
+	  .local = { C, B, A }, .num_local = 3,
+	  .target = { 2, 1 } },
+	{ .desc = "map swaps two GPUs",
+	  .image = { A, B }, .num_image = 2,
+	  .local = { A, B }, .num_local = 2,
+	  .map = { MAP(A, B, 3), MAP(B, A, 4) }, .num_map = 2,
+	  .target = { 1, 0 } },
+	{ .desc = "map and default mixed",
+	  .image = { A, B }, .num_image = 2,
+	  .local = { B, C }, .num_local = 2,
+	  .map = { MAP(A, C, 3) }, .num_map = 1,
+	  .target = { 1, 0 } },
+	{ .desc = "smaller VRAM",
+	  .image = { A }, .num_image = 1,
+	  .local = { A }, .model = { TEST_LESS_VRAM }, .num_local = 1,
+	  .err = -ENODEV, .why = MISMATCH(A, A, "vram_size") },
+	{ .desc = "older firmware",
+	  .image = { A }, .num_image = 1,
+	  .local = { A }, .model = { TEST_OLD_FW }, .num_local = 1,
+	  .err = -ENODEV, .why = MISMATCH(A, A, "mec_fw_version") },
+	{ .desc = "other gfx version through the map",
+	  .image = { A }, .num_image = 1,
+	  .local = { B }, .model = { TEST_OTHER_GFX }, .num_local = 1,
+	  .map = { MAP(A, B, 3) }, .num_map = 1,
+	  .err = -ENODEV, .why = MISMATCH(A, B, "gfx_target_version") },
+	{ .desc = "map to a missing GPU",
+	  .image = { A }, .num_image = 1,
+	  .local = { A }, .num_local = 1,
+	  .map = { MAP(A, TEST_GPU_NONE, 3) }, .num_map = 1,
+	  .err = -ENODEV, .why = MISMATCH(A, 0, "no such GPU") },
+	{ .desc = "map names an unknown image GPU",
+	  .image = { A }, .num_image = 1,
+	  .local = { A, B }, .num_local = 2,
+	  .map = { MAP(TEST_GPU_NONE, B, 3) }, .num_map = 1,
+	  .err = -EINVAL },
+	{ .desc = "two image GPUs to one local",
+	  .image = { A, B }, .num_image = 2,
+	  .local = { A }, .num_local = 1,
+	  .map = { MAP(B, A, 3) }, .num_map = 1,
+	  .err = -ENODEV, .why = MISMATCH(A, A, "already used") },
+	{ .desc = "two image GPUs, one local",
+	  .image = { A, B }, .num_image = 2,
+	  .local = { A }, .num_local = 1,
+	  .err = -ENODEV, .why = MISMATCH(B, 0, "no such GPU") },
+	{ .desc = "zero image GPUs",
+	  .local = { A }, .num_local = 1,
+	  .map = { MAP(0, A, 3) }, .num_map = 1 },
+	{ .desc = "zero image GPUs, a map entry for one",
+	  .local = { A }, .num_local = 1,
+	  .map = { MAP(A, A, 3) }, .num_map = 1,
+	  .err = -EINVAL },
+	{ .desc = "zero image and local GPUs" },
+	{ .desc = "repeated image gpu_id",
+	  .image = { A, A }, .num_image = 2,
+	  .local = { A, B }, .num_local = 2,
+	  .err = -EINVAL },
+};
+
+KUNIT_ARRAY_PARAM_DESC(test_map_gpus, test_map_gpus_cases, desc);
+
+static void test_fill_local(struct kfd_criu_gpu_rec *gpu, u32 gpu_id,
+			    enum test_model model)
+{
+	test_fill_gpu(gpu, gpu_id);
+	switch (model) {
+	case TEST_SAME:
+		break;
+	case TEST_LESS_VRAM:
+		gpu->vram_size = cpu_to_le64(TEST_VRAM - SZ_1M);
+		break;
+	case TEST_OLD_FW:
+		gpu->mec_fw_version = cpu_to_le32(TEST_MEC_FW - 1);
+		break;
+	case TEST_OTHER_GFX:
+		gpu->gfx_target_version = cpu_to_le32(TEST_GFX_VERSION + 1);
+		break;
+	}
+}
+
+static void test_expect_mismatch(struct kunit *test,
+				 const struct kfd_criu_gpu_mismatch *got,
+				 const struct kfd_criu_gpu_mismatch *want)
+{
+	KUNIT_EXPECT_EQ(test, got->image_gpu_id, want->image_gpu_id);
+	KUNIT_EXPECT_EQ(test, got->local_gpu_id, want->local_gpu_id);
+	KUNIT_ASSERT_NOT_NULL(test, got->field);
+	KUNIT_EXPECT_STREQ(test, got->field, want->field);
+}
+
+static void test_map_gpus(struct kunit *test)
+{
+	const struct test_map_gpus_case *p = test->param_value;
+	struct kfd_criu_gpu_rec image[TEST_MAX_MAP], local[TEST_MAX_MAP];
+	struct kfd_criu_gpu_mismatch why = { };
+	u32 target[TEST_MAX_MAP];
+	u32 i;
+
+	for (i = 0; i < p->num_image; i++)
+		test_fill_gpu(&image[i], p->image[i]);
+	for (i = 0; i < p->num_local; i++)
+		test_fill_local(&local[i], p->local[i], p->model[i]);
+	memset(target, 0xa5, sizeof(target));
+
+	KUNIT_ASSERT_EQ(test, kfd_criu_validate_gpu_map(p->map, p->num_map), 0);
+	KUNIT_ASSERT_EQ(test, kfd_criu_map_gpus(image, p->num_image, local,
+						p->num_local, p->map,
+						p->num_map, target, &why),
+			p->err);
+	if (p->err == -ENODEV)
+		test_expect_mismatch(test, &why, &p->why);
+	if (p->err)
+		return;
+	for (i = 0; i < p->num_image; i++)
+		KUNIT_EXPECT_EQ(test, target[i], p->target[i]);
+	if (p->num_image < TEST_MAX_MAP)
+		KUNIT_EXPECT_EQ(test, target[p->num_image], 0xa5a5a5a5U);
+	/* NULL for why is allowed, and the decision stays the same. */
+	KUNIT_EXPECT_EQ(test, kfd_criu_map_gpus(image, p->num_image, local,
+						p->num_local, p->map,
+						p->num_map, target, NULL), 0);
+}
+
+/* An -ENODEV without a place for the reason still says -ENODEV. */
+static void test_map_gpus_no_why(struct kunit *test)
+{
+	struct kfd_criu_gpu_rec image, local;
+	u32 target;
+
+	test_fill_gpu(&image, TEST_GPU_A);
+	test_fill_local(&local, TEST_GPU_A, TEST_OLD_FW);
+	KUNIT_EXPECT_EQ(test, kfd_criu_map_gpus(&image, 1, &local, 1, NULL, 0,
+						&target, NULL), -ENODEV);
+	KUNIT_EXPECT_EQ(test, kfd_criu_map_gpus(&image, KFD_CRIU_MAX_GPUS + 1,
+						&local, 1, NULL, 0, &target,
+						NULL), -EINVAL);
+}
+
+struct test_gpu_map_case {
+	const char *desc;
+	struct kfd_criu_gpu_map map[TEST_MAX_MAP];
+	u32 num;
+	int err;
+};
+
+#define MAP_RESERVED(image, local, fd, r)				\
+	{ .image_gpu_id = (image), .local_gpu_id = (local), .drm_fd = (fd), \
+	  .reserved = (r) }
+
+static const struct test_gpu_map_case test_gpu_map_cases[] = {
+	{ "empty", { }, 0, 0 },
+	{ "one GPU", { MAP(A, B, 3) }, 1, 0 },
+	{ "descriptors only", { MAP(0, A, 3), MAP(0, B, 4) }, 2, 0 },
+	{ "unused GPU without a descriptor", { MAP(0, A, -1) }, 1, 0 },
+	{ "descriptor 0", { MAP(0, A, 0) }, 1, 0 },
+	{ "descriptor -2", { MAP(0, A, -2) }, 1, -EINVAL },
+	{ "descriptor INT_MIN", { MAP(0, A, INT_MIN) }, 1, -EINVAL },
+	{ "reserved set", { MAP_RESERVED(A, A, 3, 1) }, 1, -EINVAL },
+	{ "local gpu_id 0", { MAP(A, 0, 3) }, 1, -EINVAL },
+	{ "local GPU twice", { MAP(A, C, 3), MAP(B, C, 4) }, 2, -EINVAL },
+	{ "local GPU twice, last entries",
+	  { MAP(0, A, 3), MAP(0, B, 4), MAP(0, C, 5), MAP(0, B, 6) }, 4,
+	  -EINVAL },
+	{ "image GPU twice", { MAP(A, B, 3), MAP(A, C, 4) }, 2, -EINVAL },
+	{ "image GPU swapped with local", { MAP(A, B, 3), MAP(B, A, 4) }, 2,
+	  0 },
+	{ "bad entry past num", { MAP(0, A, 3), MAP_RESERVED(0, 0, -5, 1) },
+	  1, 0 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(test_gpu_map, test_gpu_map_cases, desc);
+
+#undef A
+#undef B
+#undef C
+
+static void test_validate_gpu_map(struct kunit *test)
+{
+	const struct test_gpu_map_case *p = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_gpu_map(p->map, p->num),
+			p->err);
+}
+
+static void test_gpu_map_most(struct kunit *test)
+{
+	const u32 n = KFD_CRIU_MAX_GPUS + 1;
+	struct kfd_criu_gpu_map *map;
+	u32 i;
+
+	map = kunit_kcalloc(test, n, sizeof(*map), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, map);
+	for (i = 0; i < n; i++) {
+		map[i].local_gpu_id = i + 1;
+		map[i].drm_fd = -1;
+	}
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_gpu_map(map, n - 1), 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_gpu_map(map, n), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_gpu_map(NULL, 0), 0);
+}
+
+/*
+ * Buffer objects
+ */
+
+#define BO_VRAM		KFD_IOC_ALLOC_MEM_FLAGS_VRAM
+#define BO_GTT		KFD_IOC_ALLOC_MEM_FLAGS_GTT
+#define BO_USERPTR	KFD_IOC_ALLOC_MEM_FLAGS_USERPTR
+#define BO_DOORBELL	KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL
+#define BO_MMIO		KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP
+
+/* Folded at build time, see kfd_criu_bo_flags_known. */
+static const u32 test_bo_rw = KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE |
+			      KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE;
+
+/* A valid BO of the domain @base names, owned by GPU 1 of two. */
+static void test_fill_bo(struct kfd_criu_bo_rec *bo, unsigned int base)
+{
+	static const u32 domains[] = {
+		BO_VRAM, BO_GTT, BO_USERPTR, BO_DOORBELL, BO_MMIO,
+	};
+
+	memset(bo, 0, sizeof(*bo));
+	bo->va = cpu_to_le64(0x7f0000200000ULL);
+	bo->size = cpu_to_le64(0x200000);
+	bo->mmap_offset = cpu_to_le64(0x100000000ULL);
+	bo->mapped_gpus = cpu_to_le64(BIT_ULL(0) | BIT_ULL(1));
+	bo->alloc_flags = cpu_to_le32(domains[base] | test_bo_rw);
+	bo->handle = cpu_to_le32(3);
+	bo->gpu_index = cpu_to_le32(1);
+	if (domains[base] == BO_USERPTR) {
+		bo->userptr = cpu_to_le64(0x7f5500000000ULL);
+		bo->mmap_offset = 0;
+	}
+}
+
+/* One field of a valid BO set to @value; @num_gpus GPUs in the image. */
+struct test_bo_case {
+	const char *desc;
+	unsigned int base;
+	size_t field;
+	u64 value;
+	u32 num_gpus;
+	int err;
+};
+
+#define BO_FIELD(f)	offsetof(struct kfd_criu_bo_rec, f)
+#define BO_NONE		TEST_NO_FIELD
+#define BO_B_VRAM	0
+#define BO_B_GTT	1
+#define BO_B_USERPTR	2
+#define BO_B_DOORBELL	3
+#define BO_B_MMIO	4
+
+static const struct test_bo_case test_bo_cases[] = {
+	{ "VRAM", BO_B_VRAM, BO_NONE, 0, 2, 0 },
+	{ "GTT", BO_B_GTT, BO_NONE, 0, 2, 0 },
+	{ "userptr", BO_B_USERPTR, BO_NONE, 0, 2, 0 },
+	{ "doorbell", BO_B_DOORBELL, BO_NONE, 0, 2, 0 },
+	{ "MMIO remap", BO_B_MMIO, BO_NONE, 0, 2, 0 },
+	{ "every known flag", BO_B_VRAM, BO_FIELD(alloc_flags),
+	  KFD_CRIU_BO_FLAGS_KNOWN & ~(BO_GTT | BO_USERPTR | BO_DOORBELL |
+				      BO_MMIO), 2, 0 },
+	{ "VA 0", BO_B_VRAM, BO_FIELD(va), 0, 2, 0 },
+	{ "ends at the VA limit", BO_B_VRAM, BO_FIELD(va),
+	  KFD_CRIU_MAX_VA - 0x200000, 2, 0 },
+	{ "one page", BO_B_GTT, BO_FIELD(size), 4096, 2, 0 },
+	{ "no mmap offset", BO_B_VRAM, BO_FIELD(mmap_offset), 0, 2, 0 },
+	{ "not mapped anywhere", BO_B_VRAM, BO_FIELD(mapped_gpus), 0, 2, 0 },
+	{ "largest handle", BO_B_VRAM, BO_FIELD(handle), INT_MAX - 1, 2, 0 },
+	{ "handle 0", BO_B_VRAM, BO_FIELD(handle), 0, 2, 0 },
+	{ "mapped on GPU 63 of 64", BO_B_VRAM, BO_FIELD(mapped_gpus),
+	  BIT_ULL(63), KFD_CRIU_MAX_GPUS, 0 },
+	{ "size 0", BO_B_VRAM, BO_FIELD(size), 0, 2, -EINVAL },
+	{ "size not aligned", BO_B_VRAM, BO_FIELD(size), 0x200800, 2,
+	  -EINVAL },
+	{ "size 1", BO_B_GTT, BO_FIELD(size), 1, 2, -EINVAL },
+	{ "VA not aligned", BO_B_VRAM, BO_FIELD(va), 0x7f0000200200ULL, 2,
+	  -EINVAL },
+	{ "mmap offset not aligned", BO_B_VRAM, BO_FIELD(mmap_offset),
+	  0x100000010ULL, 2, -EINVAL },
+	{ "past the VA limit", BO_B_VRAM, BO_FIELD(va),
+	  KFD_CRIU_MAX_VA - 0x1000, 2, -EINVAL },
+	{ "starts at the VA limit", BO_B_VRAM, BO_FIELD(va), KFD_CRIU_MAX_VA,
+	  2, -EINVAL },
+	{ "VA + size wraps", BO_B_VRAM, BO_FIELD(va), 0xffffffffffe00000ULL,
+	  2, -EINVAL },
+	{ "size wraps the VA", BO_B_VRAM, BO_FIELD(size),
+	  0xfffffffffffff000ULL, 2, -EINVAL },
+	{ "unknown flag bit 5", BO_B_VRAM, BO_FIELD(alloc_flags),
+	  BO_VRAM | BIT(5), 2, -EINVAL },
+	{ "unknown flag bit 22", BO_B_GTT, BO_FIELD(alloc_flags),
+	  BO_GTT | BIT(22), 2, -EINVAL },
+	{ "no domain", BO_B_VRAM, BO_FIELD(alloc_flags),
+	  KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE, 2, -EINVAL },
+	{ "VRAM and GTT", BO_B_VRAM, BO_FIELD(alloc_flags),
+	  BO_VRAM | BO_GTT, 2, -EINVAL },
+	{ "GTT and userptr", BO_B_USERPTR, BO_FIELD(alloc_flags),
+	  BO_GTT | BO_USERPTR, 2, -EINVAL },
+	{ "doorbell and MMIO", BO_B_DOORBELL, BO_FIELD(alloc_flags),
+	  BO_DOORBELL | BO_MMIO, 2, -EINVAL },
+	{ "VRAM with a userptr", BO_B_VRAM, BO_FIELD(userptr),
+	  0x7f5500000000ULL, 2, -EINVAL },
+	{ "doorbell with a userptr", BO_B_DOORBELL, BO_FIELD(userptr), 0x1000,
+	  2, -EINVAL },
+	{ "userptr 0", BO_B_USERPTR, BO_FIELD(userptr), 0, 2, -EINVAL },
+	{ "userptr not aligned", BO_B_USERPTR, BO_FIELD(userptr),
+	  0x7f5500000008ULL, 2, -EINVAL },
+	{ "handle INT_MAX", BO_B_VRAM, BO_FIELD(handle), INT_MAX, 2,
+	  -EINVAL },
+	{ "handle ~0", BO_B_VRAM, BO_FIELD(handle), ~0U, 2, -EINVAL },
+	{ "owner past the GPUs", BO_B_VRAM, BO_FIELD(gpu_index), 2, 2,
+	  -EINVAL },
+	{ "owner ~0", BO_B_VRAM, BO_FIELD(gpu_index), ~0U, 2, -EINVAL },
+	{ "owner of an image without GPUs", BO_B_VRAM, BO_FIELD(gpu_index), 0,
+	  0, -EINVAL },
+	{ "mapped past the GPUs", BO_B_VRAM, BO_FIELD(mapped_gpus),
+	  BIT_ULL(0) | BIT_ULL(2), 2, -EINVAL },
+	{ "mapped on GPU 63 of 2", BO_B_VRAM, BO_FIELD(mapped_gpus),
+	  BIT_ULL(63), 2, -EINVAL },
+	{ "more GPUs than an image has", BO_B_VRAM, BO_NONE, 0,
+	  KFD_CRIU_MAX_GPUS + 1, -EINVAL },
+	{ "reserved set", BO_B_VRAM, BO_FIELD(reserved), 1, 2, -EINVAL },
+};
+
+KUNIT_ARRAY_PARAM_DESC(test_bo, test_bo_cases, desc);
+
+/* The fields before alloc_flags are __le64, the others __le32. */
+static void test_set_bo_field(struct kfd_criu_bo_rec *rec, size_t field,
+			      u64 value)
+{
+	__le64 v64 = cpu_to_le64(value);
+	__le32 v32 = cpu_to_le32((u32)value);
+
+	if (field < BO_FIELD(alloc_flags))
+		memcpy((u8 *)rec + field, &v64, 8);
+	else
+		memcpy((u8 *)rec + field, &v32, 4);
+}
+
+static void test_validate_bo(struct kunit *test)
+{
+	const struct test_bo_case *p = test->param_value;
+	struct kfd_criu_bo_rec bo;
+
+	test_fill_bo(&bo, p->base);
+	if (p->field != TEST_NO_FIELD)
+		test_set_bo_field(&bo, p->field, p->value);
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_bo(&bo, p->num_gpus), p->err);
+}
+
+static void test_bo_has_contents(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, kfd_criu_bo_has_contents(BO_VRAM));
+	KUNIT_EXPECT_TRUE(test, kfd_criu_bo_has_contents(BO_VRAM | test_bo_rw));
+	KUNIT_EXPECT_TRUE(test, kfd_criu_bo_has_contents(BO_GTT));
+	KUNIT_EXPECT_TRUE(test, kfd_criu_bo_has_contents(BO_GTT | test_bo_rw));
+	KUNIT_EXPECT_FALSE(test, kfd_criu_bo_has_contents(BO_USERPTR));
+	KUNIT_EXPECT_FALSE(test, kfd_criu_bo_has_contents(BO_DOORBELL));
+	KUNIT_EXPECT_FALSE(test, kfd_criu_bo_has_contents(BO_MMIO | test_bo_rw));
+	KUNIT_EXPECT_FALSE(test, kfd_criu_bo_has_contents(test_bo_rw));
+	KUNIT_EXPECT_FALSE(test, kfd_criu_bo_has_contents(0));
+}
+
+/* A BO of a set, in the units the set tables use: pages. */
+struct test_set_bo {
+	u32 gpu;
+	u32 handle;
+	u32 va;
+	u32 pages;
+	u64 mapped;
+	u32 domain;
+};
+
+#define TEST_MAX_SET	5
+
+struct test_bos_case {
+	const char *desc;
+	struct test_set_bo bos[TEST_MAX_SET];
+	u32 num;
+	u32 num_gpus;
+	int err;
+};
+
+static const struct test_bos_case test_bos_cases[] = {
+	{ "no BOs", { }, 0, 2, 0 },
+	{ "one BO", { { 0, 1, 16, 1, 1, BO_VRAM } }, 1, 2, 0 },
+	{ "ascending", { { 0, 1, 16, 1, 1, BO_VRAM },
+			 { 0, 2, 32, 1, 1, BO_GTT },
+			 { 1, 1, 48, 1, 2, BO_VRAM },
+			 { 1, 7, 64, 1, 2, BO_DOORBELL } }, 4, 2, 0 },
+	{ "handles descend", { { 0, 2, 16, 1, 1, BO_VRAM },
+			       { 0, 1, 32, 1, 1, BO_VRAM } }, 2, 2, -EINVAL },
+	{ "GPUs descend", { { 1, 1, 16, 1, 2, BO_VRAM },
+			    { 0, 2, 32, 1, 1, BO_VRAM } }, 2, 2, -EINVAL },
+	{ "duplicate", { { 0, 1, 16, 1, 1, BO_VRAM },
+			 { 0, 2, 32, 1, 1, BO_VRAM },
+			 { 0, 2, 48, 1, 1, BO_GTT } }, 3, 2, -EEXIST },
+	{ "same handle on two GPUs", { { 0, 5, 16, 1, 1, BO_VRAM },
+				       { 1, 5, 32, 1, 2, BO_VRAM } }, 2, 2,
+	  0 },
+	{ "an invalid record", { { 0, 1, 16, 1, 1, BO_VRAM },
+				 { 0, 2, 32, 0, 1, BO_VRAM } }, 2, 2,
+	  -EINVAL },
+	{ "overlap in one VM", { { 0, 1, 16, 4, 1, BO_VRAM },
+				 { 0, 2, 19, 1, 1, BO_GTT } }, 2, 2,
+	  -EINVAL },
+	{ "same VA in one VM", { { 0, 1, 16, 1, 0, BO_VRAM },
+				 { 0, 2, 16, 1, 0, BO_GTT } }, 2, 2,
+	  -EINVAL },
+	{ "adjacent in one VM", { { 0, 1, 16, 4, 1, BO_VRAM },
+				  { 0, 2, 20, 1, 1, BO_GTT },
+				  { 0, 3, 12, 4, 1, BO_GTT } }, 3, 2, 0 },
+	{ "later BO below an earlier", { { 0, 1, 32, 4, 1, BO_VRAM },
+					 { 0, 2, 30, 3, 1, BO_GTT } }, 2, 2,
+	  -EINVAL },
+	{ "contained, other VM between", { { 0, 1, 16, 64, 1, BO_VRAM },
+					   { 1, 1, 20, 4, 2, BO_VRAM },
+					   { 1, 2, 40, 1, 3, BO_GTT } },
+	  3, 2, -EINVAL },
+	{ "same VA on two GPUs", { { 0, 1, 16, 4, 1, BO_VRAM },
+				   { 1, 1, 16, 4, 2, BO_VRAM } }, 2, 2, 0 },
+	{ "userptr at the same VA on two GPUs",
+	  { { 0, 1, 16, 4, 1, BO_USERPTR }, { 1, 1, 16, 4, 2, BO_USERPTR } },
+	  2, 2, 0 },
+	{ "overlap through mapped_gpus", { { 0, 1, 16, 4, 3, BO_VRAM },
+					   { 1, 1, 18, 4, 2, BO_VRAM } },
+	  2, 2, -EINVAL },
+	{ "overlap through an unmapped owner", { { 0, 1, 16, 4, 2, BO_VRAM },
+						 { 1, 1, 18, 4, 0, BO_VRAM } },
+	  2, 2, -EINVAL },
+	{ "mapped elsewhere, no overlap", { { 0, 1, 16, 4, 5, BO_VRAM },
+					    { 1, 1, 18, 4, 2, BO_VRAM } },
+	  2, 3, 0 },
+	{ "overlap on the third GPU only", { { 0, 1, 16, 4, 5, BO_VRAM },
+					     { 1, 1, 18, 4, 6, BO_VRAM } },
+	  2, 3, -EINVAL },
+};
+
+KUNIT_ARRAY_PARAM_DESC(test_bos, test_bos_cases, desc);
+
+static void test_make_bo(struct kfd_criu_bo_rec *bo,
+			 const struct test_set_bo *s)
+{
+	memset(bo, 0, sizeof(*bo));
+	bo->va = cpu_to_le64((u64)s->va * KFD_CRIU_BO_ALIGN);
+	bo->size = cpu_to_le64((u64)s->pages * KFD_CRIU_BO_ALIGN);
+	bo->mapped_gpus = cpu_to_le64(s->mapped);
+	bo->alloc_flags = cpu_to_le32(s->domain | test_bo_rw);
+	bo->handle = cpu_to_le32(s->handle);
+	bo->gpu_index = cpu_to_le32(s->gpu);
+	if (s->domain == BO_USERPTR)
+		bo->userptr = cpu_to_le64(0x7f5500000000ULL);
+}
+
+static void test_check_bos(struct kunit *test)
+{
+	const struct test_bos_case *p = test->param_value;
+	struct kfd_criu_bo_rec bos[TEST_MAX_SET] = { };
+	u32 i;
+
+	for (i = 0; i < p->num; i++)
+		test_make_bo(&bos[i], &p->bos[i]);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_bos(bos, p->num, p->num_gpus),
+			p->err);
+}
+
+static void test_free_bos(void *bos)
+{
+	kvfree(bos);
+}
+
+/*
+ * The most BOs an image may carry, each mapped on all 64 GPUs: the case
+ * that must stay O(n log n). The VAs are handed out in a scrambled order
+ * so the sort has work to do.
+ */
+static void test_check_bos_most(struct kunit *test)
+{
+	const u32 n = KFD_CRIU_MAX_BOS;
+	struct kfd_criu_bo_rec *bos;
+	u32 i, slot;
+
+	bos = kvcalloc(n + 1, sizeof(*bos), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, bos);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, test_free_bos,
+							bos), 0);
+	for (i = 0; i <= n; i++) {
+		/* 40503 is odd, so this is a permutation of 0 .. 2^19 - 1 */
+		slot = (i * 40503U) & (BIT(19) - 1);
+		bos[i].va = cpu_to_le64((u64)slot * 2 * KFD_CRIU_BO_ALIGN);
+		bos[i].size = cpu_to_le64(KFD_CRIU_BO_ALIGN);
+		bos[i].mapped_gpus = cpu_to_le64(U64_MAX);
+		bos[i].alloc_flags = cpu_to_le32(BO_VRAM);
+		bos[i].gpu_index = cpu_to_le32(i * KFD_CRIU_MAX_GPUS / n);
+		bos[i].handle = cpu_to_le32(i);
+	}
+	bos[n].gpu_index = cpu_to_le32(KFD_CRIU_MAX_GPUS - 1);
+
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_bos(bos, n, KFD_CRIU_MAX_GPUS), 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_bos(bos, n + 1, KFD_CRIU_MAX_GPUS),
+			-EINVAL);
+	/* Into the free page after it: still no overlap. */
+	bos[n - 1].size = cpu_to_le64(2 * KFD_CRIU_BO_ALIGN);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_bos(bos, n, KFD_CRIU_MAX_GPUS), 0);
+	/* Onto a BO of another GPU, in every VM since both are everywhere. */
+	bos[n - 1].va = cpu_to_le64(le64_to_cpu(bos[n / 2].va) +
+				    KFD_CRIU_BO_ALIGN);
+	bos[n - 1].size = cpu_to_le64(KFD_CRIU_BO_ALIGN);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_bos(bos, n, KFD_CRIU_MAX_GPUS), 0);
+	bos[n - 1].va = bos[n / 2].va;
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_bos(bos, n, KFD_CRIU_MAX_GPUS),
+			-EINVAL);
+}
+
+/*
+ * BO contents
+ */
+
+#define TEST_CHUNK	KFD_CRIU_BO_CHUNK
+
+struct test_chunk_case {
+	const char *desc;
+	u64 size;
+	u32 chunk;
+	int err;
+	u64 count;
+};
+
+static const struct test_chunk_case test_chunk_cases[] = {
+	{ "0 bytes", 0, TEST_CHUNK, 0, 0 },
+	{ "1 byte", 1, TEST_CHUNK, 0, 1 },
+	{ "chunk - 1", TEST_CHUNK - 1, TEST_CHUNK, 0, 1 },
+	{ "chunk", TEST_CHUNK, TEST_CHUNK, 0, 1 },
+	{ "chunk + 1", TEST_CHUNK + 1, TEST_CHUNK, 0, 2 },
+	{ "U64_MAX - 1", U64_MAX - 1, TEST_CHUNK, 0, 1ULL << 45 },
+	{ "U64_MAX", U64_MAX, TEST_CHUNK, 0, 1ULL << 45 },
+	{ "U64_MAX in bytes", U64_MAX, 1, 0, U64_MAX },
+	{ "U64_MAX in U32_MAX chunks", U64_MAX, U32_MAX, 0,
+	  (1ULL << 32) + 1 },
+	{ "U64_MAX - 1 in U32_MAX chunks", U64_MAX - 1, U32_MAX, 0,
+	  (1ULL << 32) + 1 },
+	{ "2^63 in 2^31 chunks", 1ULL << 63, 1U << 31, 0, 1ULL << 32 },
+	{ "chunk 0", 4096, 0, -EINVAL, 0 },
+	{ "nothing in chunk 0", 0, 0, -EINVAL, 0 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(test_chunk, test_chunk_cases, desc);
+
+static void test_chunk_count(struct kunit *test)
+{
+	const struct test_chunk_case *p = test->param_value;
+	u64 count = 0xdeadbeef;
+
+	KUNIT_ASSERT_EQ(test, kfd_criu_chunk_count(p->size, p->chunk, &count),
+			p->err);
+	if (!p->err)
+		KUNIT_EXPECT_EQ(test, count, p->count);
+	else
+		KUNIT_EXPECT_EQ(test, count, 0xdeadbeefULL);
+}
+
+struct test_chunk_len_case {
+	const char *desc;
+	u64 size;
+	u64 offset;
+	u32 len;
+};
+
+static const struct test_chunk_len_case test_chunk_len_cases[] = {
+	{ "empty BO", 0, 0, 0 },
+	{ "1 byte", 1, 0, 1 },
+	{ "past 1 byte", 1, 1, 0 },
+	{ "chunk - 1", TEST_CHUNK - 1, 0, TEST_CHUNK - 1 },
+	{ "chunk", TEST_CHUNK, 0, TEST_CHUNK },
+	{ "after chunk", TEST_CHUNK, TEST_CHUNK, 0 },
+	{ "chunk + 1", TEST_CHUNK + 1, 0, TEST_CHUNK },
+	{ "tail of chunk + 1", TEST_CHUNK + 1, TEST_CHUNK, 1 },
+	{ "past chunk + 1", TEST_CHUNK + 1, TEST_CHUNK + 1, 0 },
+	{ "mid chunk", 3 * TEST_CHUNK, TEST_CHUNK / 2, TEST_CHUNK },
+	{ "U64_MAX from 0", U64_MAX, 0, TEST_CHUNK },
+	{ "U64_MAX, last full chunk", U64_MAX, U64_MAX - TEST_CHUNK,
+	  TEST_CHUNK },
+	{ "U64_MAX, short tail", U64_MAX, U64_MAX - TEST_CHUNK + 1,
+	  TEST_CHUNK - 1 },
+	{ "U64_MAX, last byte", U64_MAX, U64_MAX - 1, 1 },
+	{ "U64_MAX at the end", U64_MAX, U64_MAX, 0 },
+	{ "U64_MAX - 1 past the end", U64_MAX - 1, U64_MAX, 0 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(test_chunk_len, test_chunk_len_cases, desc);
+
+static void test_chunk_len(struct kunit *test)
+{
+	const struct test_chunk_len_case *p = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, kfd_criu_chunk_len(p->size, p->offset,
+						 TEST_CHUNK), p->len);
+}
+
+/* Sizes in bytes; BOs without contents are in between. */
+static const struct test_set_bo test_cursor_bos[] = {
+	{ 0, 1, 0x100, 2 * (TEST_CHUNK / 4096) + 1, 1, BO_VRAM },
+	{ 0, 2, 0x800, 16, 1, BO_USERPTR },
+	{ 0, 3, 0x900, 1, 1, BO_DOORBELL },
+	{ 1, 1, 0x100, 1, 2, BO_GTT },
+	{ 1, 2, 0x200, 1, 2, BO_MMIO },
+	{ 1, 3, 0x300, TEST_CHUNK / 4096, 2, BO_VRAM },
+	{ 1, 4, 0x800, 2, 2, BO_USERPTR },
+};
+
+/* The BO_DATA records the set above needs, in order. */
+static const struct {
+	u32 bo;
+	u64 offset;
+	u32 len;
+} test_cursor_walk[] = {
+	{ 0, 0, TEST_CHUNK },
+	{ 0, TEST_CHUNK, TEST_CHUNK },
+	{ 0, 2 * TEST_CHUNK, 4096 },
+	{ 3, 0, 4096 },
+	{ 5, 0, TEST_CHUNK },
+};
+
+static void test_make_bos(struct kfd_criu_bo_rec *bos,
+			  const struct test_set_bo *set, u32 num)
+{
+	u32 i;
+
+	for (i = 0; i < num; i++)
+		test_make_bo(&bos[i], &set[i]);
+}
+
+static int test_data_check(struct kfd_criu_bo_cursor *cur,
+			   const struct kfd_criu_bo_rec *bos, u32 num_bos,
+			   u32 bo, u64 offset, u32 reserved, u32 len)
+{
+	struct kfd_criu_bo_data_hdr hdr = {
+		.bo_index = cpu_to_le32(bo),
+		.reserved = cpu_to_le32(reserved),
+		.offset = cpu_to_le64(offset),
+	};
+
+	return kfd_criu_bo_data_check(cur, bos, num_bos, &hdr,
+				      sizeof(hdr) + len);
+}
+
+/* Every wrong record at this point is refused and leaves @cur as it is. */
+static void test_expect_refused(struct kunit *test,
+				struct kfd_criu_bo_cursor *cur,
+				const struct kfd_criu_bo_rec *bos, u32 n,
+				u32 bo, u64 offset, u32 len)
+{
+	const struct kfd_criu_bo_cursor before = *cur;
+	u32 step = cur->bo_index;
+
+	KUNIT_EXPECT_EQ_MSG(test, test_data_check(cur, bos, n, bo + 1, offset,
+						  0, len), -EINVAL,
+			    "next BO at BO %u", step);
+	KUNIT_EXPECT_EQ(test, test_data_check(cur, bos, n, bo - 1, offset, 0,
+					      len), -EINVAL);
+	KUNIT_EXPECT_EQ(test, test_data_check(cur, bos, n, bo,
+					      offset + TEST_CHUNK, 0, len),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, test_data_check(cur, bos, n, bo, offset + 4096,
+					      0, len), -EINVAL);
+	KUNIT_EXPECT_EQ(test, test_data_check(cur, bos, n, bo, offset, 0,
+					      len - 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, test_data_check(cur, bos, n, bo, offset, 0,
+					      len + 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, test_data_check(cur, bos, n, bo, offset, 1,
+					      len), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cur->bo_index, before.bo_index);
+	KUNIT_EXPECT_EQ(test, cur->offset, before.offset);
+}
+
+static void test_bo_cursor_walk(struct kunit *test)
+{
+	const u32 n = ARRAY_SIZE(test_cursor_bos);
+	struct kfd_criu_bo_rec bos[ARRAY_SIZE(test_cursor_bos)];
+	struct kfd_criu_bo_data_hdr hdr = { };
+	struct kfd_criu_bo_cursor cur;
+	unsigned int i;
+
+	test_make_bos(bos, test_cursor_bos, n);
+	KUNIT_ASSERT_EQ(test, kfd_criu_check_bos(bos, n, 2), 0);
+	kfd_criu_bo_cursor_init(&cur, bos, n);
+
+	for (i = 0; i < ARRAY_SIZE(test_cursor_walk); i++) {
+		u32 bo = test_cursor_walk[i].bo;
+		u64 off = test_cursor_walk[i].offset;
+		u32 len = test_cursor_walk[i].len;
+
+		KUNIT_ASSERT_EQ(test, cur.bo_index, bo);
+		KUNIT_ASSERT_EQ(test, cur.offset, off);
+		test_expect_refused(test, &cur, bos, n, bo, off, len);
+		KUNIT_ASSERT_EQ_MSG(test, test_data_check(&cur, bos, n, bo, off,
+							  0, len), 0,
+				    "record %u", i);
+	}
+	KUNIT_EXPECT_EQ(test, cur.bo_index, n);
+	KUNIT_EXPECT_EQ(test, cur.offset, 0ULL);
+	/* Nothing more is expected: no BO, not even one past the end. */
+	KUNIT_EXPECT_EQ(test, test_data_check(&cur, bos, n, n, 0, 0, 4096),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, test_data_check(&cur, bos, n, 5, TEST_CHUNK, 0,
+					      4096), -EINVAL);
+	/* A payload shorter than its header, or only a header, never fits. */
+	cur.bo_index = 3;
+	hdr.bo_index = cpu_to_le32(3);
+	KUNIT_EXPECT_EQ(test, kfd_criu_bo_data_check(&cur, bos, n, &hdr,
+						     sizeof(hdr) - 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kfd_criu_bo_data_check(&cur, bos, n, &hdr,
+						     sizeof(hdr)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kfd_criu_bo_data_check(&cur, bos, n, &hdr, 0),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kfd_criu_bo_data_check(&cur, bos, n, &hdr,
+						     sizeof(hdr) + 4096), 0);
+	KUNIT_EXPECT_EQ(test, cur.bo_index, 5U);
+}
+
+static void test_bo_cursor_nothing(struct kunit *test)
+{
+	struct kfd_criu_bo_rec bos[ARRAY_SIZE(test_cursor_bos)];
+	struct kfd_criu_bo_cursor cur = { .bo_index = 7, .offset = 9 };
+
+	kfd_criu_bo_cursor_init(&cur, NULL, 0);
+	KUNIT_EXPECT_EQ(test, cur.bo_index, 0U);
+	KUNIT_EXPECT_EQ(test, cur.offset, 0ULL);
+	KUNIT_EXPECT_EQ(test, test_data_check(&cur, NULL, 0, 0, 0, 0, 4096),
+			-EINVAL);
+
+	/* Only the userptr, doorbell and MMIO BOs: no contents at all. */
+	test_make_bo(&bos[0], &test_cursor_bos[1]);
+	test_make_bo(&bos[1], &test_cursor_bos[2]);
+	test_make_bo(&bos[2], &test_cursor_bos[4]);
+	cur.offset = 9;
+	kfd_criu_bo_cursor_init(&cur, bos, 3);
+	KUNIT_EXPECT_EQ(test, cur.bo_index, 3U);
+	KUNIT_EXPECT_EQ(test, cur.offset, 0ULL);
+	KUNIT_EXPECT_EQ(test, test_data_check(&cur, bos, 3, 0, 0, 0, 4096),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, test_data_check(&cur, bos, 3, 3, 0, 0, 4096),
+			-EINVAL);
+}
+
+/*
+ * Images with GPUs, BOs and their contents
+ */
+
+#define TEST_RT_GPUS	2
+#define TEST_RT_BOS	4
+
+/* Two GPUs, a VRAM BO of two pages, a userptr BO, a GTT BO, a doorbell. */
+static const struct test_set_bo test_rt_bos[TEST_RT_BOS] = {
+	{ 0, 1, 0x100, 2, 1, BO_VRAM },
+	{ 0, 2, 0x200, 4, 3, BO_USERPTR },
+	{ 1, 1, 0x100, 1, 2, BO_GTT },
+	{ 1, 2, 0x300, 1, 2, BO_DOORBELL },
+};
+
+struct test_gpu_image {
+	struct kfd_criu_compat_rec compat;
+	struct kfd_criu_gpu_rec gpus[TEST_RT_GPUS];
+	struct kfd_criu_process_rec process;
+	struct kfd_criu_bo_rec bos[TEST_RT_BOS];
+	u8 contents[TEST_RT_BOS][2 * 4096];
+	u32 num_gpus;
+	u32 num_bos;
+	u32 num_data;
+};
+
+static void test_fill_gpu_image(struct test_gpu_image *img)
+{
+	u32 i, j;
+
+	memset(img, 0, sizeof(*img));
+	img->compat.num_gpus = cpu_to_le32(TEST_RT_GPUS);
+	test_fill_gpu(&img->gpus[0], TEST_GPU_A);
+	test_fill_gpu(&img->gpus[1], TEST_GPU_B);
+	img->gpus[1].vram_size = cpu_to_le64(TEST_VRAM / 2);
+	test_fill_process(&img->process);
+	img->process.num_events = 0;
+	img->process.signal_page_size = 0;
+	img->process.num_bos = cpu_to_le32(TEST_RT_BOS);
+	test_make_bos(img->bos, test_rt_bos, TEST_RT_BOS);
+	for (i = 0; i < TEST_RT_BOS; i++)
+		for (j = 0; j < sizeof(img->contents[i]); j++)
+			img->contents[i][j] = (u8)(i * 31 + j * 7 + 1);
+}
+
+static void test_emit_bo_data(struct kfd_criu_image_writer *w,
+			      const struct test_gpu_image *img, u32 bo)
+{
+	u64 size = le64_to_cpu(img->bos[bo].size);
+	struct kfd_criu_bo_data_hdr hdr = { .bo_index = cpu_to_le32(bo) };
+	u32 len = kfd_criu_chunk_len(size, 0, KFD_CRIU_BO_CHUNK);
+
+	kfd_criu_image_begin_record(w, KFD_CRIU_REC_BO_DATA,
+				    KFD_CRIU_RECORD_MANDATORY,
+				    sizeof(hdr) + len);
+	kfd_criu_image_write_data(w, &hdr, sizeof(hdr));
+	kfd_criu_image_write_data(w, img->contents[bo], len);
+	kfd_criu_image_finish_record(w);
+}
+
+/* In the record order of the DOC block; BOs fit one chunk here. */
+static int test_emit_gpu_image(struct kfd_criu_image_writer *w,
+			       const struct test_gpu_image *img)
+{
+	const u32 m = KFD_CRIU_RECORD_MANDATORY;
+	u32 i;
+
+	kfd_criu_image_write_header(w, test_release);
+	kfd_criu_image_write_record(w, KFD_CRIU_REC_COMPAT, m, &img->compat,
+				    sizeof(img->compat));
+	for (i = 0; i < TEST_RT_GPUS; i++)
+		kfd_criu_image_write_record(w, KFD_CRIU_REC_GPU, m,
+					    &img->gpus[i],
+					    sizeof(img->gpus[i]));
+	kfd_criu_image_write_record(w, KFD_CRIU_REC_PROCESS, m, &img->process,
+				    sizeof(img->process));
+	for (i = 0; i < TEST_RT_BOS; i++)
+		kfd_criu_image_write_record(w, KFD_CRIU_REC_BO, m,
+					    &img->bos[i], sizeof(img->bos[i]));
+	for (i = 0; i < TEST_RT_BOS; i++)
+		if (kfd_criu_bo_has_contents(le32_to_cpu(img->bos[i].alloc_flags)))
+			test_emit_bo_data(w, img, i);
+	return kfd_criu_image_write_end(w);
+}
+
+/* Stores a record as restore would, checking the contents on the way. */
+static int test_store_gpu_record(struct test_gpu_image *out,
+				 struct kfd_criu_bo_cursor *cur,
+				 const struct kfd_criu_record *rec,
+				 const u8 *buf)
+{
+	struct kfd_criu_bo_data_hdr hdr;
+	int ret;
+
+	switch (rec->type) {
+	case KFD_CRIU_REC_COMPAT:
+		memcpy(&out->compat, buf, sizeof(out->compat));
+		return kfd_criu_validate_compat(&out->compat);
+	case KFD_CRIU_REC_GPU:
+		if (out->num_gpus == TEST_RT_GPUS)
+			return -E2BIG;
+		memcpy(&out->gpus[out->num_gpus], buf, sizeof(out->gpus[0]));
+		return kfd_criu_validate_gpu(&out->gpus[out->num_gpus++]);
+	case KFD_CRIU_REC_PROCESS:
+		memcpy(&out->process, buf, sizeof(out->process));
+		return kfd_criu_validate_process(&out->process);
+	case KFD_CRIU_REC_BO:
+		if (out->num_bos == TEST_RT_BOS)
+			return -E2BIG;
+		memcpy(&out->bos[out->num_bos++], buf, sizeof(out->bos[0]));
+		if (out->num_bos < TEST_RT_BOS)
+			return 0;
+		ret = kfd_criu_check_bos(out->bos, out->num_bos,
+					 out->num_gpus);
+		kfd_criu_bo_cursor_init(cur, out->bos, out->num_bos);
+		return ret;
+	case KFD_CRIU_REC_BO_DATA:
+		memcpy(&hdr, buf, sizeof(hdr));
+		ret = kfd_criu_bo_data_check(cur, out->bos, out->num_bos, &hdr,
+					     rec->length);
+		if (ret)
+			return ret;
+		memcpy(out->contents[le32_to_cpu(hdr.bo_index)] +
+		       le64_to_cpu(hdr.offset), buf + sizeof(hdr),
+		       rec->length - sizeof(hdr));
+		out->num_data++;
+		return 0;
+	}
+	return 0;
+}
+
+static void test_gpu_round_trip(struct kunit *test)
+{
+	struct test_stream *s = test->priv;
+	struct kfd_criu_image_writer w;
+	struct kfd_criu_image_reader r;
+	struct kfd_criu_image_header hdr;
+	struct kfd_criu_bo_cursor cur = { };
+	struct test_gpu_image *in, *out;
+	struct kfd_criu_record rec;
+	u32 target[TEST_RT_GPUS];
+	u32 i;
+
+	in = kunit_kzalloc(test, sizeof(*in), GFP_KERNEL);
+	out = kunit_kzalloc(test, sizeof(*out), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, in);
+	KUNIT_ASSERT_NOT_NULL(test, out);
+	test_fill_gpu_image(in);
+	kfd_criu_image_writer_init(&w, &s->io);
+	KUNIT_ASSERT_EQ(test, test_emit_gpu_image(&w, in), 0);
+
+	kfd_criu_image_reader_init(&r, &s->io, kfd_criu_v1_records,
+				   kfd_criu_v1_num_records);
+	KUNIT_ASSERT_EQ(test, kfd_criu_image_read_header(&r, &hdr), 0);
+	do {
+		KUNIT_ASSERT_EQ(test, kfd_criu_image_read_record(&r, &rec,
+								 s->buf,
+								 TEST_BUF_SIZE),
+				0);
+		KUNIT_ASSERT_EQ_MSG(test, test_store_gpu_record(out, &cur, &rec,
+								s->buf), 0,
+				    "record type %u", rec.type);
+	} while (rec.type != KFD_CRIU_REC_END);
+	KUNIT_EXPECT_EQ(test, kfd_criu_image_expect_eof(&r), 0);
+	KUNIT_EXPECT_EQ(test, r.records, 1U + TEST_RT_GPUS + 1 + TEST_RT_BOS +
+			2);
+
+	KUNIT_EXPECT_MEMEQ(test, &out->compat, &in->compat,
+			   sizeof(in->compat));
+	KUNIT_ASSERT_EQ(test, out->num_gpus, (u32)TEST_RT_GPUS);
+	KUNIT_EXPECT_MEMEQ(test, out->gpus, in->gpus, sizeof(in->gpus));
+	KUNIT_EXPECT_MEMEQ(test, &out->process, &in->process,
+			   sizeof(in->process));
+	KUNIT_ASSERT_EQ(test, out->num_bos, (u32)TEST_RT_BOS);
+	KUNIT_EXPECT_MEMEQ(test, out->bos, in->bos, sizeof(in->bos));
+	KUNIT_EXPECT_EQ(test, out->num_data, 2U);
+	KUNIT_EXPECT_EQ(test, cur.bo_index, (u32)TEST_RT_BOS);
+	KUNIT_EXPECT_MEMEQ(test, out->contents[0], in->contents[0], 2 * 4096);
+	KUNIT_EXPECT_MEMEQ(test, out->contents[2], in->contents[2], 4096);
+
+	/* Restored on the same machine, each GPU goes back to itself. */
+	KUNIT_ASSERT_EQ(test, kfd_criu_map_gpus(out->gpus, out->num_gpus,
+						in->gpus, TEST_RT_GPUS, NULL,
+						0, target, NULL), 0);
+	for (i = 0; i < TEST_RT_GPUS; i++)
+		KUNIT_EXPECT_EQ(test, target[i], i);
+}
+
+/* Record lengths of the new types, at and around their bounds. */
+struct test_len_case {
+	const char *desc;
+	u32 type;
+	u32 len;
+	int err;
+};
+
+#define GPU_LEN		sizeof(struct kfd_criu_gpu_rec)
+#define BO_LEN		sizeof(struct kfd_criu_bo_rec)
+#define DATA_HDR_LEN	sizeof(struct kfd_criu_bo_data_hdr)
+
+static const struct test_len_case test_len_cases[] = {
+	{ "GPU", KFD_CRIU_REC_GPU, GPU_LEN, 0 },
+	{ "GPU short", KFD_CRIU_REC_GPU, GPU_LEN - 1, -EINVAL },
+	{ "GPU long", KFD_CRIU_REC_GPU, GPU_LEN + 1, -EINVAL },
+	{ "GPU empty", KFD_CRIU_REC_GPU, 0, -EINVAL },
+	{ "BO", KFD_CRIU_REC_BO, BO_LEN, 0 },
+	{ "BO short", KFD_CRIU_REC_BO, BO_LEN - 8, -EINVAL },
+	{ "BO long", KFD_CRIU_REC_BO, BO_LEN + 8, -EINVAL },
+	{ "BO_DATA of one byte", KFD_CRIU_REC_BO_DATA, DATA_HDR_LEN + 1, 0 },
+	{ "BO_DATA of a chunk", KFD_CRIU_REC_BO_DATA,
+	  DATA_HDR_LEN + KFD_CRIU_BO_CHUNK, 0 },
+	{ "BO_DATA header only", KFD_CRIU_REC_BO_DATA, DATA_HDR_LEN,
+	  -EINVAL },
+	{ "BO_DATA short header", KFD_CRIU_REC_BO_DATA, DATA_HDR_LEN - 1,
+	  -EINVAL },
+	{ "BO_DATA over a chunk", KFD_CRIU_REC_BO_DATA,
+	  DATA_HDR_LEN + KFD_CRIU_BO_CHUNK + 1, -EINVAL },
+	{ "BO_DATA of the record limit", KFD_CRIU_REC_BO_DATA,
+	  KFD_CRIU_MAX_RECORD_LEN, -EINVAL },
+};
+
+KUNIT_ARRAY_PARAM_DESC(test_len, test_len_cases, desc);
+
+#define TEST_BIG_BUF	(DATA_HDR_LEN + KFD_CRIU_BO_CHUNK)
+#define TEST_BIG_STREAM	(2 * KFD_CRIU_MAX_RECORD_LEN)
+
+static void test_record_length(struct kunit *test)
+{
+	const struct test_len_case *p = test->param_value;
+	struct test_stream *s = test->priv;
+	struct kfd_criu_image_writer w;
+	struct kfd_criu_image_reader r;
+	struct kfd_criu_image_header hdr;
+	struct kfd_criu_record rec;
+	u8 *zeros, *buf;
+
+	zeros = kunit_kzalloc(test, KFD_CRIU_MAX_RECORD_LEN, GFP_KERNEL);
+	buf = kunit_kzalloc(test, TEST_BIG_BUF, GFP_KERNEL);
+	s->data = kunit_kzalloc(test, TEST_BIG_STREAM, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, zeros);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_NOT_NULL(test, s->data);
+	s->limit = TEST_BIG_STREAM;
+
+	kfd_criu_image_writer_init(&w, &s->io);
+	kfd_criu_image_write_header(&w, test_release);
+	kfd_criu_image_write_record(&w, p->type, KFD_CRIU_RECORD_MANDATORY,
+				    zeros, p->len);
+	KUNIT_ASSERT_EQ(test, kfd_criu_image_write_end(&w), 0);
+
+	kfd_criu_image_reader_init(&r, &s->io, kfd_criu_v1_records,
+				   kfd_criu_v1_num_records);
+	KUNIT_ASSERT_EQ(test, kfd_criu_image_read_header(&r, &hdr), 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_image_read_record(&r, &rec, buf,
+							 TEST_BIG_BUF),
+			p->err);
+	if (p->err)
+		return;
+	KUNIT_EXPECT_EQ(test, rec.type, p->type);
+	KUNIT_EXPECT_EQ(test, rec.length, p->len);
+	KUNIT_EXPECT_EQ(test, kfd_criu_image_read_record(&r, &rec, buf,
+							 TEST_BIG_BUF), 0);
+	KUNIT_EXPECT_EQ(test, rec.type, (u32)KFD_CRIU_REC_END);
+}
+
 static struct kunit_case kfd_criu_image_cases[] = {
 	KUNIT_CASE(test_crc32c),
 	KUNIT_CASE(test_layout),
@@ -1570,6 +2769,22 @@ static struct kunit_case kfd_criu_image_cases[] = {
 	KUNIT_CASE_PARAM(test_validate_event_slot, test_slot_gen_params),
 	KUNIT_CASE_PARAM(test_event_ids, test_ids_gen_params),
 	KUNIT_CASE(test_event_ids_most),
+	KUNIT_CASE_PARAM(test_validate_gpu, test_gpu_gen_params),
+	KUNIT_CASE_PARAM(test_gpu_incompatible, test_compatible_gen_params),
+	KUNIT_CASE_PARAM(test_map_gpus, test_map_gpus_gen_params),
+	KUNIT_CASE(test_map_gpus_no_why),
+	KUNIT_CASE_PARAM(test_validate_gpu_map, test_gpu_map_gen_params),
+	KUNIT_CASE(test_gpu_map_most),
+	KUNIT_CASE_PARAM(test_validate_bo, test_bo_gen_params),
+	KUNIT_CASE(test_bo_has_contents),
+	KUNIT_CASE_PARAM(test_check_bos, test_bos_gen_params),
+	KUNIT_CASE(test_check_bos_most),
+	KUNIT_CASE_PARAM(test_chunk_count, test_chunk_gen_params),
+	KUNIT_CASE_PARAM(test_chunk_len, test_chunk_len_gen_params),
+	KUNIT_CASE(test_bo_cursor_walk),
+	KUNIT_CASE(test_bo_cursor_nothing),
+	KUNIT_CASE(test_gpu_round_trip),
+	KUNIT_CASE_PARAM(test_record_length, test_len_gen_params),
 	{}
 };
 
