@@ -1094,6 +1094,8 @@ static int kfd_criu_restore_check_locked(struct kfd_process *p,
 	if (!ret)
 		ret = kfd_criu_gpus_map(p, &ctx->img.gpus, &ctx->gst);
 	if (!ret)
+		ret = kfd_criu_events_check(p, &ctx->img.events);
+	if (!ret)
 		ret = kfd_criu_check_restorer(p, &ctx->img);
 	if (!ret)
 		ret = kfd_criu_check_offset_map(p, ctx, args);

@@ -66,6 +66,8 @@ int kfd_criu_events_collect(struct kfd_criu_events_image *img,
 			    const struct kfd_criu_record *rec,
 			    const void *payload);
 int kfd_criu_events_validate(const struct kfd_criu_events_image *img);
+int kfd_criu_events_check(struct kfd_process *p,
+			  const struct kfd_criu_events_image *img);
 int kfd_criu_events_restore(struct file *devkfd, struct kfd_process *p,
 			    struct mm_struct *mm,
 			    const struct kfd_criu_events_image *img);
