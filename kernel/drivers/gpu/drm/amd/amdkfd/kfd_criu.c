@@ -15,8 +15,11 @@
  *   caller's file descriptor. A failure leaves the process paused and
  *   unchanged, so the dump can be retried or abandoned with UNPAUSE.
  * - UNPAUSE resumes a paused process.
- * - RESTORE reads a whole image into kernel memory, validates it, and only
- *   then fills the process, all or nothing.
+ * - RESTORE reads all metadata of an image into kernel memory, validates
+ *   it as a set and places the image's GPUs on this machine's GPUs, and
+ *   only then fills the process: GPU VMs, BOs, their contents as the
+ *   BO_DATA records stream in, and events. All or nothing: any failure,
+ *   a bad record at the end of the stream included, undoes everything.
  * - RESUME starts a restored process, found by pid; the caller must be
  *   allowed to ptrace it.
  *
@@ -31,6 +34,12 @@
  * kfd_criu_features[]: CHECKPOINT refuses it with -EOPNOTSUPP, and RESTORE
  * refuses a target that already has state with -EBUSY.
  *
+ * RESTORE applies events last although the stream carries them before the
+ * BOs: once installed, events have no undo, and the contents of the BOs
+ * (and so most of what can still fail) come at the end of the stream.
+ * p->mutex is held while the contents stream in: the target is a process
+ * being restored, which runs nothing before RESUME.
+ *
  * Stream I/O goes through the caller's file at its file position, in
  * chunks, and stops with -EINTR when a fatal signal is pending. A restart
  * would replay a stream that is already partly written or read, so a
@@ -39,6 +48,7 @@
  */
 
 #include <linux/bits.h>
+#include <linux/build_bug.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/lockdep.h>
@@ -51,16 +61,39 @@
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
 #include <linux/utsname.h>
 
+#include "amdgpu_amdkfd.h"
 #include "kfd_criu.h"
 #include "kfd_priv.h"
 
 /* Most bytes handed to the VFS at once, so fatal signals are seen */
 #define KFD_CRIU_IO_CHUNK	SZ_64K
 
-/* Largest payload RESTORE accepts: the signal page record */
-#define KFD_CRIU_READ_BUF_SIZE	KFD_CRIU_SIGNAL_PAGE_MAX
+/* Largest payload RESTORE accepts: a BO_DATA record */
+#define KFD_CRIU_READ_BUF_SIZE	(sizeof(struct kfd_criu_bo_data_hdr) + \
+				 KFD_CRIU_BO_CHUNK)
+static_assert(KFD_CRIU_READ_BUF_SIZE >= KFD_CRIU_SIGNAL_PAGE_MAX);
+
+/**
+ * struct kfd_criu_proc_image - the metadata of an image in kernel memory
+ * @gpus: the GPU records
+ * @events: the PROCESS, SIGNAL_PAGE and EVENT records
+ * @bos: the BO records
+ */
+struct kfd_criu_proc_image {
+	struct kfd_criu_gpus_image gpus;
+	struct kfd_criu_events_image events;
+	struct kfd_criu_bos_image bos;
+};
+
+static void kfd_criu_proc_image_free(struct kfd_criu_proc_image *img)
+{
+	kfd_criu_gpus_image_free(&img->gpus);
+	kfd_criu_events_image_free(&img->events);
+	kfd_criu_bos_image_free(&img->bos);
+}
 
 /**
  * kfd_criu_next_state - the image-mode state machine
@@ -112,30 +145,50 @@ static int kfd_criu_next_state(enum kfd_criu_state cur, u32 op,
  * kfd_criu_image_requested - whether an ioctl uses the 1.18 fields
  * @args: the arguments, zero-filled beyond what userspace passed
  *
- * Non-zero flags, GPU map or reserved fields select image mode, or are
- * garbage that image mode then refuses. image_fd, the output fields and
- * the old tail padding never select it.
+ * Non-zero flags, GPU map, offset map or reserved fields select image
+ * mode, or are garbage that image mode then refuses. image_fd, the output
+ * fields and the old tail padding never select it.
  *
  * Return: true if kfd_criu_image_ioctl() must handle @args.
  */
 bool kfd_criu_image_requested(const struct kfd_ioctl_criu_args *args)
 {
 	return args->flags || args->num_gpu_map || args->gpu_map_ptr ||
+	       args->offset_map_ptr || args->num_offset_map ||
+	       args->reserved32 ||
 	       memchr_inv(args->reserved, 0, sizeof(args->reserved));
+}
+
+/* The GPU map and the offset map are RESTORE's, each a count and a pointer */
+static int kfd_criu_check_map_args(const struct kfd_ioctl_criu_args *args)
+{
+	bool maps = args->num_gpu_map || args->gpu_map_ptr ||
+		    args->offset_map_ptr || args->num_offset_map;
+
+	if (maps && args->op != KFD_CRIU_OP_RESTORE)
+		return -EINVAL;
+	if (!args->num_gpu_map != !args->gpu_map_ptr ||
+	    args->num_gpu_map > KFD_CRIU_MAX_GPUS)
+		return -EINVAL;
+	if (args->num_offset_map && !args->offset_map_ptr)
+		return -EINVAL;
+	return 0;
 }
 
 static int kfd_criu_check_args(const struct kfd_ioctl_criu_args *args)
 {
 	if (args->flags != KFD_CRIU_FLAG_IMAGE)
 		return -EINVAL;
-	if (args->num_gpu_map || args->gpu_map_ptr ||
+	if (args->reserved32 ||
 	    memchr_inv(args->reserved, 0, sizeof(args->reserved)))
 		return -EINVAL;
 	if (args->devices || args->bos || args->priv_data ||
 	    args->priv_data_size || args->num_devices || args->num_bos ||
 	    args->num_objects)
 		return -EINVAL;
-	return args->op > KFD_CRIU_OP_RESUME ? -EINVAL : 0;
+	if (args->op > KFD_CRIU_OP_RESUME)
+		return -EINVAL;
+	return kfd_criu_check_map_args(args);
 }
 
 /**
@@ -182,8 +235,8 @@ struct kfd_criu_feature_desc {
 };
 
 static const struct kfd_criu_feature_desc kfd_criu_features[KFD_CRIU_FEAT_NR] = {
-	[KFD_CRIU_FEAT_GPU_VM] = { "an acquired GPU VM", true, true },
-	[KFD_CRIU_FEAT_BOS] = { "buffer objects", true, true },
+	[KFD_CRIU_FEAT_GPU_VM] = { "an acquired GPU VM", false, true },
+	[KFD_CRIU_FEAT_BOS] = { "buffer objects", false, true },
 	[KFD_CRIU_FEAT_QUEUES] = { "user queues", true, true },
 	[KFD_CRIU_FEAT_SVM_RANGES] = { "SVM ranges", true, true },
 	[KFD_CRIU_FEAT_GPU_EVENT_PAGE] = { "an event page in GPU memory", true, true },
@@ -464,29 +517,39 @@ static void kfd_criu_file_put(struct kfd_criu_file_io *fio)
 
 /**
  * kfd_criu_image_size_estimate - stream bytes of an image
+ * @num_gpus: GPUs in the image
  * @num_events: events in the image
  * @signal_page_size: bytes of the signal page record, 0 for none
+ * @bo_bytes: stream bytes of the BO and BO_DATA records
  *
  * Return: the exact size of an image with this content.
  */
-static u64 kfd_criu_image_size_estimate(u32 num_events, u32 signal_page_size)
+static u64 kfd_criu_image_size_estimate(u32 num_gpus, u32 num_events,
+					u32 signal_page_size, u64 bo_bytes)
 {
 	u64 size = sizeof(struct kfd_criu_image_header);
 
 	size += KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_compat_rec);
+	size += (u64)num_gpus *
+		(KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_gpu_rec));
 	size += KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_process_rec);
 	if (signal_page_size)
 		size += KFD_CRIU_RECORD_OVERHEAD + signal_page_size;
 	size += (u64)num_events *
 		(KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_event_rec));
+	size += bo_bytes;
 	size += KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_end_rec);
 	return size;
 }
 
+/* @p is only used for BO contents: NULL for an image without BOs. */
 static int kfd_criu_write_image(const struct kfd_criu_image_io *io,
-				const struct kfd_criu_events_image *img)
+				struct kfd_process *p,
+				const struct kfd_criu_proc_image *img)
 {
-	struct kfd_criu_compat_rec compat = {};	/* no GPUs */
+	struct kfd_criu_compat_rec compat = {
+		.num_gpus = cpu_to_le32(img->gpus.num_gpus),
+	};
 	struct kfd_criu_image_writer w;
 	int ret;
 
@@ -497,13 +560,18 @@ static int kfd_criu_write_image(const struct kfd_criu_image_io *io,
 						  KFD_CRIU_RECORD_MANDATORY,
 						  &compat, sizeof(compat));
 	if (!ret)
-		ret = kfd_criu_events_write(&w, img);
+		ret = kfd_criu_gpus_write(&w, &img->gpus);
+	if (!ret)
+		ret = kfd_criu_events_write(&w, &img->events);
+	if (!ret)
+		ret = kfd_criu_bos_write(&w, p, &img->bos);
 	if (!ret)
 		ret = kfd_criu_image_write_end(&w);
 	return ret;
 }
 
-static int kfd_criu_read_compat(struct kfd_criu_image_reader *r, void *buf)
+static int kfd_criu_read_compat(struct kfd_criu_image_reader *r, void *buf,
+				struct kfd_criu_proc_image *img)
 {
 	struct kfd_criu_compat_rec compat;
 	struct kfd_criu_record rec;
@@ -516,51 +584,189 @@ static int kfd_criu_read_compat(struct kfd_criu_image_reader *r, void *buf)
 	if (rec.type != KFD_CRIU_REC_COMPAT || rec.length != sizeof(compat))
 		return -EINVAL;
 	memcpy(&compat, buf, sizeof(compat));
-	return kfd_criu_validate_compat(&compat);
+	ret = kfd_criu_validate_compat(&compat);
+	if (!ret)
+		ret = kfd_criu_gpus_prepare(&img->gpus,
+					    le32_to_cpu(compat.num_gpus));
+	return ret;
+}
+
+/**
+ * enum kfd_criu_section - where a restore stream is, after COMPAT
+ * @KFD_CRIU_SEC_GPUS: GPU records
+ * @KFD_CRIU_SEC_PROCESS: PROCESS, SIGNAL_PAGE and EVENT records, whose
+ *	order kfd_criu_events_collect() checks
+ * @KFD_CRIU_SEC_BOS: BO records
+ * @KFD_CRIU_SEC_DATA: BO_DATA records
+ * @KFD_CRIU_SEC_END: END was read
+ */
+enum kfd_criu_section {
+	KFD_CRIU_SEC_GPUS,
+	KFD_CRIU_SEC_PROCESS,
+	KFD_CRIU_SEC_BOS,
+	KFD_CRIU_SEC_DATA,
+	KFD_CRIU_SEC_END,
+};
+
+/**
+ * kfd_criu_next_section - the record order of a restore stream
+ * @cur: the section the stream is in
+ * @type: type of the record just read
+ * @next: receives the section of that record
+ *
+ * Sections never go back, so each kind of record comes in one run, in
+ * stream order. Pure.
+ *
+ * Return: 0, or -EINVAL for a record that has no place after COMPAT (a
+ * second COMPAT) or comes after a later section.
+ */
+static int kfd_criu_next_section(enum kfd_criu_section cur, u32 type,
+				 enum kfd_criu_section *next)
+{
+	enum kfd_criu_section sec;
+
+	switch (type) {
+	case KFD_CRIU_REC_GPU:
+		sec = KFD_CRIU_SEC_GPUS;
+		break;
+	case KFD_CRIU_REC_PROCESS:
+	case KFD_CRIU_REC_SIGNAL_PAGE:
+	case KFD_CRIU_REC_EVENT:
+		sec = KFD_CRIU_SEC_PROCESS;
+		break;
+	case KFD_CRIU_REC_BO:
+		sec = KFD_CRIU_SEC_BOS;
+		break;
+	case KFD_CRIU_REC_BO_DATA:
+		sec = KFD_CRIU_SEC_DATA;
+		break;
+	case KFD_CRIU_REC_END:
+		sec = KFD_CRIU_SEC_END;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (sec < cur)
+		return -EINVAL;
+	*next = sec;
+	return 0;
 }
 
 /*
- * Reads the whole image into @img. Only record bounds and order are checked
- * here; kfd_criu_events_validate() checks the contents as a set.
+ * Keeps one metadata record. A section ends only when its records are
+ * complete: all GPUs before PROCESS, PROCESS before the BOs.
  */
-static int kfd_criu_read_image(const struct kfd_criu_image_io *io,
-			       struct kfd_criu_events_image *img, u32 *version)
+static int kfd_criu_collect_record(struct kfd_criu_proc_image *img,
+				   enum kfd_criu_section *sec,
+				   const struct kfd_criu_record *rec,
+				   const void *payload)
 {
-	struct kfd_criu_image_header hdr;
-	struct kfd_criu_image_reader r;
-	struct kfd_criu_record rec;
-	void *buf;
+	u32 num_bos;
 	int ret;
 
-	buf = kvmalloc(KFD_CRIU_READ_BUF_SIZE, GFP_KERNEL_ACCOUNT);
-	if (!buf)
-		return -ENOMEM;
-
-	kfd_criu_image_reader_init(&r, io, kfd_criu_v1_records,
-				   kfd_criu_v1_num_records);
-	ret = kfd_criu_image_read_header(&r, &hdr);
+	ret = kfd_criu_next_section(*sec, rec->type, sec);
 	if (ret)
-		goto out_free_buf;
+		return ret;
+	if (*sec > KFD_CRIU_SEC_GPUS && img->gpus.gpus_read != img->gpus.num_gpus)
+		return -EINVAL;
+	if (*sec > KFD_CRIU_SEC_PROCESS && !img->events.have_process)
+		return -EINVAL;
+
+	switch (*sec) {
+	case KFD_CRIU_SEC_GPUS:
+		return kfd_criu_gpus_collect(&img->gpus, rec, payload);
+	case KFD_CRIU_SEC_PROCESS:
+		ret = kfd_criu_events_collect(&img->events, rec, payload);
+		if (ret || rec->type != KFD_CRIU_REC_PROCESS)
+			return ret;
+		num_bos = le32_to_cpu(img->events.process.num_bos);
+		return kfd_criu_bos_prepare(&img->bos, num_bos);
+	case KFD_CRIU_SEC_BOS:
+		return kfd_criu_bos_collect(&img->bos, rec, payload);
+	default:
+		/* The metadata ends at the first BO_DATA or at END */
+		return 0;
+	}
+}
+
+/**
+ * kfd_criu_read_metadata - read an image up to its first BO_DATA or END
+ * @r: reader, initialized on the stream
+ * @img: receives the metadata records
+ * @buf: %KFD_CRIU_READ_BUF_SIZE bytes; holds the last record's payload
+ * @rec: receives the last record read, BO_DATA or END
+ * @sec: receives the section of @rec
+ * @version: receives the format version of the image
+ *
+ * Only record bounds and order are checked here; kfd_criu_validate_image()
+ * checks the contents as a set.
+ *
+ * Return: 0 or the errno of the reader or of a collector.
+ */
+static int kfd_criu_read_metadata(struct kfd_criu_image_reader *r,
+				  struct kfd_criu_proc_image *img, void *buf,
+				  struct kfd_criu_record *rec,
+				  enum kfd_criu_section *sec, u32 *version)
+{
+	struct kfd_criu_image_header hdr;
+	int ret;
+
+	ret = kfd_criu_image_read_header(r, &hdr);
+	if (ret)
+		return ret;
 	*version = le32_to_cpu(hdr.version);
 
-	ret = kfd_criu_read_compat(&r, buf);
+	ret = kfd_criu_read_compat(r, buf, img);
+	*sec = KFD_CRIU_SEC_GPUS;
 	while (!ret) {
-		ret = kfd_criu_image_read_record(&r, &rec, buf,
+		ret = kfd_criu_image_read_record(r, rec, buf,
 						 KFD_CRIU_READ_BUF_SIZE);
-		if (ret || rec.type == KFD_CRIU_REC_END)
+		if (!ret)
+			ret = kfd_criu_collect_record(img, sec, rec, buf);
+		if (!ret && *sec >= KFD_CRIU_SEC_DATA)
 			break;
-		ret = kfd_criu_events_collect(img, &rec, buf);
 	}
-
-out_free_buf:
-	kvfree(buf);
 	return ret;
+}
+
+/*
+ * Checks the metadata as a set. An image that ends before the contents of
+ * its BOs is refused here, before anything is touched.
+ */
+static int kfd_criu_validate_image(struct kfd_criu_proc_image *img,
+				   enum kfd_criu_section sec)
+{
+	int ret;
+
+	ret = kfd_criu_events_validate(&img->events);
+	if (!ret)
+		ret = kfd_criu_gpus_validate(&img->gpus);
+	if (!ret)
+		ret = kfd_criu_bos_validate(&img->bos, img->gpus.num_gpus);
+	if (ret)
+		return ret;
+	if (sec == KFD_CRIU_SEC_END &&
+	    img->bos.cursor.bo_index != img->bos.num_bos)
+		return -EINVAL;
+	return 0;
+}
+
+static void kfd_criu_info_locked(struct kfd_process *p,
+				 struct kfd_ioctl_criu_args *args)
+{
+	u32 num_events, signal_page_size, num_bos;
+	u64 bo_bytes;
+
+	kfd_criu_bos_count(p, &num_bos, &bo_bytes);
+	kfd_criu_events_count(p, &num_events, &signal_page_size);
+	args->image_size = kfd_criu_image_size_estimate(p->n_pdds, num_events,
+							signal_page_size,
+							bo_bytes);
 }
 
 static int kfd_criu_op_process_info(struct kfd_process *p,
 				    struct kfd_ioctl_criu_args *args)
 {
-	u32 num_events, signal_page_size;
 	enum kfd_criu_state next;
 	int ret;
 
@@ -578,9 +784,8 @@ static int kfd_criu_op_process_info(struct kfd_process *p,
 	}
 	p->criu_state = next;
 
-	kfd_criu_events_count(p, &num_events, &signal_page_size);
-	args->image_size = kfd_criu_image_size_estimate(num_events,
-							signal_page_size);
+	kfd_criu_info_locked(p, args);
+
 	args->format_version = KFD_CRIU_IMAGE_VERSION;
 	args->pid = task_tgid_vnr(p->lead_thread);
 
@@ -589,35 +794,58 @@ out_unlock:
 	return ret;
 }
 
+static int kfd_criu_snapshot_locked(struct kfd_process *p,
+				    struct kfd_criu_proc_image *img)
+{
+	int ret;
+
+	ret = kfd_criu_events_snapshot(p, &img->events);
+	if (!ret)
+		ret = kfd_criu_gpus_snapshot(p, &img->gpus);
+	if (!ret)
+		ret = kfd_criu_bos_snapshot(p, &img->bos);
+	if (ret) {
+		kfd_criu_proc_image_free(img);
+		return ret;
+	}
+	img->events.process.num_bos = cpu_to_le32(img->bos.num_bos);
+	return 0;
+}
+
 static int kfd_criu_op_checkpoint(struct kfd_process *p,
 				  struct kfd_ioctl_criu_args *args)
 {
-	struct kfd_criu_events_image img;
+	struct kfd_criu_proc_image *img;
 	struct kfd_criu_file_io fio;
 	enum kfd_criu_state next;
 	int ret;
+
+	img = kzalloc(sizeof(*img), GFP_KERNEL);
+	if (!img)
+		return -ENOMEM;
 
 	mutex_lock(&p->mutex);
 	ret = kfd_criu_next_state(p->criu_state, KFD_CRIU_OP_CHECKPOINT, &next);
 	if (!ret)
 		ret = kfd_criu_dump_supported_locked(p);
 	if (!ret)
-		ret = kfd_criu_events_snapshot(p, &img);
+		ret = kfd_criu_snapshot_locked(p, img);
 	mutex_unlock(&p->mutex);
 	if (ret)
-		return ret;
+		goto out_free_img;
 
 	/* The process stays paused: streaming needs no lock */
 	ret = kfd_criu_file_get(&fio, args->image_fd, FMODE_WRITE);
 	if (ret)
 		goto out_free_img;
-	ret = kfd_criu_write_image(&fio.io, &img);
+	ret = kfd_criu_write_image(&fio.io, p, img);
 	args->image_size = fio.bytes;
 	args->format_version = KFD_CRIU_IMAGE_VERSION;
 	kfd_criu_file_put(&fio);
 
 out_free_img:
-	kfd_criu_events_image_free(&img);
+	kfd_criu_proc_image_free(img);
+	kfree(img);
 	return ret;
 }
 
@@ -646,16 +874,247 @@ out_unlock:
 	return ret;
 }
 
+/**
+ * struct kfd_criu_restore - one RESTORE in progress
+ * @fio: the image file
+ * @r: the reader on @fio
+ * @img: the image's metadata
+ * @gst: where the image GPUs go, and what their restore changed
+ * @rec: the record after the metadata: the first BO_DATA, or END
+ * @sec: the section of @rec
+ * @buf: payload of @rec, %KFD_CRIU_READ_BUF_SIZE bytes
+ * @version: format version of the image
+ * @file_open: @fio holds the image file
+ */
+struct kfd_criu_restore {
+	struct kfd_criu_file_io fio;
+	struct kfd_criu_image_reader r;
+	struct kfd_criu_proc_image img;
+	struct kfd_criu_gpus_restore gst;
+	struct kfd_criu_record rec;
+	enum kfd_criu_section sec;
+	void *buf;
+	u32 version;
+	bool file_open;
+};
+
+static void kfd_criu_restore_free(struct kfd_criu_restore *ctx,
+				  struct kfd_ioctl_criu_args *args)
+{
+	if (ctx->file_open) {
+		args->image_size = ctx->fio.bytes;
+		kfd_criu_file_put(&ctx->fio);
+	}
+	kfd_criu_proc_image_free(&ctx->img);
+	kfree(ctx->gst.map);
+	kvfree(ctx->buf);
+	kvfree(ctx);
+}
+
+static int kfd_criu_copy_gpu_map(const struct kfd_ioctl_criu_args *args,
+				 struct kfd_criu_gpus_restore *gst)
+{
+	struct kfd_criu_gpu_map *map;
+
+	if (!args->num_gpu_map)
+		return 0;
+	map = memdup_array_user(u64_to_user_ptr(args->gpu_map_ptr),
+				args->num_gpu_map, sizeof(*map));
+	if (IS_ERR(map))
+		return PTR_ERR(map);
+	gst->map = map;
+	gst->num_map = args->num_gpu_map;
+	return kfd_criu_validate_gpu_map(map, args->num_gpu_map);
+}
+
+/* A first BO_DATA record that is out of place fails before anything is done */
+static int kfd_criu_check_first_data(const struct kfd_criu_bos_image *bos,
+				     const void *payload, u32 len)
+{
+	struct kfd_criu_bo_cursor cur = bos->cursor;
+
+	if (len < sizeof(struct kfd_criu_bo_data_hdr))
+		return -EINVAL;
+	return kfd_criu_bo_data_check(&cur, bos->bos, bos->num_bos, payload,
+				      len);
+}
+
+/* Reads and validates the metadata; the file stays open for the contents. */
+static int kfd_criu_load_metadata(struct kfd_ioctl_criu_args *args,
+				  struct kfd_criu_restore *ctx)
+{
+	int ret;
+
+	ctx->buf = kvmalloc(KFD_CRIU_READ_BUF_SIZE, GFP_KERNEL_ACCOUNT);
+	if (!ctx->buf)
+		return -ENOMEM;
+	ret = kfd_criu_file_get(&ctx->fio, args->image_fd, FMODE_READ);
+	if (ret)
+		return ret;
+	ctx->file_open = true;
+
+	kfd_criu_image_reader_init(&ctx->r, &ctx->fio.io, kfd_criu_v1_records,
+				   kfd_criu_v1_num_records);
+	ret = kfd_criu_read_metadata(&ctx->r, &ctx->img, ctx->buf, &ctx->rec,
+				     &ctx->sec, &ctx->version);
+	if (!ret)
+		ret = kfd_criu_validate_image(&ctx->img, ctx->sec);
+	if (!ret && ctx->sec == KFD_CRIU_SEC_DATA)
+		ret = kfd_criu_check_first_data(&ctx->img.bos, ctx->buf,
+						ctx->rec.length);
+	return ret;
+}
+
+/* Refuses, before anything is created, an offset map that is too small. */
+static int kfd_criu_check_offset_map(struct kfd_process *p,
+				     struct kfd_criu_restore *ctx,
+				     struct kfd_ioctl_criu_args *args)
+{
+	u32 local_ids[KFD_CRIU_MAX_GPUS];
+	u32 i, needed;
+
+	for (i = 0; i < ctx->img.gpus.num_gpus; i++)
+		local_ids[i] = kfd_criu_gpus_pdd(p, &ctx->gst, i)->dev->id;
+	needed = kfd_criu_bos_offsets_needed(&ctx->img.bos, local_ids);
+	if (needed <= args->num_offset_map)
+		return 0;
+	args->num_offset_map = needed;
+	return -ENOSPC;
+}
+
+static int kfd_criu_report_offsets(struct kfd_process *p,
+				   struct kfd_criu_restore *ctx,
+				   struct kfd_ioctl_criu_args *args)
+{
+	struct kfd_criu_offset_map *out;
+	u32 n;
+	int ret = 0;
+
+	n = kfd_criu_bos_offsets(p, &ctx->img.bos, &ctx->gst, NULL, 0);
+	if (WARN_ON(n > args->num_offset_map))
+		return -ENOSPC;
+	if (n) {
+		out = kvcalloc(n, sizeof(*out), GFP_KERNEL);
+		if (!out)
+			return -ENOMEM;
+		kfd_criu_bos_offsets(p, &ctx->img.bos, &ctx->gst, out, n);
+		if (copy_to_user(u64_to_user_ptr(args->offset_map_ptr), out,
+				 array_size(n, sizeof(*out))))
+			ret = -EFAULT;
+		kvfree(out);
+	}
+	if (!ret)
+		args->num_offset_map = n;
+	return ret;
+}
+
+/* Writes the BO_DATA records into the BOs, up to and including END. */
+static int kfd_criu_stream_contents(struct kfd_process *p,
+				    struct kfd_criu_restore *ctx)
+{
+	struct kfd_criu_bos_image *bos = &ctx->img.bos;
+	int ret;
+
+	while (ctx->sec == KFD_CRIU_SEC_DATA) {
+		ret = kfd_criu_bos_write_contents(p, bos, ctx->buf,
+						  ctx->rec.length);
+		if (!ret)
+			ret = kfd_criu_image_read_record(&ctx->r, &ctx->rec,
+							 ctx->buf,
+							 KFD_CRIU_READ_BUF_SIZE);
+		if (!ret)
+			ret = kfd_criu_next_section(ctx->sec, ctx->rec.type,
+						    &ctx->sec);
+		if (ret)
+			return ret;
+	}
+	return bos->cursor.bo_index == bos->num_bos ? 0 : -EINVAL;
+}
+
+/* Everything that may fail and has an undo: GPUs, BOs, contents. */
+static int kfd_criu_restore_gpu_state(struct kfd_process *p,
+				      struct kfd_criu_restore *ctx,
+				      struct kfd_ioctl_criu_args *args)
+{
+	struct kfd_criu_proc_image *img = &ctx->img;
+	int ret;
+
+	ret = kfd_criu_gpus_restore(p, &img->gpus,
+				    kfd_criu_bos_needed_gpus(&img->bos),
+				    &ctx->gst);
+	if (ret)
+		return ret;
+	ret = kfd_criu_bos_restore(p, &img->bos, &ctx->gst);
+	if (ret)
+		goto out_gpus;
+	ret = kfd_criu_stream_contents(p, ctx);
+	if (!ret)
+		ret = kfd_criu_report_offsets(p, ctx, args);
+	if (ret)
+		goto out_bos;
+	return 0;
+
+out_bos:
+	kfd_criu_bos_unwind(p, &img->bos, &ctx->gst);
+out_gpus:
+	kfd_criu_gpus_unwind(p, &ctx->gst);
+	return ret;
+}
+
+static void kfd_criu_undo_gpu_state(struct kfd_process *p,
+				    struct kfd_criu_restore *ctx)
+{
+	kfd_criu_bos_unwind(p, &ctx->img.bos, &ctx->gst);
+	kfd_criu_gpus_unwind(p, &ctx->gst);
+}
+
+/*
+ * A GPU VM takes its eviction fence and owner from the caller's address
+ * space and task, and a userptr BO registers with the caller's address
+ * space: only the process itself can restore GPU state into itself.
+ */
+static int kfd_criu_check_restorer(struct kfd_process *p,
+				   const struct kfd_criu_proc_image *img)
+{
+	if (!img->gpus.num_gpus || current->mm == p->mm)
+		return 0;
+	pr_warn_ratelimited("CRIU image: an image with GPUs must be restored by the process itself\n");
+	return -EINVAL;
+}
+
+/* The checks that need the process, before anything is touched. */
+static int kfd_criu_restore_check_locked(struct kfd_process *p,
+					 struct kfd_criu_restore *ctx,
+					 struct kfd_ioctl_criu_args *args,
+					 enum kfd_criu_state *next)
+{
+	int ret;
+
+	ret = kfd_criu_restore_allowed_locked(p, next);
+	if (!ret)
+		ret = kfd_criu_gpus_map(p, &ctx->img.gpus, &ctx->gst);
+	if (!ret)
+		ret = kfd_criu_events_check(p, &ctx->img.events);
+	if (!ret)
+		ret = kfd_criu_check_restorer(p, &ctx->img);
+	if (!ret)
+		ret = kfd_criu_check_offset_map(p, ctx, args);
+	if (!ret)
+		ret = kfd_criu_bos_check_target(p, &ctx->img.bos, &ctx->gst);
+	return ret;
+}
+
 static int kfd_criu_restore_locked(struct file *filep, struct kfd_process *p,
 				   struct mm_struct *mm,
-				   const struct kfd_criu_events_image *img)
+				   struct kfd_criu_restore *ctx,
+				   struct kfd_ioctl_criu_args *args)
 {
 	enum kfd_criu_state next;
 	int ret;
 
 	lockdep_assert_held(&p->mutex);
 
-	ret = kfd_criu_restore_allowed_locked(p, &next);
+	ret = kfd_criu_restore_check_locked(p, ctx, args, &next);
 	if (ret)
 		return ret;
 
@@ -665,14 +1124,22 @@ static int kfd_criu_restore_locked(struct file *filep, struct kfd_process *p,
 		if (ret)
 			return ret;
 	}
-	ret = kfd_criu_events_restore(filep, p, mm, img);
+	ret = kfd_criu_restore_gpu_state(p, ctx, args);
+	if (ret)
+		goto out_restore_queues;
+	ret = kfd_criu_events_restore(filep, p, mm, &ctx->img.events);
 	if (ret) {
-		if (p->n_pdds && kfd_process_restore_queues(p))
-			pr_err("CRIU image: failed to undo the restore eviction\n");
-		return ret;
+		kfd_criu_undo_gpu_state(p, ctx);
+		goto out_restore_queues;
 	}
+	p->criu_mmu_blocked = ctx->gst.mmu_blocked;
 	p->criu_state = next;
 	return 0;
+
+out_restore_queues:
+	if (p->n_pdds && kfd_process_restore_queues(p))
+		pr_err("CRIU image: failed to undo the restore eviction\n");
+	return ret;
 }
 
 /* Refuses a busy target before reading a whole image for nothing. */
@@ -687,38 +1154,25 @@ static int kfd_criu_restore_allowed(struct kfd_process *p)
 	return ret;
 }
 
-static int kfd_criu_load_image(struct kfd_ioctl_criu_args *args,
-			       struct kfd_criu_events_image *img, u32 *version)
-{
-	struct kfd_criu_file_io fio;
-	int ret;
-
-	ret = kfd_criu_file_get(&fio, args->image_fd, FMODE_READ);
-	if (ret)
-		return ret;
-	ret = kfd_criu_read_image(&fio.io, img, version);
-	args->image_size = fio.bytes;
-	kfd_criu_file_put(&fio);
-	if (ret)
-		return ret;
-	return kfd_criu_events_validate(img);
-}
-
 static int kfd_criu_op_restore(struct file *filep, struct kfd_process *p,
 			       struct kfd_ioctl_criu_args *args)
 {
-	struct kfd_criu_events_image img = {};
+	struct kfd_criu_restore *ctx;
 	struct mm_struct *mm;
-	u32 version = 0;
 	int ret;
 
 	ret = kfd_criu_restore_allowed(p);
 	if (ret)
 		return ret;
-	ret = kfd_criu_load_image(args, &img, &version);
+	ctx = kvzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return -ENOMEM;
+	ret = kfd_criu_copy_gpu_map(args, &ctx->gst);
+	if (!ret)
+		ret = kfd_criu_load_metadata(args, ctx);
 	if (ret)
-		goto out_free_img;
-	args->format_version = version;
+		goto out_free_ctx;
+	args->format_version = ctx->version;
 
 	/*
 	 * mmput() may tear down the address space: not under p->mutex. The
@@ -727,15 +1181,15 @@ static int kfd_criu_op_restore(struct file *filep, struct kfd_process *p,
 	mm = mmget_not_zero(p->mm) ? p->mm : NULL;
 	if (!mm) {
 		ret = -ESRCH;
-		goto out_free_img;
+		goto out_free_ctx;
 	}
 	mutex_lock(&p->mutex);
-	ret = kfd_criu_restore_locked(filep, p, mm, &img);
+	ret = kfd_criu_restore_locked(filep, p, mm, ctx, args);
 	mutex_unlock(&p->mutex);
 	mmput(mm);
 
-out_free_img:
-	kfd_criu_events_image_free(&img);
+out_free_ctx:
+	kfd_criu_restore_free(ctx, args);
 	return ret;
 }
 
@@ -750,6 +1204,26 @@ static int kfd_criu_may_resume(struct pid *pid)
 	allowed = ptrace_may_access(task, PTRACE_MODE_ATTACH_REALCREDS);
 	put_task_struct(task);
 	return allowed ? 0 : -EPERM;
+}
+
+/*
+ * With restored BOs, the userptr worker validates the userptrs against the
+ * memory CRIU restored meanwhile, and then restores the queues the restore
+ * evicted, as it does for the legacy RESUME.
+ */
+static int kfd_criu_resume_locked(struct kfd_process *p)
+{
+	int ret;
+
+	lockdep_assert_held(&p->mutex);
+
+	if (p->criu_mmu_blocked) {
+		ret = amdgpu_amdkfd_criu_resume(p->kgd_process_info);
+		if (!ret)
+			p->criu_mmu_blocked = false;
+		return ret;
+	}
+	return p->n_pdds ? kfd_process_restore_queues(p) : 0;
 }
 
 static int kfd_criu_op_resume(struct kfd_ioctl_criu_args *args)
@@ -773,8 +1247,8 @@ static int kfd_criu_op_resume(struct kfd_ioctl_criu_args *args)
 
 	mutex_lock(&target->mutex);
 	ret = kfd_criu_next_state(target->criu_state, KFD_CRIU_OP_RESUME, &next);
-	if (!ret && target->n_pdds)
-		ret = kfd_process_restore_queues(target);
+	if (!ret)
+		ret = kfd_criu_resume_locked(target);
 	if (!ret)
 		target->criu_state = next;
 	mutex_unlock(&target->mutex);
@@ -808,12 +1282,18 @@ int kfd_criu_image_ioctl(struct file *filep, struct kfd_process *p,
 		break;
 	case KFD_CRIU_OP_CHECKPOINT:
 		ret = kfd_criu_op_checkpoint(p, args);
+		/* A restart would write the stream a second time */
+		if (ret < 0)
+			ret = kfd_criu_io_errno(ret, ret);
 		break;
 	case KFD_CRIU_OP_UNPAUSE:
 		ret = kfd_criu_op_unpause(p);
 		break;
 	case KFD_CRIU_OP_RESTORE:
 		ret = kfd_criu_op_restore(filep, p, args);
+		/* A restart would read the rest of the stream as an image */
+		if (ret < 0)
+			ret = kfd_criu_io_errno(ret, ret);
 		break;
 	case KFD_CRIU_OP_RESUME:
 		ret = kfd_criu_op_resume(args);

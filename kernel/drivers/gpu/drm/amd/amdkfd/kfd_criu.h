@@ -6,6 +6,7 @@
 #ifndef KFD_CRIU_H_INCLUDED
 #define KFD_CRIU_H_INCLUDED
 
+#include <linux/kfd_ioctl.h>
 #include <linux/types.h>
 
 #include "kfd_criu_image.h"
@@ -20,13 +21,20 @@
  * and on restore collects the records into one, validates them as a set
  * and applies them to the process all or nothing.
  *
- * A &struct kfd_criu_events_image holds records in their little-endian
- * stream layout, so dump writes them unchanged and restore validates
- * exactly the bytes it read.
+ * kfd_criu_gpus.c records the GPUs a process uses and, on restore, places
+ * them on this machine's GPUs and acquires their VMs. kfd_criu_bos.c
+ * records the buffer objects, streams their contents, and recreates them
+ * on restore.
+ *
+ * The images (&struct kfd_criu_events_image, &struct kfd_criu_gpus_image,
+ * &struct kfd_criu_bos_image) hold records in their little-endian stream
+ * layout, so dump writes them unchanged and restore validates exactly the
+ * bytes it read.
  */
 
 struct file;
 struct kfd_process;
+struct kgd_mem;
 struct mm_struct;
 
 /**
@@ -58,10 +66,124 @@ int kfd_criu_events_collect(struct kfd_criu_events_image *img,
 			    const struct kfd_criu_record *rec,
 			    const void *payload);
 int kfd_criu_events_validate(const struct kfd_criu_events_image *img);
+int kfd_criu_events_check(struct kfd_process *p,
+			  const struct kfd_criu_events_image *img);
 int kfd_criu_events_restore(struct file *devkfd, struct kfd_process *p,
 			    struct mm_struct *mm,
 			    const struct kfd_criu_events_image *img);
 void kfd_criu_events_count(struct kfd_process *p, u32 *num_events,
 			   u32 *signal_page_size);
+
+/**
+ * struct kfd_criu_gpus_image - the GPU records of an image
+ * @gpus: the GPU records, @num_gpus of them, in per-GPU data order
+ * @num_gpus: entries in @gpus, COMPAT's num_gpus
+ * @gpus_read: GPU records collected so far on restore
+ */
+struct kfd_criu_gpus_image {
+	struct kfd_criu_gpu_rec *gpus;
+	u32 num_gpus;
+	u32 gpus_read;
+};
+
+/**
+ * struct kfd_criu_gpus_restore - where image GPUs went, and how to undo it
+ * @target: for image GPU i, the index in p->pdds of the GPU it went to
+ * @user_gpu_id: the gpu_id each of p->pdds shows the process after restore
+ * @old_user_gpu_id: the gpu_id each of p->pdds showed before
+ * @map: the caller's GPU map, copied from userspace
+ * @num_map: entries in @map
+ * @acquired: BIT(pdd index) of the VMs the restore acquired
+ * @bound: BIT(pdd index) of the runtime PM references the restore took
+ * @had_doorbells: BIT(pdd index) of the GPUs with doorbells before
+ * @mmu_blocked: the restore blocked MMU notifications of the new VMs
+ */
+struct kfd_criu_gpus_restore {
+	u32 target[KFD_CRIU_MAX_GPUS];
+	u32 user_gpu_id[KFD_CRIU_MAX_GPUS];
+	u32 old_user_gpu_id[KFD_CRIU_MAX_GPUS];
+	struct kfd_criu_gpu_map *map;
+	u32 num_map;
+	u64 acquired;
+	u64 bound;
+	u64 had_doorbells;
+	bool mmu_blocked;
+};
+
+/**
+ * struct kfd_criu_bos_image - the BO records of an image
+ * @bos: the BO records, @num_bos of them, sorted by (gpu_index, handle)
+ * @num_bos: entries in @bos, PROCESS's num_bos
+ * @bos_read: BO records collected so far on restore
+ * @mems: on restore, the BO created for each record, NULL before
+ * @vram_usage: on restore, each GPU's VRAM usage count before, p->n_pdds
+ *	entries
+ * @cursor: on restore, the BO_DATA record expected next
+ */
+struct kfd_criu_bos_image {
+	struct kfd_criu_bo_rec *bos;
+	u32 num_bos;
+	u32 bos_read;
+	struct kgd_mem **mems;
+	s64 *vram_usage;
+	struct kfd_criu_bo_cursor cursor;
+};
+
+void kfd_criu_gpus_image_free(struct kfd_criu_gpus_image *img);
+int kfd_criu_gpus_snapshot(struct kfd_process *p,
+			   struct kfd_criu_gpus_image *img);
+int kfd_criu_gpus_write(struct kfd_criu_image_writer *w,
+			const struct kfd_criu_gpus_image *img);
+int kfd_criu_gpus_prepare(struct kfd_criu_gpus_image *img, u32 num_gpus);
+int kfd_criu_gpus_collect(struct kfd_criu_gpus_image *img,
+			  const struct kfd_criu_record *rec,
+			  const void *payload);
+int kfd_criu_gpus_validate(const struct kfd_criu_gpus_image *img);
+int kfd_criu_gpus_map(struct kfd_process *p,
+		      const struct kfd_criu_gpus_image *img,
+		      struct kfd_criu_gpus_restore *st);
+int kfd_criu_gpus_restore(struct kfd_process *p,
+			  const struct kfd_criu_gpus_image *img,
+			  u64 needed, struct kfd_criu_gpus_restore *st);
+void kfd_criu_gpus_unwind(struct kfd_process *p,
+			  struct kfd_criu_gpus_restore *st);
+struct kfd_process_device *
+kfd_criu_gpus_pdd(struct kfd_process *p, const struct kfd_criu_gpus_restore *st,
+		  u32 gpu_index);
+int kfd_criu_assign_user_gpu_ids(const u32 *old_ids, u32 num_pdds,
+				 const u32 *image_ids, const u32 *target,
+				 u32 num_image, u32 *new_ids);
+
+void kfd_criu_bos_image_free(struct kfd_criu_bos_image *img);
+void kfd_criu_bos_count(struct kfd_process *p, u32 *num_bos,
+			u64 *stream_bytes);
+int kfd_criu_bos_snapshot(struct kfd_process *p,
+			  struct kfd_criu_bos_image *img);
+int kfd_criu_bos_write(struct kfd_criu_image_writer *w, struct kfd_process *p,
+		       const struct kfd_criu_bos_image *img);
+int kfd_criu_bos_prepare(struct kfd_criu_bos_image *img, u32 num_bos);
+int kfd_criu_bos_collect(struct kfd_criu_bos_image *img,
+			 const struct kfd_criu_record *rec,
+			 const void *payload);
+int kfd_criu_bos_validate(struct kfd_criu_bos_image *img, u32 num_gpus);
+u64 kfd_criu_bos_needed_gpus(const struct kfd_criu_bos_image *img);
+u64 kfd_criu_bo_stream_bytes(u64 size, u32 alloc_flags);
+u64 kfd_criu_bo_fixed_offset(u32 alloc_flags, u32 gpu_id);
+u32 kfd_criu_bos_offsets_needed(const struct kfd_criu_bos_image *img,
+				const u32 *local_gpu_ids);
+int kfd_criu_bos_check_target(struct kfd_process *p,
+			      const struct kfd_criu_bos_image *img,
+			      const struct kfd_criu_gpus_restore *st);
+int kfd_criu_bos_restore(struct kfd_process *p, struct kfd_criu_bos_image *img,
+			 const struct kfd_criu_gpus_restore *st);
+int kfd_criu_bos_write_contents(struct kfd_process *p,
+				struct kfd_criu_bos_image *img,
+				void *payload, u32 len);
+u32 kfd_criu_bos_offsets(struct kfd_process *p,
+			 const struct kfd_criu_bos_image *img,
+			 const struct kfd_criu_gpus_restore *st,
+			 struct kfd_criu_offset_map *out, u32 capacity);
+void kfd_criu_bos_unwind(struct kfd_process *p, struct kfd_criu_bos_image *img,
+			 const struct kfd_criu_gpus_restore *st);
 
 #endif /* KFD_CRIU_H_INCLUDED */

@@ -559,6 +559,26 @@ static void kfd_criu_set_xnack(struct kfd_process *p, bool enabled)
 	mutex_unlock(&p->svms.lock);
 }
 
+/**
+ * kfd_criu_events_check - whether a process can take an image's state
+ * @p: the process being restored
+ * @img: state that passed kfd_criu_events_validate()
+ *
+ * What kfd_criu_events_restore() refuses about the process state, for a
+ * restore to refuse before it changes anything else.
+ *
+ * Context: p->mutex held.
+ * Return: 0, -ENODEV if the GPUs of @p cannot run with the image's XNACK
+ * mode, or -EOPNOTSUPP for an enabled runtime on a process with GPUs.
+ */
+int kfd_criu_events_check(struct kfd_process *p,
+			  const struct kfd_criu_events_image *img)
+{
+	lockdep_assert_held(&p->mutex);
+
+	return kfd_criu_process_state_check(p, &img->process);
+}
+
 static void kfd_criu_process_state_apply(struct kfd_process *p,
 					 const struct kfd_criu_process_rec *rec)
 {

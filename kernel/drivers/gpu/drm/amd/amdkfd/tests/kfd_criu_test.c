@@ -11,7 +11,10 @@
  * pair. Suite kfd_criu_ops covers the rest of the pure logic: argument
  * checks, the feature table, errno mapping of the stream I/O, the
  * collection and set validation of restore records, and a write/read round
- * trip of an events image through a memory buffer. None of it needs a GPU
+ * trip of an events image through a memory buffer. Suite kfd_criu_gpu
+ * covers the record order of a restore stream, the gpu_ids a restored
+ * process sees, the size of BO contents in the stream, the offset map
+ * capacity and a round trip of GPU and BO records. None of it needs a GPU
  * or a KFD process.
  */
 
@@ -150,7 +153,7 @@ static void kfd_criu_args_no_image_flag(struct kfd_ioctl_criu_args *args)
 
 static void kfd_criu_args_reserved(struct kfd_ioctl_criu_args *args)
 {
-	args->reserved[3] = 1;
+	args->reserved[ARRAY_SIZE(args->reserved) - 1] = 1;
 }
 
 static void kfd_criu_args_gpu_map(struct kfd_ioctl_criu_args *args)
@@ -163,6 +166,53 @@ static void kfd_criu_args_gpu_map(struct kfd_ioctl_criu_args *args)
 static void kfd_criu_args_num_gpu_map(struct kfd_ioctl_criu_args *args)
 {
 	args->num_gpu_map = 1;
+}
+
+static void kfd_criu_args_restore_maps(struct kfd_ioctl_criu_args *args)
+{
+	args->flags = KFD_CRIU_FLAG_IMAGE;
+	args->op = KFD_CRIU_OP_RESTORE;
+	args->gpu_map_ptr = 0x1000;
+	args->num_gpu_map = KFD_CRIU_MAX_GPUS;
+	args->offset_map_ptr = 0x2000;
+	args->num_offset_map = 3;
+}
+
+static void kfd_criu_args_too_many_gpus(struct kfd_ioctl_criu_args *args)
+{
+	kfd_criu_args_restore_maps(args);
+	args->num_gpu_map = KFD_CRIU_MAX_GPUS + 1;
+}
+
+static void kfd_criu_args_map_without_ptr(struct kfd_ioctl_criu_args *args)
+{
+	kfd_criu_args_restore_maps(args);
+	args->gpu_map_ptr = 0;
+}
+
+static void kfd_criu_args_offsets_without_ptr(struct kfd_ioctl_criu_args *args)
+{
+	kfd_criu_args_restore_maps(args);
+	args->offset_map_ptr = 0;
+}
+
+static void kfd_criu_args_offset_ptr_only(struct kfd_ioctl_criu_args *args)
+{
+	kfd_criu_args_restore_maps(args);
+	args->num_offset_map = 0;
+}
+
+static void kfd_criu_args_offsets_on_dump(struct kfd_ioctl_criu_args *args)
+{
+	args->flags = KFD_CRIU_FLAG_IMAGE;
+	args->op = KFD_CRIU_OP_CHECKPOINT;
+	args->offset_map_ptr = 0x2000;
+	args->num_offset_map = 1;
+}
+
+static void kfd_criu_args_reserved32(struct kfd_ioctl_criu_args *args)
+{
+	args->reserved32 = 1;
 }
 
 static void kfd_criu_args_legacy_field(struct kfd_ioctl_criu_args *args)
@@ -187,6 +237,14 @@ static const struct kfd_criu_args_case kfd_criu_args_cases[] = {
 	{ "reserved set", kfd_criu_args_reserved, true, -EINVAL },
 	{ "gpu map", kfd_criu_args_gpu_map, true, -EINVAL },
 	{ "gpu map count only", kfd_criu_args_num_gpu_map, true, -EINVAL },
+	{ "restore with both maps", kfd_criu_args_restore_maps, true, 0 },
+	{ "gpu map too long", kfd_criu_args_too_many_gpus, true, -EINVAL },
+	{ "gpu map without pointer", kfd_criu_args_map_without_ptr, true, -EINVAL },
+	{ "offset map without pointer", kfd_criu_args_offsets_without_ptr, true,
+	  -EINVAL },
+	{ "offset map of capacity 0", kfd_criu_args_offset_ptr_only, true, 0 },
+	{ "offset map on dump", kfd_criu_args_offsets_on_dump, true, -EINVAL },
+	{ "reserved32 set", kfd_criu_args_reserved32, true, -EINVAL },
 	{ "legacy field in image mode", kfd_criu_args_legacy_field, true, -EINVAL },
 	{ "unknown op", kfd_criu_args_bad_op, true, -EINVAL },
 };
@@ -220,7 +278,10 @@ static void kfd_criu_test_args_layout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, format_version), 72);
 	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, num_gpu_map), 76);
 	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, gpu_map_ptr), 80);
-	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, reserved), 88);
+	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, offset_map_ptr), 88);
+	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, num_offset_map), 96);
+	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, reserved32), 100);
+	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, reserved), 104);
 	KUNIT_EXPECT_EQ(test, sizeof(struct kfd_ioctl_criu_args), 120);
 }
 
@@ -245,9 +306,11 @@ struct kfd_criu_feature_case {
 static const struct kfd_criu_feature_case kfd_criu_feature_cases[] = {
 	{ "dump of nothing", 0, false, 0, NULL },
 	{ "restore into nothing", 0, true, 0, NULL },
-	{ "dump with a GPU VM", KFD_CRIU_FEAT(GPU_VM), false, -EOPNOTSUPP,
+	{ "dump with a GPU VM", KFD_CRIU_FEAT(GPU_VM), false, 0, NULL },
+	{ "dump with BOs", KFD_CRIU_FEAT(BOS), false, 0, NULL },
+	{ "restore into a GPU VM", KFD_CRIU_FEAT(GPU_VM), true, -EBUSY,
 	  "an acquired GPU VM" },
-	{ "dump with BOs", KFD_CRIU_FEAT(BOS), false, -EOPNOTSUPP, "buffer objects" },
+	{ "restore into BOs", KFD_CRIU_FEAT(BOS), true, -EBUSY, "buffer objects" },
 	{ "dump with queues", KFD_CRIU_FEAT(QUEUES), false, -EOPNOTSUPP, "user queues" },
 	{ "dump with SVM", KFD_CRIU_FEAT(SVM_RANGES), false, -EOPNOTSUPP, "SVM ranges" },
 	{ "dump with debugger", KFD_CRIU_FEAT(DEBUGGER), false, -EOPNOTSUPP,
@@ -261,8 +324,9 @@ static const struct kfd_criu_feature_case kfd_criu_feature_cases[] = {
 	  "an enabled runtime" },
 	{ "restore into legacy pause", KFD_CRIU_FEAT(LEGACY_PAUSE), true, -EBUSY,
 	  "a legacy CRIU pause" },
-	{ "first refused feature wins", KFD_CRIU_FEAT(QUEUES) | KFD_CRIU_FEAT(BOS),
-	  false, -EOPNOTSUPP, "buffer objects" },
+	{ "first refused feature wins", KFD_CRIU_FEAT(SVM_RANGES) |
+	  KFD_CRIU_FEAT(QUEUES) | KFD_CRIU_FEAT(BOS), false, -EOPNOTSUPP,
+	  "user queues" },
 };
 
 static void kfd_criu_feature_case_desc(const struct kfd_criu_feature_case *c,
@@ -620,6 +684,36 @@ static struct kfd_criu_test_stream *kfd_criu_test_stream(struct kunit *test)
 	return s;
 }
 
+/* An image of @t's events and no GPUs, pointing into @t */
+static void kfd_criu_test_proc_image(struct kfd_criu_test_image *t,
+				     struct kfd_criu_proc_image *img)
+{
+	memset(img, 0, sizeof(*img));
+	img->events = t->img;
+}
+
+/* Reads an image that ends with its metadata, as one without BOs does. */
+static int kfd_criu_test_read(struct kunit *test,
+			      struct kfd_criu_test_stream *s,
+			      struct kfd_criu_proc_image *img, u32 *version)
+{
+	struct kfd_criu_image_reader r;
+	struct kfd_criu_record rec;
+	enum kfd_criu_section sec;
+	void *buf;
+	int ret;
+
+	buf = kunit_kmalloc(test, KFD_CRIU_READ_BUF_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	kfd_criu_image_reader_init(&r, &s->io, kfd_criu_v1_records,
+				   kfd_criu_v1_num_records);
+	ret = kfd_criu_read_metadata(&r, img, buf, &rec, &sec, version);
+	if (!ret && sec != KFD_CRIU_SEC_END)
+		ret = -EINVAL;
+	kunit_kfree(test, buf);
+	return ret;
+}
+
 static void kfd_criu_test_expect_same(struct kunit *test,
 				      const struct kfd_criu_events_image *a,
 				      const struct kfd_criu_events_image *b)
@@ -639,24 +733,25 @@ static void kfd_criu_test_round_trip(struct kunit *test)
 {
 	struct kfd_criu_test_image *t = kfd_criu_test_image(test);
 	struct kfd_criu_test_stream *s = kfd_criu_test_stream(test);
-	struct kfd_criu_events_image img = {};
+	struct kfd_criu_proc_image out, img = {};
 	u32 version = 0;
 	int ret;
 
-	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, &t->img), 0);
+	kfd_criu_test_proc_image(t, &out);
+	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, NULL, &out), 0);
 	KUNIT_EXPECT_EQ(test, s->len,
-			kfd_criu_image_size_estimate(KFD_CRIU_TEST_EVENTS,
-						     KFD_CRIU_TEST_PAGE_SIZE));
+			kfd_criu_image_size_estimate(0, KFD_CRIU_TEST_EVENTS,
+						     KFD_CRIU_TEST_PAGE_SIZE, 0));
 
-	ret = kfd_criu_read_image(&s->io, &img, &version);
+	ret = kfd_criu_test_read(test, s, &img, &version);
 	KUNIT_EXPECT_EQ(test, ret, 0);
 	KUNIT_EXPECT_EQ(test, version, KFD_CRIU_IMAGE_VERSION);
 	KUNIT_EXPECT_EQ(test, s->pos, s->len);
 	if (!ret) {
-		KUNIT_EXPECT_EQ(test, kfd_criu_events_validate(&img), 0);
-		kfd_criu_test_expect_same(test, &t->img, &img);
+		KUNIT_EXPECT_EQ(test, kfd_criu_validate_image(&img, KFD_CRIU_SEC_END), 0);
+		kfd_criu_test_expect_same(test, &t->img, &img.events);
 	}
-	kfd_criu_events_image_free(&img);
+	kfd_criu_proc_image_free(&img);
 }
 
 /* A stream cut anywhere fails, and leaves nothing allocated behind. */
@@ -664,19 +759,20 @@ static void kfd_criu_test_truncated(struct kunit *test)
 {
 	struct kfd_criu_test_image *t = kfd_criu_test_image(test);
 	struct kfd_criu_test_stream *s = kfd_criu_test_stream(test);
-	struct kfd_criu_events_image img;
+	struct kfd_criu_proc_image out, img;
 	size_t full, cut;
 	u32 version;
 
-	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, &t->img), 0);
+	kfd_criu_test_proc_image(t, &out);
+	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, NULL, &out), 0);
 	full = s->len;
 	for (cut = 0; cut < full; cut += 7) {
 		memset(&img, 0, sizeof(img));
 		s->len = cut;
 		s->pos = 0;
-		KUNIT_EXPECT_EQ_MSG(test, kfd_criu_read_image(&s->io, &img, &version),
+		KUNIT_EXPECT_EQ_MSG(test, kfd_criu_test_read(test, s, &img, &version),
 				    -ENODATA, "cut at %zu", cut);
-		kfd_criu_events_image_free(&img);
+		kfd_criu_proc_image_free(&img);
 	}
 }
 
@@ -685,16 +781,17 @@ static void kfd_criu_test_corrupted(struct kunit *test)
 {
 	struct kfd_criu_test_image *t = kfd_criu_test_image(test);
 	struct kfd_criu_test_stream *s = kfd_criu_test_stream(test);
-	struct kfd_criu_events_image img = {};
+	struct kfd_criu_proc_image out, img = {};
 	u32 version;
 
-	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, &t->img), 0);
+	kfd_criu_test_proc_image(t, &out);
+	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, NULL, &out), 0);
 	/* Inside the last EVENT payload, before its CRC and the END record */
 	s->data[s->len - KFD_CRIU_RECORD_OVERHEAD -
 		sizeof(struct kfd_criu_end_rec) - sizeof(__le32) - 20] ^= 0x01;
-	KUNIT_EXPECT_EQ(test, kfd_criu_read_image(&s->io, &img, &version),
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_read(test, s, &img, &version),
 			-EBADMSG);
-	kfd_criu_events_image_free(&img);
+	kfd_criu_proc_image_free(&img);
 }
 
 static struct kunit_case kfd_criu_ops_test_cases[] = {
@@ -716,4 +813,373 @@ static struct kunit_suite kfd_criu_ops_suite = {
 	.test_cases = kfd_criu_ops_test_cases,
 };
 
-kunit_test_suites(&kfd_criu_state_suite, &kfd_criu_ops_suite);
+/**
+ * struct kfd_criu_section_case - a record arriving in a stream section
+ * @desc: case name
+ * @cur: the section the stream is in
+ * @type: the record type
+ * @ret: expected kfd_criu_next_section()
+ * @next: expected section after it, when @ret is 0
+ */
+struct kfd_criu_section_case {
+	const char *desc;
+	enum kfd_criu_section cur;
+	u32 type;
+	int ret;
+	enum kfd_criu_section next;
+};
+
+#define KFD_CRIU_SEC(c, t, r, n) {					\
+	.desc = #c " + " #t, .cur = KFD_CRIU_SEC_##c,			\
+	.type = KFD_CRIU_REC_##t, .ret = r, .next = KFD_CRIU_SEC_##n,	\
+}
+
+static const struct kfd_criu_section_case kfd_criu_section_cases[] = {
+	KFD_CRIU_SEC(GPUS, GPU, 0, GPUS),
+	KFD_CRIU_SEC(GPUS, PROCESS, 0, PROCESS),
+	KFD_CRIU_SEC(GPUS, COMPAT, -EINVAL, GPUS),
+	KFD_CRIU_SEC(GPUS, END, 0, END),
+	KFD_CRIU_SEC(PROCESS, GPU, -EINVAL, GPUS),
+	KFD_CRIU_SEC(PROCESS, SIGNAL_PAGE, 0, PROCESS),
+	KFD_CRIU_SEC(PROCESS, EVENT, 0, PROCESS),
+	KFD_CRIU_SEC(PROCESS, BO, 0, BOS),
+	KFD_CRIU_SEC(PROCESS, BO_DATA, 0, DATA),
+	KFD_CRIU_SEC(BOS, EVENT, -EINVAL, GPUS),
+	KFD_CRIU_SEC(BOS, BO, 0, BOS),
+	KFD_CRIU_SEC(BOS, BO_DATA, 0, DATA),
+	KFD_CRIU_SEC(BOS, END, 0, END),
+	KFD_CRIU_SEC(DATA, BO, -EINVAL, GPUS),
+	KFD_CRIU_SEC(DATA, BO_DATA, 0, DATA),
+	KFD_CRIU_SEC(DATA, END, 0, END),
+	KFD_CRIU_SEC(END, BO_DATA, -EINVAL, GPUS),
+	KFD_CRIU_SEC(END, END, 0, END),
+	KFD_CRIU_SEC(PROCESS, NR, -EINVAL, GPUS),
+};
+
+static void kfd_criu_section_case_desc(const struct kfd_criu_section_case *c,
+				       char *desc)
+{
+	strscpy(desc, c->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(kfd_criu_section, kfd_criu_section_cases,
+		  kfd_criu_section_case_desc);
+
+static void kfd_criu_test_section(struct kunit *test)
+{
+	const struct kfd_criu_section_case *c = test->param_value;
+	enum kfd_criu_section next = KFD_CRIU_SEC_GPUS;
+
+	KUNIT_EXPECT_EQ(test, kfd_criu_next_section(c->cur, c->type, &next),
+			c->ret);
+	KUNIT_EXPECT_EQ(test, next, c->ret ? KFD_CRIU_SEC_GPUS : c->next);
+}
+
+static void kfd_criu_test_gpu(struct kfd_criu_gpu_rec *rec, u32 gpu_id)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->gpu_id = cpu_to_le32(gpu_id);
+	rec->gfx_target_version = cpu_to_le32(90402);
+	rec->device_id = cpu_to_le32(0x74a1);
+	rec->num_xcc = cpu_to_le32(1);
+	rec->vram_size = cpu_to_le64(SZ_1G);
+	rec->cwsr_size = cpu_to_le32(0x1000);
+	rec->ctl_stack_size = cpu_to_le32(0x100);
+}
+
+static void kfd_criu_test_bo(struct kfd_criu_bo_rec *rec, u32 gpu_index,
+			     u32 handle, u32 flags, u64 va, u64 size)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->gpu_index = cpu_to_le32(gpu_index);
+	rec->handle = cpu_to_le32(handle);
+	rec->alloc_flags = cpu_to_le32(flags);
+	rec->va = cpu_to_le64(va);
+	rec->size = cpu_to_le64(size);
+}
+
+static int kfd_criu_test_collect_rec(struct kfd_criu_proc_image *img,
+				     enum kfd_criu_section *sec, u32 type,
+				     const void *payload, u32 length)
+{
+	struct kfd_criu_record rec = {
+		.type = type,
+		.flags = KFD_CRIU_RECORD_MANDATORY,
+		.length = length,
+	};
+
+	return kfd_criu_collect_record(img, sec, &rec, payload);
+}
+
+/* A section ends only when COMPAT's GPUs and PROCESS are complete. */
+static void kfd_criu_test_collect_sections(struct kunit *test)
+{
+	struct kfd_criu_test_image *t = kfd_criu_test_image(test);
+	struct kfd_criu_proc_image img = {};
+	enum kfd_criu_section sec = KFD_CRIU_SEC_GPUS;
+	struct kfd_criu_gpu_rec gpu;
+	struct kfd_criu_bo_rec bo;
+
+	kfd_criu_test_gpu(&gpu, 0x1234);
+	kfd_criu_test_bo(&bo, 0, 1, KFD_IOC_ALLOC_MEM_FLAGS_GTT, SZ_1M, SZ_64K);
+	KUNIT_ASSERT_EQ(test, kfd_criu_gpus_prepare(&img.gpus, 2), 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_collect_rec(&img, &sec, KFD_CRIU_REC_GPU,
+							&gpu, sizeof(gpu)), 0);
+	/* One GPU short */
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_collect_rec(&img, &sec,
+							KFD_CRIU_REC_PROCESS,
+							&t->img.process,
+							sizeof(t->img.process)),
+			-EINVAL);
+	sec = KFD_CRIU_SEC_GPUS;
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_collect_rec(&img, &sec, KFD_CRIU_REC_GPU,
+							&gpu, sizeof(gpu)), 0);
+	/* One GPU too many */
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_collect_rec(&img, &sec, KFD_CRIU_REC_GPU,
+							&gpu, sizeof(gpu)), -EINVAL);
+	/* A BO before PROCESS */
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_collect_rec(&img, &sec, KFD_CRIU_REC_BO,
+							&bo, sizeof(bo)), -EINVAL);
+	sec = KFD_CRIU_SEC_GPUS;
+	t->img.process.num_events = 0;
+	t->img.process.num_bos = cpu_to_le32(1);
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_collect_rec(&img, &sec,
+							KFD_CRIU_REC_PROCESS,
+							&t->img.process,
+							sizeof(t->img.process)), 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_collect_rec(&img, &sec, KFD_CRIU_REC_BO,
+							&bo, sizeof(bo)), 0);
+	KUNIT_EXPECT_EQ(test, img.bos.bos_read, 1);
+	/* One BO too many, and a GPU after the BOs */
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_collect_rec(&img, &sec, KFD_CRIU_REC_BO,
+							&bo, sizeof(bo)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_collect_rec(&img, &sec, KFD_CRIU_REC_GPU,
+							&gpu, sizeof(gpu)), -EINVAL);
+	kfd_criu_proc_image_free(&img);
+}
+
+/**
+ * struct kfd_criu_ids_case - GPUs of a process, placed image GPUs, new ids
+ * @desc: case name
+ * @num_pdds: GPUs of the process
+ * @old_ids: their gpu_ids before the restore
+ * @num_image: image GPUs
+ * @image_ids: their gpu_ids
+ * @target: the process GPU each image GPU was placed on
+ * @ret: expected kfd_criu_assign_user_gpu_ids()
+ * @new_ids: expected gpu_ids after the restore, when @ret is 0
+ */
+struct kfd_criu_ids_case {
+	const char *desc;
+	u32 num_pdds;
+	u32 old_ids[4];
+	u32 num_image;
+	u32 image_ids[4];
+	u32 target[4];
+	int ret;
+	u32 new_ids[4];
+};
+
+static const struct kfd_criu_ids_case kfd_criu_ids_cases[] = {
+	{ "no image GPUs", 2, { 0x10, 0x20 }, 0, {}, {}, 0, { 0x10, 0x20 } },
+	{ "same ids", 2, { 0x10, 0x20 }, 2, { 0x10, 0x20 }, { 0, 1 }, 0,
+	  { 0x10, 0x20 } },
+	{ "swapped", 2, { 0x10, 0x20 }, 2, { 0x20, 0x10 }, { 0, 1 }, 0,
+	  { 0x20, 0x10 } },
+	{ "foreign id", 3, { 0x10, 0x20, 0x30 }, 1, { 0x99 }, { 1 }, 0,
+	  { 0x10, 0x99, 0x30 } },
+	{ "id of an unused GPU", 2, { 0x10, 0x20 }, 1, { 0x20 }, { 0 }, 0,
+	  { 0x20, 0x10 } },
+	{ "foreign id and a taken one", 3, { 0x10, 0x20, 0x30 }, 2,
+	  { 0x99, 0x10 }, { 1, 2 }, 0, { 0x20, 0x99, 0x10 } },
+	{ "target out of range", 2, { 0x10, 0x20 }, 1, { 0x10 }, { 2 },
+	  -EINVAL, {} },
+	{ "two image GPUs on one", 2, { 0x10, 0x20 }, 2, { 0x10, 0x20 },
+	  { 1, 1 }, -EINVAL, {} },
+	{ "image ids repeat", 2, { 0x10, 0x20 }, 2, { 0x10, 0x10 }, { 0, 1 },
+	  -EINVAL, {} },
+	{ "process ids repeat", 2, { 0x10, 0x10 }, 1, { 0x30 }, { 0 },
+	  -EINVAL, {} },
+};
+
+static void kfd_criu_ids_case_desc(const struct kfd_criu_ids_case *c,
+				   char *desc)
+{
+	strscpy(desc, c->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(kfd_criu_ids, kfd_criu_ids_cases, kfd_criu_ids_case_desc);
+
+static void kfd_criu_test_user_gpu_ids(struct kunit *test)
+{
+	const struct kfd_criu_ids_case *c = test->param_value;
+	u32 new_ids[4];
+	u32 i, j;
+	int ret;
+
+	ret = kfd_criu_assign_user_gpu_ids(c->old_ids, c->num_pdds, c->image_ids,
+					   c->target, c->num_image, new_ids);
+	KUNIT_ASSERT_EQ(test, ret, c->ret);
+	if (ret)
+		return;
+	KUNIT_EXPECT_MEMEQ(test, new_ids, c->new_ids,
+			   c->num_pdds * sizeof(*new_ids));
+	/* Whatever the table says: unique, and every image GPU keeps its id */
+	for (i = 0; i < c->num_pdds; i++)
+		for (j = 0; j < i; j++)
+			KUNIT_EXPECT_NE(test, new_ids[i], new_ids[j]);
+	for (i = 0; i < c->num_image; i++)
+		KUNIT_EXPECT_EQ(test, new_ids[c->target[i]], c->image_ids[i]);
+}
+
+#define KFD_CRIU_TEST_DATA_OVERHEAD	\
+	(KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_bo_data_hdr))
+
+static void kfd_criu_test_bo_stream_bytes(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test,
+			kfd_criu_bo_stream_bytes(SZ_4K, KFD_IOC_ALLOC_MEM_FLAGS_VRAM),
+			SZ_4K + KFD_CRIU_TEST_DATA_OVERHEAD);
+	KUNIT_EXPECT_EQ(test,
+			kfd_criu_bo_stream_bytes(KFD_CRIU_BO_CHUNK,
+						 KFD_IOC_ALLOC_MEM_FLAGS_GTT),
+			KFD_CRIU_BO_CHUNK + KFD_CRIU_TEST_DATA_OVERHEAD);
+	KUNIT_EXPECT_EQ(test,
+			kfd_criu_bo_stream_bytes(KFD_CRIU_BO_CHUNK + SZ_4K,
+						 KFD_IOC_ALLOC_MEM_FLAGS_GTT),
+			KFD_CRIU_BO_CHUNK + SZ_4K + 2 * KFD_CRIU_TEST_DATA_OVERHEAD);
+	KUNIT_EXPECT_EQ(test,
+			kfd_criu_bo_stream_bytes(SZ_1M, KFD_IOC_ALLOC_MEM_FLAGS_USERPTR),
+			0);
+	KUNIT_EXPECT_EQ(test,
+			kfd_criu_bo_stream_bytes(SZ_8K, KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL),
+			0);
+}
+
+/* Register BOs keep their offset on the same GPU; GEM BOs never know. */
+static void kfd_criu_test_offsets_needed(struct kunit *test)
+{
+	struct kfd_criu_bo_rec bos[4];
+	struct kfd_criu_bos_image img = { .bos = bos, .num_bos = 4 };
+	u32 same[2] = { 0x10, 0x20 }, moved[2] = { 0x30, 0x20 };
+	u32 doorbell = KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL;
+	u32 mmio = KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP;
+
+	kfd_criu_test_bo(&bos[0], 0, 0, doorbell, SZ_1M, SZ_8K);
+	bos[0].mmap_offset = cpu_to_le64(kfd_criu_bo_fixed_offset(doorbell, 0x10));
+	kfd_criu_test_bo(&bos[1], 1, 0, mmio, SZ_2M, SZ_4K);
+	bos[1].mmap_offset = cpu_to_le64(kfd_criu_bo_fixed_offset(mmio, 0x20));
+	kfd_criu_test_bo(&bos[2], 1, 1, KFD_IOC_ALLOC_MEM_FLAGS_VRAM, SZ_4M,
+			 SZ_64K);
+	bos[2].mmap_offset = cpu_to_le64(0x100000);
+	kfd_criu_test_bo(&bos[3], 1, 2, KFD_IOC_ALLOC_MEM_FLAGS_GTT, SZ_8M,
+			 SZ_64K);
+
+	KUNIT_EXPECT_NE(test, kfd_criu_bo_fixed_offset(doorbell, 0x10),
+			kfd_criu_bo_fixed_offset(doorbell, 0x30));
+	KUNIT_EXPECT_EQ(test, kfd_criu_bo_fixed_offset(KFD_IOC_ALLOC_MEM_FLAGS_VRAM,
+						       0x10), 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_bos_offsets_needed(&img, same), 1);
+	KUNIT_EXPECT_EQ(test, kfd_criu_bos_offsets_needed(&img, moved), 2);
+	img.num_bos = 0;
+	KUNIT_EXPECT_EQ(test, kfd_criu_bos_offsets_needed(&img, moved), 0);
+}
+
+/* GPU and BO records survive a round trip; a BO without its contents not. */
+static void kfd_criu_test_gpu_round_trip(struct kunit *test)
+{
+	struct kfd_criu_test_image *t = kfd_criu_test_image(test);
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream(test);
+	struct kfd_criu_proc_image out, img = {};
+	struct kfd_criu_gpu_rec gpus[2];
+	struct kfd_criu_bo_rec bos[2];
+	u32 version;
+	int ret;
+
+	kfd_criu_test_proc_image(t, &out);
+	kfd_criu_test_gpu(&gpus[0], 0x1111);
+	kfd_criu_test_gpu(&gpus[1], 0x2222);
+	kfd_criu_test_bo(&bos[0], 0, 1, KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL, SZ_1M,
+			 SZ_8K);
+	kfd_criu_test_bo(&bos[1], 1, 0, KFD_IOC_ALLOC_MEM_FLAGS_USERPTR, SZ_2M,
+			 SZ_64K);
+	bos[1].userptr = cpu_to_le64(0x7f0000000000ULL);
+	bos[1].mapped_gpus = cpu_to_le64(3);
+	out.gpus = (struct kfd_criu_gpus_image){ gpus, 2, 2 };
+	out.bos.bos = bos;
+	out.bos.num_bos = 2;
+	out.bos.bos_read = 2;
+	out.events.process.num_bos = cpu_to_le32(2);
+
+	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, NULL, &out), 0);
+	KUNIT_EXPECT_EQ(test, s->len,
+			kfd_criu_image_size_estimate(2, KFD_CRIU_TEST_EVENTS,
+						     KFD_CRIU_TEST_PAGE_SIZE,
+						     2 * (KFD_CRIU_RECORD_OVERHEAD +
+							  sizeof(bos[0]))));
+	ret = kfd_criu_test_read(test, s, &img, &version);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_image(&img, KFD_CRIU_SEC_END), 0);
+	KUNIT_ASSERT_EQ(test, img.gpus.num_gpus, 2);
+	KUNIT_EXPECT_MEMEQ(test, img.gpus.gpus, gpus, sizeof(gpus));
+	KUNIT_ASSERT_EQ(test, img.bos.num_bos, 2);
+	KUNIT_EXPECT_MEMEQ(test, img.bos.bos, bos, sizeof(bos));
+	KUNIT_EXPECT_EQ(test, kfd_criu_bos_needed_gpus(&img.bos), 3);
+
+	/* A GTT BO has contents, and the stream ended without them */
+	img.bos.bos[0].alloc_flags = cpu_to_le32(KFD_IOC_ALLOC_MEM_FLAGS_GTT);
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_image(&img, KFD_CRIU_SEC_END),
+			-EINVAL);
+	kfd_criu_proc_image_free(&img);
+}
+
+/* RESTORE refuses a first BO_DATA record out of place before it acts. */
+static void kfd_criu_test_first_data(struct kunit *test)
+{
+	struct kfd_criu_bo_rec bo;
+	struct kfd_criu_bos_image img = { .bos = &bo, .num_bos = 1 };
+	struct {
+		struct kfd_criu_bo_data_hdr hdr;
+		u8 data[SZ_4K];
+	} *rec;
+	u32 len = sizeof(*rec);
+
+	rec = kunit_kzalloc(test, sizeof(*rec), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rec);
+	kfd_criu_test_bo(&bo, 0, 0, KFD_IOC_ALLOC_MEM_FLAGS_GTT, SZ_1M, SZ_4K);
+	kfd_criu_bo_cursor_init(&img.cursor, &bo, 1);
+
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_first_data(&img, rec, len), 0);
+	/* The check leaves the cursor for the real write */
+	KUNIT_EXPECT_EQ(test, img.cursor.bo_index, 0);
+	KUNIT_EXPECT_EQ(test, img.cursor.offset, 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_first_data(&img, rec, len - 8),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_first_data(&img, rec, 8), -EINVAL);
+	rec->hdr.offset = cpu_to_le64(SZ_4K);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_first_data(&img, rec, len), -EINVAL);
+	rec->hdr.offset = 0;
+	/* A BO without contents expects none */
+	bo.alloc_flags = cpu_to_le32(KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL);
+	kfd_criu_bo_cursor_init(&img.cursor, &bo, 1);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_first_data(&img, rec, len), -EINVAL);
+}
+
+static struct kunit_case kfd_criu_gpu_test_cases[] = {
+	KUNIT_CASE_PARAM(kfd_criu_test_section, kfd_criu_section_gen_params),
+	KUNIT_CASE(kfd_criu_test_collect_sections),
+	KUNIT_CASE_PARAM(kfd_criu_test_user_gpu_ids, kfd_criu_ids_gen_params),
+	KUNIT_CASE(kfd_criu_test_bo_stream_bytes),
+	KUNIT_CASE(kfd_criu_test_offsets_needed),
+	KUNIT_CASE(kfd_criu_test_first_data),
+	KUNIT_CASE(kfd_criu_test_gpu_round_trip),
+	{}
+};
+
+static struct kunit_suite kfd_criu_gpu_suite = {
+	.name = "kfd_criu_gpu",
+	.test_cases = kfd_criu_gpu_test_cases,
+};
+
+kunit_test_suites(&kfd_criu_state_suite, &kfd_criu_ops_suite,
+		  &kfd_criu_gpu_suite);

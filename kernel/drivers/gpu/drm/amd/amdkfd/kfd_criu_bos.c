@@ -1,0 +1,925 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Copyright 2026 The amdkfd-criu authors
+ */
+
+/**
+ * DOC: CRIU image mode - buffer objects and their contents
+ *
+ * Dump writes one BO record for each buffer object in each GPU's buffer
+ * idr, walking the GPUs in per-GPU data order and each idr by ascending
+ * handle, so the records come sorted by (gpu_index, handle): its VA, size,
+ * allocation flags, handle, userptr address, the mmap offset as the
+ * legacy CRIU dump computes it, and the GPUs it is mapped on (bit i for
+ * p->pdds[i]). An AQL queue buffer is mapped twice in a row, so its record
+ * covers both mappings, as its allocation did. BOs below the GPUVM
+ * aperture, which the legacy dump skips, are refused instead, and so are
+ * imported BOs (dma-buf), whose memory a restore could not share again.
+ *
+ * The contents of the VRAM and GTT BOs follow, chunk by chunk, through one
+ * bounce buffer of %KFD_CRIU_BO_CHUNK bytes whatever the BO sizes. Each
+ * chunk is copied under p->mutex, with the BO looked up again by its
+ * handle and reserved, so a BO freed meanwhile fails the dump instead of
+ * being read after it is gone; the copy into the stream holds no lock.
+ * Doorbell and MMIO BOs map registers, and userptr memory is the
+ * process's own, which CRIU dumps with the rest of its memory.
+ *
+ * The copies use the driver's own paths, which amdgpu also uses when a
+ * debugger reads a BO through ptrace (ttm_bo_vm_access()); 6.12 has no
+ * exported helper for a BO that no VMA maps, so this file does what that
+ * function does, with the BO reserved:
+ *
+ * - VRAM goes through the TTM device's access_memory hook
+ *   (amdgpu_ttm_access_memory()), one page at a time: whole pages take
+ *   its SDMA path when the device has one, and any VRAM, visible or not,
+ *   can be reached. A CPU mapping of VRAM would need a large BAR.
+ * - Any other placement (GTT, the preemptible domain, or a BO evicted to
+ *   system memory) is backed by pages, mapped with ttm_bo_kmap() for the
+ *   chunk's pages only. amdgpu's access_memory hook refuses those.
+ *
+ * Before copying, the BO's kernel fences (moves, and the clear of new
+ * VRAM) are waited for; its KFD eviction fence is not, as waiting for it
+ * would evict the process.
+ *
+ * Restore creates each BO through the legacy CRIU restore path
+ * (kfd_criu_restore_memory_of_gpu()): same VA, same idr handle, same
+ * flags, with the normal allocation path's accounting limits. Checks
+ * that path leaves to the ioctl come first, before anything is created:
+ * the VA (and a userptr's address range) must not overlap an SVM range
+ * of the process, host-visible VRAM needs a large BAR, doorbell and MMIO
+ * BOs have their fixed sizes. Each BO is then mapped on the GPUs of its
+ * record, and the contents are written back as BO_DATA records arrive.
+ * The mmap offsets that changed (new GEM offsets, doorbells and MMIO of
+ * another GPU) are reported so that the caller can fix the restored
+ * process's mappings. kfd_criu_bos_unwind() unmaps and frees everything
+ * created and restores the VRAM usage counts.
+ */
+
+#include <linux/bits.h>
+#include <linux/dma-resv.h>
+#include <linux/interval_tree.h>
+#include <linux/io.h>
+#include <linux/lockdep.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include <drm/ttm/ttm_bo.h>
+#include <drm/ttm/ttm_device.h>
+#include <drm/ttm/ttm_placement.h>
+
+#include "amdgpu_amdkfd.h"
+#include "amdgpu_object.h"
+#include "amdgpu_ttm.h"
+#include "kfd_criu.h"
+#include "kfd_priv.h"
+
+/* The one bounce buffer of a dump: a BO_DATA payload */
+#define KFD_CRIU_BO_DATA_MAX	(sizeof(struct kfd_criu_bo_data_hdr) + \
+				 KFD_CRIU_BO_CHUNK)
+
+/**
+ * kfd_criu_bos_image_free - free what a BOs image holds
+ * @img: image from a snapshot or a restore, may be partly filled
+ */
+void kfd_criu_bos_image_free(struct kfd_criu_bos_image *img)
+{
+	kvfree(img->bos);
+	kvfree(img->mems);
+	kfree(img->vram_usage);
+	memset(img, 0, sizeof(*img));
+}
+
+/* The VA range a BO covers: an AQL queue buffer is mapped twice. */
+static u64 kfd_criu_bo_va_size(struct kgd_mem *mem)
+{
+	return (u64)amdgpu_bo_size(mem->bo) << (mem->aql_queue ? 1 : 0);
+}
+
+/**
+ * kfd_criu_bo_stream_bytes - stream bytes of a BO's contents
+ * @size: the BO record's size
+ * @alloc_flags: its allocation flags
+ *
+ * Return: the bytes of the BO_DATA records carrying its contents, 0 for a
+ * BO without contents in the image.
+ */
+u64 kfd_criu_bo_stream_bytes(u64 size, u32 alloc_flags)
+{
+	u64 chunks;
+
+	if (!kfd_criu_bo_has_contents(alloc_flags) ||
+	    kfd_criu_chunk_count(size, KFD_CRIU_BO_CHUNK, &chunks))
+		return 0;
+	return size + chunks * (KFD_CRIU_RECORD_OVERHEAD +
+				sizeof(struct kfd_criu_bo_data_hdr));
+}
+
+/**
+ * kfd_criu_bo_fixed_offset - the mmap offset of a register BO
+ * @alloc_flags: the BO's allocation flags
+ * @gpu_id: topology gpu_id of the GPU that owns it
+ *
+ * Doorbell and MMIO remap BOs are mapped through /dev/kfd at an offset
+ * that names the GPU, as the legacy CRIU dump records it. Other BOs are
+ * mapped through a render node at the offset of their GEM object, which
+ * only the allocation decides.
+ *
+ * Return: the offset, or 0 for a BO whose offset is not fixed.
+ */
+u64 kfd_criu_bo_fixed_offset(u32 alloc_flags, u32 gpu_id)
+{
+	if (alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL)
+		return KFD_MMAP_TYPE_DOORBELL | KFD_MMAP_GPU_ID(gpu_id);
+	if (alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP)
+		return KFD_MMAP_TYPE_MMIO | KFD_MMAP_GPU_ID(gpu_id);
+	return 0;
+}
+
+static u64 kfd_criu_bo_mmap_offset(struct kfd_process_device *pdd,
+				   struct kgd_mem *mem)
+{
+	u64 offset = kfd_criu_bo_fixed_offset(mem->alloc_flags, pdd->dev->id);
+
+	return offset ? offset : amdgpu_bo_mmap_offset(mem->bo);
+}
+
+/*
+ * BOs below the GPUVM aperture the legacy dump skips; the image refuses
+ * them instead. An imported BO shares its memory with its exporter, which
+ * a restore could only replace by a private copy.
+ */
+static int kfd_criu_bo_carried(struct kfd_process_device *pdd,
+			       struct kgd_mem *mem)
+{
+	if (mem->va && mem->va <= pdd->gpuvm_base) {
+		pr_warn_ratelimited("CRIU image: BO at 0x%llx below the GPUVM aperture\n",
+				    mem->va);
+		return -EOPNOTSUPP;
+	}
+	if (mem->is_imported) {
+		pr_warn_ratelimited("CRIU image: imported BO at 0x%llx\n",
+				    mem->va);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/**
+ * kfd_criu_bos_count - what the BO part of an image of a process holds
+ * @p: the process
+ * @num_bos: receives the number of BOs
+ * @stream_bytes: receives the stream bytes of the BO and BO_DATA records
+ *
+ * Counts every BO; kfd_criu_bos_snapshot() refuses those the image
+ * cannot carry.
+ *
+ * Context: p->mutex held.
+ */
+void kfd_criu_bos_count(struct kfd_process *p, u32 *num_bos,
+			u64 *stream_bytes)
+{
+	struct kgd_mem *mem;
+	int id;
+	u32 i;
+
+	lockdep_assert_held(&p->mutex);
+
+	*num_bos = 0;
+	*stream_bytes = 0;
+	for (i = 0; i < p->n_pdds; i++) {
+		idr_for_each_entry(&p->pdds[i]->alloc_idr, mem, id) {
+			(*num_bos)++;
+			*stream_bytes += KFD_CRIU_RECORD_OVERHEAD +
+				sizeof(struct kfd_criu_bo_rec) +
+				kfd_criu_bo_stream_bytes(kfd_criu_bo_va_size(mem),
+							 mem->alloc_flags);
+		}
+	}
+}
+
+static u64 kfd_criu_bo_mapped_gpus(struct kfd_process *p, struct kgd_mem *mem)
+{
+	void *drm_priv;
+	u64 mask = 0;
+	u32 i;
+
+	for (i = 0; i < p->n_pdds; i++) {
+		drm_priv = p->pdds[i]->drm_priv;
+		if (drm_priv && amdgpu_amdkfd_bo_mapped_to_dev(drm_priv, mem))
+			mask |= BIT_ULL(i);
+	}
+	return mask;
+}
+
+static int kfd_criu_bo_to_rec(struct kfd_process *p, u32 gpu_index, int id,
+			      struct kgd_mem *mem, struct kfd_criu_bo_rec *rec)
+{
+	u64 userptr = 0;
+	int ret;
+
+	if (mem->alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR) {
+		ret = amdgpu_ttm_tt_get_userptr(&mem->bo->tbo, &userptr);
+		if (ret)
+			return ret;
+	}
+	memset(rec, 0, sizeof(*rec));
+	rec->va = cpu_to_le64(mem->va);
+	rec->size = cpu_to_le64(kfd_criu_bo_va_size(mem));
+	rec->userptr = cpu_to_le64(userptr);
+	rec->mmap_offset =
+		cpu_to_le64(kfd_criu_bo_mmap_offset(p->pdds[gpu_index], mem));
+	rec->mapped_gpus = cpu_to_le64(kfd_criu_bo_mapped_gpus(p, mem));
+	rec->alloc_flags = cpu_to_le32(mem->alloc_flags);
+	rec->handle = cpu_to_le32(id);
+	rec->gpu_index = cpu_to_le32(gpu_index);
+	return 0;
+}
+
+static int kfd_criu_bos_fill(struct kfd_process *p,
+			     struct kfd_criu_bos_image *img, u32 num)
+{
+	struct kgd_mem *mem;
+	int id, ret;
+	u32 i, n = 0;
+
+	for (i = 0; i < p->n_pdds; i++) {
+		idr_for_each_entry(&p->pdds[i]->alloc_idr, mem, id) {
+			if (WARN_ON(n == num))
+				return -EINVAL;
+			ret = kfd_criu_bo_carried(p->pdds[i], mem);
+			if (!ret)
+				ret = kfd_criu_bo_to_rec(p, i, id, mem,
+							 &img->bos[n++]);
+			if (ret)
+				return ret;
+		}
+	}
+	img->num_bos = n;
+	img->bos_read = n;
+	return 0;
+}
+
+/**
+ * kfd_criu_bos_snapshot - record the BOs of a process for a dump
+ * @p: the process, paused
+ * @img: receives the records; free it with kfd_criu_bos_image_free()
+ *
+ * The records pass the same checks as a restored image's, so a dump never
+ * writes BOs that restore would refuse.
+ *
+ * Context: p->mutex held.
+ * Return: 0, -ENOMEM, -EOPNOTSUPP for BOs the image cannot carry, or the
+ * errno of reading a userptr BO's address.
+ */
+int kfd_criu_bos_snapshot(struct kfd_process *p,
+			  struct kfd_criu_bos_image *img)
+{
+	u64 bytes;
+	u32 num;
+	int ret;
+
+	lockdep_assert_held(&p->mutex);
+
+	memset(img, 0, sizeof(*img));
+	kfd_criu_bos_count(p, &num, &bytes);
+	if (!num)
+		return 0;
+	if (num > KFD_CRIU_MAX_BOS) {
+		pr_warn_ratelimited("CRIU image: cannot carry %u BOs\n", num);
+		return -EOPNOTSUPP;
+	}
+	img->bos = kvcalloc(num, sizeof(*img->bos), GFP_KERNEL_ACCOUNT);
+	if (!img->bos)
+		return -ENOMEM;
+	ret = kfd_criu_bos_fill(p, img, num);
+	if (!ret) {
+		ret = kfd_criu_check_bos(img->bos, img->num_bos, p->n_pdds);
+		if (ret && ret != -ENOMEM) {
+			pr_warn_ratelimited("CRIU image: BOs the image cannot carry: %d\n",
+					    ret);
+			ret = -EOPNOTSUPP;
+		}
+	}
+	if (ret)
+		kfd_criu_bos_image_free(img);
+	return ret;
+}
+
+/* The BO a record was made from, if it is still there unchanged. */
+static struct kgd_mem *kfd_criu_bo_lookup_locked(struct kfd_process *p,
+						 const struct kfd_criu_bo_rec *rec)
+{
+	u32 gpu_index = le32_to_cpu(rec->gpu_index);
+	struct kgd_mem *mem;
+
+	lockdep_assert_held(&p->mutex);
+
+	if (gpu_index >= p->n_pdds)
+		return NULL;
+	mem = idr_find(&p->pdds[gpu_index]->alloc_idr, le32_to_cpu(rec->handle));
+	if (!mem || mem->va != le64_to_cpu(rec->va) ||
+	    mem->alloc_flags != le32_to_cpu(rec->alloc_flags) ||
+	    kfd_criu_bo_va_size(mem) != le64_to_cpu(rec->size))
+		return NULL;
+	return mem;
+}
+
+static int kfd_criu_bo_access_vram(struct amdgpu_bo *bo, u64 offset,
+				   void *buf, u32 len, bool write)
+{
+	const struct ttm_device_funcs *funcs = bo->tbo.bdev->funcs;
+	u32 n;
+	int ret;
+
+	if (!funcs->access_memory)
+		return -EIO;
+	while (len) {
+		n = min_t(u64, len, PAGE_SIZE - offset_in_page(offset));
+		ret = funcs->access_memory(&bo->tbo, offset, buf, n, write);
+		if (ret != n)
+			return ret < 0 ? ret : -EIO;
+		offset += n;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int kfd_criu_bo_access_kmap(struct amdgpu_bo *bo, u64 offset,
+				   void *buf, u32 len, bool write)
+{
+	unsigned long first = offset >> PAGE_SHIFT;
+	unsigned long last = (offset + len - 1) >> PAGE_SHIFT;
+	struct ttm_bo_kmap_obj map;
+	bool is_iomem;
+	void *virt;
+	int ret;
+
+	if (!bo->tbo.ttm)
+		return -EIO;
+	ret = ttm_bo_kmap(&bo->tbo, first, last - first + 1, &map);
+	if (ret)
+		return ret;
+	virt = ttm_kmap_obj_virtual(&map, &is_iomem) + offset_in_page(offset);
+	if (is_iomem && write)
+		memcpy_toio((void __iomem *)virt, buf, len);
+	else if (is_iomem)
+		memcpy_fromio(buf, (void __iomem *)virt, len);
+	else if (write)
+		memcpy(virt, buf, len);
+	else
+		memcpy(buf, virt, len);
+	ttm_bo_kunmap(&map);
+	return 0;
+}
+
+static int kfd_criu_bo_access_reserved(struct amdgpu_bo *bo, u64 offset,
+				       void *buf, u32 len, bool write)
+{
+	long lret;
+
+	dma_resv_assert_held(bo->tbo.base.resv);
+
+	/* Moves and clears; not the KFD eviction fence (bookkeeping) */
+	lret = dma_resv_wait_timeout(bo->tbo.base.resv, DMA_RESV_USAGE_KERNEL,
+				     true, MAX_SCHEDULE_TIMEOUT);
+	if (lret < 0)
+		return lret;
+	if (!bo->tbo.resource)
+		return -ENODATA;
+	if (bo->tbo.resource->mem_type == TTM_PL_VRAM)
+		return kfd_criu_bo_access_vram(bo, offset, buf, len, write);
+	return kfd_criu_bo_access_kmap(bo, offset, buf, len, write);
+}
+
+/*
+ * Copies @len bytes at @offset of the BO's VA range. The second mapping
+ * of an AQL queue buffer shows its first half again.
+ */
+static int kfd_criu_bo_access(struct kgd_mem *mem, u64 offset, void *buf,
+			      u32 len, bool write)
+{
+	struct amdgpu_bo *bo = mem->bo;
+	u64 bo_size = amdgpu_bo_size(bo);
+	u64 bo_offset;
+	u32 n;
+	int ret;
+
+	ret = amdgpu_bo_reserve(bo, false);
+	if (ret)
+		return ret == -ERESTARTSYS ? -EINTR : ret;
+	while (!ret && len) {
+		bo_offset = offset % bo_size;
+		n = min_t(u64, len, bo_size - bo_offset);
+		ret = kfd_criu_bo_access_reserved(bo, bo_offset, buf, n, write);
+		offset += n;
+		buf += n;
+		len -= n;
+	}
+	amdgpu_bo_unreserve(bo);
+	return ret == -ERESTARTSYS ? -EINTR : ret;
+}
+
+static int kfd_criu_bo_read_chunk(struct kfd_process *p,
+				  const struct kfd_criu_bo_rec *rec,
+				  u64 offset, void *buf, u32 len)
+{
+	struct kgd_mem *mem;
+	int ret;
+
+	mutex_lock(&p->mutex);
+	mem = kfd_criu_bo_lookup_locked(p, rec);
+	ret = mem ? kfd_criu_bo_access(mem, offset, buf, len, false) : -EBUSY;
+	mutex_unlock(&p->mutex);
+	if (ret == -EBUSY)
+		pr_warn_ratelimited("CRIU image: BO 0x%llx changed during the dump\n",
+				    le64_to_cpu(rec->va));
+	return ret;
+}
+
+static int kfd_criu_bo_write_data(struct kfd_criu_image_writer *w,
+				  struct kfd_process *p,
+				  const struct kfd_criu_bos_image *img,
+				  u32 index, void *bounce)
+{
+	const struct kfd_criu_bo_rec *rec = &img->bos[index];
+	struct kfd_criu_bo_data_hdr *hdr = bounce;
+	u64 size = le64_to_cpu(rec->size);
+	u64 offset;
+	u32 len;
+	int ret;
+
+	for (offset = 0; offset < size; offset += len) {
+		len = kfd_criu_chunk_len(size, offset, KFD_CRIU_BO_CHUNK);
+		memset(hdr, 0, sizeof(*hdr));
+		hdr->bo_index = cpu_to_le32(index);
+		hdr->offset = cpu_to_le64(offset);
+		ret = kfd_criu_bo_read_chunk(p, rec, offset, hdr + 1, len);
+		if (!ret)
+			ret = kfd_criu_image_write_record(w, KFD_CRIU_REC_BO_DATA,
+							  KFD_CRIU_RECORD_MANDATORY,
+							  bounce,
+							  sizeof(*hdr) + len);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/**
+ * kfd_criu_bos_write - write the BO records and the BOs' contents
+ * @w: the stream, right after the EVENT records
+ * @p: the process the records were taken from, still paused
+ * @img: records from kfd_criu_bos_snapshot()
+ *
+ * Takes p->mutex for each chunk it copies; the stream is written without
+ * any lock held.
+ *
+ * Context: p->mutex not held.
+ * Return: 0, -ENOMEM, -EBUSY for a BO the process freed or replaced since
+ * the snapshot, the errno of a copy, or the writer's error.
+ */
+int kfd_criu_bos_write(struct kfd_criu_image_writer *w, struct kfd_process *p,
+		       const struct kfd_criu_bos_image *img)
+{
+	void *bounce;
+	int ret = 0;
+	u32 i;
+
+	for (i = 0; !ret && i < img->num_bos; i++)
+		ret = kfd_criu_image_write_record(w, KFD_CRIU_REC_BO,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  &img->bos[i],
+						  sizeof(img->bos[i]));
+	if (ret || !img->num_bos)
+		return ret;
+
+	bounce = kvmalloc(KFD_CRIU_BO_DATA_MAX, GFP_KERNEL_ACCOUNT);
+	if (!bounce)
+		return -ENOMEM;
+	for (i = 0; !ret && i < img->num_bos; i++)
+		if (kfd_criu_bo_has_contents(le32_to_cpu(img->bos[i].alloc_flags)))
+			ret = kfd_criu_bo_write_data(w, p, img, i, bounce);
+	kvfree(bounce);
+	return ret;
+}
+
+/**
+ * kfd_criu_bos_prepare - make room for the BO records PROCESS announced
+ * @img: empty image
+ * @num_bos: PROCESS's num_bos
+ *
+ * Return: 0, -EINVAL for more than %KFD_CRIU_MAX_BOS, or -ENOMEM.
+ */
+int kfd_criu_bos_prepare(struct kfd_criu_bos_image *img, u32 num_bos)
+{
+	if (img->bos || num_bos > KFD_CRIU_MAX_BOS)
+		return -EINVAL;
+	if (!num_bos)
+		return 0;
+	img->bos = kvcalloc(num_bos, sizeof(*img->bos), GFP_KERNEL_ACCOUNT);
+	if (!img->bos)
+		return -ENOMEM;
+	img->num_bos = num_bos;
+	return 0;
+}
+
+/**
+ * kfd_criu_bos_collect - keep one BO record of a restore stream
+ * @img: image set up by kfd_criu_bos_prepare()
+ * @rec: a BO record, as the reader returned it
+ * @payload: its payload
+ *
+ * Return: 0, or -EINVAL for another record type, a wrong length or more
+ * BO records than PROCESS announced.
+ */
+int kfd_criu_bos_collect(struct kfd_criu_bos_image *img,
+			 const struct kfd_criu_record *rec,
+			 const void *payload)
+{
+	if (rec->type != KFD_CRIU_REC_BO || rec->length != sizeof(*img->bos) ||
+	    img->bos_read >= img->num_bos)
+		return -EINVAL;
+	memcpy(&img->bos[img->bos_read++], payload, sizeof(*img->bos));
+	return 0;
+}
+
+/**
+ * kfd_criu_bos_validate - check collected BO records as a set
+ * @img: records collected from a stream
+ * @num_gpus: GPU records of the image
+ *
+ * Also points the BO_DATA cursor at the first expected contents chunk.
+ *
+ * Return: 0, -ENOMEM, -EEXIST for a handle that repeats, or -EINVAL for a
+ * missing or invalid record, records out of order or overlapping VAs.
+ */
+int kfd_criu_bos_validate(struct kfd_criu_bos_image *img, u32 num_gpus)
+{
+	int ret;
+
+	if (img->bos_read != img->num_bos)
+		return -EINVAL;
+	ret = kfd_criu_check_bos(img->bos, img->num_bos, num_gpus);
+	if (!ret)
+		kfd_criu_bo_cursor_init(&img->cursor, img->bos, img->num_bos);
+	return ret;
+}
+
+/**
+ * kfd_criu_bos_needed_gpus - the image GPUs the BOs need a VM on
+ * @img: validated BO records
+ *
+ * Return: BIT(image GPU index) of every GPU that owns a BO or has one
+ * mapped.
+ */
+u64 kfd_criu_bos_needed_gpus(const struct kfd_criu_bos_image *img)
+{
+	u64 mask = 0;
+	u32 i;
+
+	for (i = 0; i < img->num_bos; i++)
+		mask |= le64_to_cpu(img->bos[i].mapped_gpus) |
+			BIT_ULL(le32_to_cpu(img->bos[i].gpu_index));
+	return mask;
+}
+
+/**
+ * kfd_criu_bos_offsets_needed - most mmap offsets a restore can change
+ * @img: validated BO records
+ * @local_gpu_ids: for each image GPU, the topology gpu_id of the local GPU
+ *	it was placed on
+ *
+ * A doorbell or MMIO BO keeps its offset on a GPU with the same topology
+ * gpu_id. Every other BO with an offset gets the offset of a new GEM
+ * object, which is only known once it exists, so it is counted.
+ *
+ * Return: the number of offset map entries a restore may fill.
+ */
+u32 kfd_criu_bos_offsets_needed(const struct kfd_criu_bos_image *img,
+				const u32 *local_gpu_ids)
+{
+	const struct kfd_criu_bo_rec *rec;
+	u64 old, fixed;
+	u32 i, n = 0, gpu_id;
+
+	for (i = 0; i < img->num_bos; i++) {
+		rec = &img->bos[i];
+		old = le64_to_cpu(rec->mmap_offset);
+		gpu_id = local_gpu_ids[le32_to_cpu(rec->gpu_index)];
+		fixed = kfd_criu_bo_fixed_offset(le32_to_cpu(rec->alloc_flags),
+						 gpu_id);
+		if (old && old != fixed)
+			n++;
+	}
+	return n;
+}
+
+static bool kfd_criu_svm_overlap(struct kfd_process *p, u64 start, u64 size)
+{
+	bool ret = false;
+
+	if (!IS_ENABLED(CONFIG_HSA_AMD_SVM))
+		return false;
+	mutex_lock(&p->svms.lock);
+	if (interval_tree_iter_first(&p->svms.objects, start >> PAGE_SHIFT,
+				     (start + size - 1) >> PAGE_SHIFT))
+		ret = true;
+	mutex_unlock(&p->svms.lock);
+	return ret;
+}
+
+/* What the allocation ioctl checks before it calls the allocator. */
+static int kfd_criu_bo_check_target(struct kfd_process *p,
+				    struct kfd_process_device *pdd,
+				    const struct kfd_criu_bo_rec *rec)
+{
+	u32 flags = le32_to_cpu(rec->alloc_flags);
+	u64 size = le64_to_cpu(rec->size);
+	u64 va = le64_to_cpu(rec->va);
+
+	if ((va || !(flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM)) &&
+	    kfd_criu_svm_overlap(p, va, size))
+		return -EADDRINUSE;
+	if ((flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR) &&
+	    kfd_criu_svm_overlap(p, le64_to_cpu(rec->userptr), size))
+		return -EADDRINUSE;
+	if ((flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM) &&
+	    (flags & KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC) &&
+	    !kfd_dev_is_large_bar(pdd->dev))
+		return -EINVAL;
+	if ((flags & KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL) &&
+	    size != kfd_doorbell_process_slice(pdd->dev->kfd))
+		return -EINVAL;
+	if ((flags & KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP) && size != PAGE_SIZE)
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * kfd_criu_bos_check_target - check the BOs against the process and GPUs
+ * @p: the process being restored
+ * @img: validated BO records
+ * @st: where the image GPUs were placed
+ *
+ * The checks the codec cannot make, before anything is created.
+ *
+ * Context: p->mutex held.
+ * Return: 0, -EADDRINUSE for a BO over an SVM range, or -EINVAL for
+ * host-visible VRAM on a GPU with a small BAR or a doorbell or MMIO BO of
+ * the wrong size.
+ */
+int kfd_criu_bos_check_target(struct kfd_process *p,
+			      const struct kfd_criu_bos_image *img,
+			      const struct kfd_criu_gpus_restore *st)
+{
+	const struct kfd_criu_bo_rec *rec;
+	struct kfd_process_device *pdd;
+	int ret;
+	u32 i;
+
+	lockdep_assert_held(&p->mutex);
+
+	for (i = 0; i < img->num_bos; i++) {
+		rec = &img->bos[i];
+		pdd = kfd_criu_gpus_pdd(p, st, le32_to_cpu(rec->gpu_index));
+		ret = kfd_criu_bo_check_target(p, pdd, rec);
+		if (ret) {
+			pr_warn_ratelimited("CRIU image: BO at 0x%llx cannot be restored here: %d\n",
+					    le64_to_cpu(rec->va), ret);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int kfd_criu_bo_map(struct kfd_process *p,
+			   const struct kfd_criu_bo_rec *rec, struct kgd_mem *mem,
+			   const struct kfd_criu_gpus_restore *st)
+{
+	u64 mapped = le64_to_cpu(rec->mapped_gpus);
+	struct kfd_process_device *peer;
+	int ret;
+
+	for (; mapped; mapped &= mapped - 1) {
+		peer = kfd_criu_gpus_pdd(p, st, __ffs64(mapped));
+		if (!peer->drm_priv)
+			return -EINVAL;
+		ret = amdgpu_amdkfd_gpuvm_map_memory_to_gpu(peer->dev->adev, mem,
+							    peer->drm_priv);
+		if (ret)
+			return ret;
+	}
+	if (!rec->mapped_gpus)
+		return 0;
+	/* The page tables are written before the process can run */
+	return amdgpu_amdkfd_gpuvm_sync_memory(amdgpu_ttm_adev(mem->bo->tbo.bdev),
+					       mem, true);
+}
+
+static int kfd_criu_bo_create(struct kfd_process *p,
+			      struct kfd_criu_bos_image *img, u32 i,
+			      const struct kfd_criu_gpus_restore *st)
+{
+	const struct kfd_criu_bo_rec *rec = &img->bos[i];
+	struct kfd_process_device *pdd;
+	struct kfd_criu_bo_bucket bucket = {};
+	struct kfd_criu_bo_priv_data priv = {};
+	int ret;
+
+	pdd = kfd_criu_gpus_pdd(p, st, le32_to_cpu(rec->gpu_index));
+	if (!pdd->drm_priv)
+		return -EINVAL;
+	bucket.gpu_id = pdd->user_gpu_id;
+	bucket.addr = le64_to_cpu(rec->va);
+	bucket.size = le64_to_cpu(rec->size);
+	bucket.alloc_flags = le32_to_cpu(rec->alloc_flags);
+	priv.user_addr = le64_to_cpu(rec->userptr);
+	priv.idr_handle = le32_to_cpu(rec->handle);
+
+	ret = kfd_criu_restore_memory_of_gpu(pdd, &bucket, &priv,
+					     &img->mems[i]);
+	if (ret) {
+		img->mems[i] = NULL;
+		return ret;
+	}
+	return kfd_criu_bo_map(p, rec, img->mems[i], st);
+}
+
+/**
+ * kfd_criu_bos_restore - create and map the BOs of an image
+ * @p: the process being restored, with the VMs the BOs need
+ * @img: validated BO records
+ * @st: where the image GPUs were placed
+ *
+ * All or nothing: on error every BO created is gone again.
+ *
+ * Context: p->mutex held.
+ * Return: 0, -ENOMEM, or the errno of an allocation or a mapping (the
+ * normal allocation path's limits included).
+ */
+int kfd_criu_bos_restore(struct kfd_process *p, struct kfd_criu_bos_image *img,
+			 const struct kfd_criu_gpus_restore *st)
+{
+	int ret;
+	u32 i;
+
+	lockdep_assert_held(&p->mutex);
+
+	if (!img->num_bos)
+		return 0;
+	img->mems = kvcalloc(img->num_bos, sizeof(*img->mems),
+			     GFP_KERNEL_ACCOUNT);
+	img->vram_usage = kcalloc(p->n_pdds, sizeof(*img->vram_usage),
+				  GFP_KERNEL);
+	if (!img->mems || !img->vram_usage) {
+		kvfree(img->mems);
+		kfree(img->vram_usage);
+		img->mems = NULL;
+		img->vram_usage = NULL;
+		return -ENOMEM;
+	}
+	for (i = 0; i < p->n_pdds; i++)
+		img->vram_usage[i] = atomic64_read(&p->pdds[i]->vram_usage);
+
+	for (i = 0; i < img->num_bos; i++) {
+		ret = kfd_criu_bo_create(p, img, i, st);
+		if (ret) {
+			pr_debug("CRIU image: restoring BO %u failed: %d\n", i,
+				 ret);
+			kfd_criu_bos_unwind(p, img, st);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/**
+ * kfd_criu_bos_write_contents - write one BO_DATA record into its BO
+ * @p: the process being restored
+ * @img: BO records whose BOs kfd_criu_bos_restore() created
+ * @payload: the record's payload, header first
+ * @len: payload bytes
+ *
+ * The record must be the one the cursor expects; the cursor moves on.
+ *
+ * Context: p->mutex held.
+ * Return: 0, -EINVAL for a record out of place or of the wrong length, or
+ * the errno of the copy.
+ */
+int kfd_criu_bos_write_contents(struct kfd_process *p,
+				struct kfd_criu_bos_image *img,
+				void *payload, u32 len)
+{
+	struct kfd_criu_bo_data_hdr *hdr = payload;
+	u32 index;
+	int ret;
+
+	lockdep_assert_held(&p->mutex);
+
+	if (len < sizeof(*hdr) || !img->mems)
+		return -EINVAL;
+	ret = kfd_criu_bo_data_check(&img->cursor, img->bos, img->num_bos,
+				     hdr, len);
+	if (ret)
+		return ret;
+	index = le32_to_cpu(hdr->bo_index);
+	return kfd_criu_bo_access(img->mems[index], le64_to_cpu(hdr->offset),
+				  hdr + 1, len - sizeof(*hdr), true);
+}
+
+/**
+ * kfd_criu_bos_offsets - the mmap offsets the restore changed
+ * @p: the process being restored
+ * @img: BO records whose BOs kfd_criu_bos_restore() created
+ * @st: where the image GPUs were placed
+ * @out: receives up to @capacity entries
+ * @capacity: entries at @out
+ *
+ * Context: p->mutex held.
+ * Return: the number of offsets that changed, which may exceed @capacity.
+ */
+u32 kfd_criu_bos_offsets(struct kfd_process *p,
+			 const struct kfd_criu_bos_image *img,
+			 const struct kfd_criu_gpus_restore *st,
+			 struct kfd_criu_offset_map *out, u32 capacity)
+{
+	const struct kfd_criu_bo_rec *rec;
+	struct kfd_process_device *pdd;
+	u64 old, new;
+	u32 i, n = 0;
+
+	lockdep_assert_held(&p->mutex);
+
+	for (i = 0; img->mems && i < img->num_bos; i++) {
+		rec = &img->bos[i];
+		old = le64_to_cpu(rec->mmap_offset);
+		pdd = kfd_criu_gpus_pdd(p, st, le32_to_cpu(rec->gpu_index));
+		new = kfd_criu_bo_mmap_offset(pdd, img->mems[i]);
+		if (!old || old == new)
+			continue;
+		if (n < capacity) {
+			out[n].old_offset = old;
+			out[n].new_offset = new;
+		}
+		n++;
+	}
+	return n;
+}
+
+static void kfd_criu_bo_destroy(struct kfd_process *p,
+				const struct kfd_criu_bo_rec *rec,
+				struct kgd_mem *mem,
+				const struct kfd_criu_gpus_restore *st)
+{
+	struct kfd_process_device *pdd, *peer;
+	u32 i;
+
+	for (i = 0; i < p->n_pdds; i++) {
+		peer = p->pdds[i];
+		if (peer->drm_priv &&
+		    amdgpu_amdkfd_bo_mapped_to_dev(peer->drm_priv, mem))
+			amdgpu_amdkfd_gpuvm_unmap_memory_from_gpu(peer->dev->adev,
+								  mem,
+								  peer->drm_priv);
+	}
+	pdd = kfd_criu_gpus_pdd(p, st, le32_to_cpu(rec->gpu_index));
+	amdgpu_amdkfd_gpuvm_free_memory_of_gpu(pdd->dev->adev, mem,
+					       pdd->drm_priv, NULL);
+	kfd_process_device_remove_obj_handle(pdd, le32_to_cpu(rec->handle));
+}
+
+/**
+ * kfd_criu_bos_unwind - undo kfd_criu_bos_restore()
+ * @p: the process being restored
+ * @img: BO records, with the BOs created so far
+ * @st: where the image GPUs were placed
+ *
+ * Unmaps and frees every BO the restore created, in reverse order, and
+ * puts the GPUs' VRAM usage counts back.
+ *
+ * Context: p->mutex held.
+ */
+void kfd_criu_bos_unwind(struct kfd_process *p, struct kfd_criu_bos_image *img,
+			 const struct kfd_criu_gpus_restore *st)
+{
+	u32 i;
+
+	lockdep_assert_held(&p->mutex);
+
+	if (!img->mems)
+		return;
+	for (i = img->num_bos; i-- > 0;) {
+		if (!img->mems[i])
+			continue;
+		kfd_criu_bo_destroy(p, &img->bos[i], img->mems[i], st);
+		img->mems[i] = NULL;
+	}
+	for (i = 0; i < p->n_pdds; i++)
+		atomic64_set(&p->pdds[i]->vram_usage, img->vram_usage[i]);
+	kvfree(img->mems);
+	kfree(img->vram_usage);
+	img->mems = NULL;
+	img->vram_usage = NULL;
+}
