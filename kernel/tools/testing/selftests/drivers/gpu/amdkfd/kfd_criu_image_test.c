@@ -58,8 +58,6 @@
 #define REC_EVENT		5
 #define REC_GPU			6
 #define RECORD_MANDATORY	1
-#define GPU_RECORD_SIZE		56
-#define GPU_NUM_XCC_OFF		16
 #define PROCESS_NUM_EVENTS_OFF	20
 #define END_RECORD_SIZE		(RECORD_OVERHEAD + 16)
 #define END_PAYLOAD_BYTES_OFF	8
@@ -711,76 +709,6 @@ TEST(bad_images_leave_no_state)
 	}
 	free(copy);
 	close(good);
-	free(img.data);
-}
-
-/*
- * Copies @img with COMPAT naming one more GPU and its record first, with
- * the CRCs and END's counts fixed: the GPU, 0x1234 with device id 0,
- * exists nowhere. Returns the new length.
- */
-static size_t add_gpu_record(const struct image *img, unsigned char *out)
-{
-	size_t compat = find_record(img->data, img->len, REC_COMPAT);
-	size_t gpu = compat + RECORD_OVERHEAD + 8;
-	size_t len = img->len + RECORD_OVERHEAD + GPU_RECORD_SIZE;
-	size_t end;
-
-	memcpy(out, img->data, gpu);
-	memcpy(out + gpu + RECORD_OVERHEAD + GPU_RECORD_SIZE,
-	       img->data + gpu, img->len - gpu);
-	put_le32(out + compat + RECORD_HEADER_SIZE,
-		 get_le32(out + compat + RECORD_HEADER_SIZE) + 1);
-	fix_record_crc(out, compat);
-
-	memset(out + gpu, 0, RECORD_OVERHEAD + GPU_RECORD_SIZE);
-	put_le32(out + gpu, REC_GPU);
-	put_le32(out + gpu + 4, RECORD_MANDATORY);
-	put_le32(out + gpu + 8, GPU_RECORD_SIZE);
-	put_le32(out + gpu + RECORD_HEADER_SIZE, 0x1234);
-	put_le32(out + gpu + RECORD_HEADER_SIZE + GPU_NUM_XCC_OFF, 1);
-	fix_record_crc(out, gpu);
-
-	end = len - END_RECORD_SIZE;
-	put_le32(out + end + RECORD_HEADER_SIZE,
-		 get_le32(out + end + RECORD_HEADER_SIZE) + 1);
-	put_le32(out + end + RECORD_HEADER_SIZE + 8,
-		 get_le32(out + end + RECORD_HEADER_SIZE + 8) + GPU_RECORD_SIZE);
-	fix_record_crc(out, end);
-	return len;
-}
-
-/*
- * An image GPU that has no compatible GPU here fails with -ENODEV before
- * anything is touched, on a machine without GPUs too.
- */
-TEST(image_gpu_without_local_gpu)
-{
-	unsigned char *copy;
-	struct image img;
-	int good, bad;
-	size_t len;
-	pid_t pid;
-
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
-	dump_child(_metadata, &img);
-	good = memfd_from(img.data, img.len);
-	ASSERT_LE(0, good);
-	copy = malloc(img.len + RECORD_OVERHEAD + GPU_RECORD_SIZE);
-	ASSERT_NE(NULL, copy);
-	len = add_gpu_record(&img, copy);
-	bad = memfd_from(copy, len);
-	ASSERT_LE(0, bad);
-
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		bad_restoree_main(bad, good, ENODEV);
-	EXPECT_EQ(0, wait_child(pid));
-	close(bad);
-	close(good);
-	free(copy);
 	free(img.data);
 }
 
