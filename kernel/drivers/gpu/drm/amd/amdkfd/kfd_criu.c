@@ -617,8 +617,9 @@ enum kfd_criu_section {
  * Sections never go back, so each kind of record comes in one run, in
  * stream order. Pure.
  *
- * Return: 0, or -EINVAL for a record that has no place after COMPAT (a
- * second COMPAT) or comes after a later section.
+ * Return: 0, -EOPNOTSUPP for queue and SVM state, which this kernel does
+ * not restore yet, or -EINVAL for a record that has no place after COMPAT
+ * (a second COMPAT) or comes after a later section.
  */
 static int kfd_criu_next_section(enum kfd_criu_section cur, u32 type,
 				 enum kfd_criu_section *next)
@@ -643,6 +644,12 @@ static int kfd_criu_next_section(enum kfd_criu_section cur, u32 type,
 	case KFD_CRIU_REC_END:
 		sec = KFD_CRIU_SEC_END;
 		break;
+	case KFD_CRIU_REC_COUNTS:
+	case KFD_CRIU_REC_QUEUE:
+	case KFD_CRIU_REC_QUEUE_STATE:
+	case KFD_CRIU_REC_SVM_RANGE:
+		/* The codec knows them; restoring them is not done yet */
+		return -EOPNOTSUPP;
 	default:
 		return -EINVAL;
 	}
