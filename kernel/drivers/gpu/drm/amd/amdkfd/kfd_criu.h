@@ -116,8 +116,6 @@ struct kfd_criu_gpus_restore {
  * @num_bos: entries in @bos, PROCESS's num_bos
  * @bos_read: BO records collected so far on restore
  * @mems: on restore, the BO created for each record, NULL before
- * @vram_usage: on restore, each GPU's VRAM usage count before, p->n_pdds
- *	entries
  * @cursor: on restore, the BO_DATA record expected next
  */
 struct kfd_criu_bos_image {
@@ -125,7 +123,6 @@ struct kfd_criu_bos_image {
 	u32 num_bos;
 	u32 bos_read;
 	struct kgd_mem **mems;
-	s64 *vram_usage;
 	struct kfd_criu_bo_cursor cursor;
 };
 

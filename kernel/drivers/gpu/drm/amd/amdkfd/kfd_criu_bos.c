@@ -52,7 +52,7 @@
  * The mmap offsets that changed (new GEM offsets, doorbells and MMIO of
  * another GPU) are reported so that the caller can fix the restored
  * process's mappings. kfd_criu_bos_unwind() unmaps and frees everything
- * created and restores the VRAM usage counts.
+ * created and takes their sizes off the VRAM usage counts again.
  */
 
 #include <linux/bits.h>
@@ -86,7 +86,6 @@ void kfd_criu_bos_image_free(struct kfd_criu_bos_image *img)
 {
 	kvfree(img->bos);
 	kvfree(img->mems);
-	kfree(img->vram_usage);
 	memset(img, 0, sizeof(*img));
 }
 
@@ -771,17 +770,8 @@ int kfd_criu_bos_restore(struct kfd_process *p, struct kfd_criu_bos_image *img,
 		return 0;
 	img->mems = kvcalloc(img->num_bos, sizeof(*img->mems),
 			     GFP_KERNEL_ACCOUNT);
-	img->vram_usage = kcalloc(p->n_pdds, sizeof(*img->vram_usage),
-				  GFP_KERNEL);
-	if (!img->mems || !img->vram_usage) {
-		kvfree(img->mems);
-		kfree(img->vram_usage);
-		img->mems = NULL;
-		img->vram_usage = NULL;
+	if (!img->mems)
 		return -ENOMEM;
-	}
-	for (i = 0; i < p->n_pdds; i++)
-		img->vram_usage[i] = atomic64_read(&p->pdds[i]->vram_usage);
 
 	for (i = 0; i < img->num_bos; i++) {
 		ret = kfd_criu_bo_create(p, img, i, st);
@@ -888,6 +878,9 @@ static void kfd_criu_bo_destroy(struct kfd_process *p,
 	amdgpu_amdkfd_gpuvm_free_memory_of_gpu(pdd->dev->adev, mem,
 					       pdd->drm_priv, NULL);
 	kfd_process_device_remove_obj_handle(pdd, le32_to_cpu(rec->handle));
+	/* What kfd_criu_restore_memory_of_gpu() added for it */
+	if (le32_to_cpu(rec->alloc_flags) & KFD_IOC_ALLOC_MEM_FLAGS_VRAM)
+		atomic64_sub(le64_to_cpu(rec->size), &pdd->vram_usage);
 }
 
 /**
@@ -897,7 +890,9 @@ static void kfd_criu_bo_destroy(struct kfd_process *p,
  * @st: where the image GPUs were placed
  *
  * Unmaps and frees every BO the restore created, in reverse order, and
- * puts the GPUs' VRAM usage counts back.
+ * takes each one's size off its GPU's VRAM usage count as the free ioctl
+ * does. The count is not reset to a saved value: SVM changes it without
+ * p->mutex.
  *
  * Context: p->mutex held.
  */
@@ -916,10 +911,6 @@ void kfd_criu_bos_unwind(struct kfd_process *p, struct kfd_criu_bos_image *img,
 		kfd_criu_bo_destroy(p, &img->bos[i], img->mems[i], st);
 		img->mems[i] = NULL;
 	}
-	for (i = 0; i < p->n_pdds; i++)
-		atomic64_set(&p->pdds[i]->vram_usage, img->vram_usage[i]);
 	kvfree(img->mems);
-	kfree(img->vram_usage);
 	img->mems = NULL;
-	img->vram_usage = NULL;
 }
