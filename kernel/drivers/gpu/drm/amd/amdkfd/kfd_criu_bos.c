@@ -858,29 +858,44 @@ u32 kfd_criu_bos_offsets(struct kfd_process *p,
 	return n;
 }
 
-static void kfd_criu_bo_destroy(struct kfd_process *p,
-				const struct kfd_criu_bo_rec *rec,
-				struct kgd_mem *mem,
-				const struct kfd_criu_gpus_restore *st)
+/*
+ * Fails only when an unmap is interrupted (it reserves the BO and its VMs
+ * interruptibly): the BO then stays the process's, whole and with its
+ * handle, for process teardown to free. A free that fails has already
+ * taken the BO off the process's lists and cannot be repeated: the handle
+ * goes, the BO leaks.
+ */
+static int kfd_criu_bo_destroy(struct kfd_process *p,
+			       const struct kfd_criu_bo_rec *rec,
+			       struct kgd_mem *mem,
+			       const struct kfd_criu_gpus_restore *st)
 {
 	struct kfd_process_device *pdd, *peer;
+	int ret;
 	u32 i;
 
 	for (i = 0; i < p->n_pdds; i++) {
 		peer = p->pdds[i];
-		if (peer->drm_priv &&
-		    amdgpu_amdkfd_bo_mapped_to_dev(peer->drm_priv, mem))
-			amdgpu_amdkfd_gpuvm_unmap_memory_from_gpu(peer->dev->adev,
-								  mem,
-								  peer->drm_priv);
+		if (!peer->drm_priv ||
+		    !amdgpu_amdkfd_bo_mapped_to_dev(peer->drm_priv, mem))
+			continue;
+		ret = amdgpu_amdkfd_gpuvm_unmap_memory_from_gpu(peer->dev->adev,
+								mem,
+								peer->drm_priv);
+		if (ret)
+			return ret;
 	}
 	pdd = kfd_criu_gpus_pdd(p, st, le32_to_cpu(rec->gpu_index));
-	amdgpu_amdkfd_gpuvm_free_memory_of_gpu(pdd->dev->adev, mem,
-					       pdd->drm_priv, NULL);
+	ret = amdgpu_amdkfd_gpuvm_free_memory_of_gpu(pdd->dev->adev, mem,
+						     pdd->drm_priv, NULL);
+	if (ret)
+		pr_warn_ratelimited("CRIU image: leaking restored BO at 0x%llx: %d\n",
+				    le64_to_cpu(rec->va), ret);
 	kfd_process_device_remove_obj_handle(pdd, le32_to_cpu(rec->handle));
 	/* What kfd_criu_restore_memory_of_gpu() added for it */
 	if (le32_to_cpu(rec->alloc_flags) & KFD_IOC_ALLOC_MEM_FLAGS_VRAM)
 		atomic64_sub(le64_to_cpu(rec->size), &pdd->vram_usage);
+	return 0;
 }
 
 /**
@@ -892,13 +907,15 @@ static void kfd_criu_bo_destroy(struct kfd_process *p,
  * Unmaps and frees every BO the restore created, in reverse order, and
  * takes each one's size off its GPU's VRAM usage count as the free ioctl
  * does. The count is not reset to a saved value: SVM changes it without
- * p->mutex.
+ * p->mutex. A BO whose unmap is interrupted stays in the process, and
+ * kfd_criu_gpus_unwind() then keeps the VMs.
  *
  * Context: p->mutex held.
  */
 void kfd_criu_bos_unwind(struct kfd_process *p, struct kfd_criu_bos_image *img,
 			 const struct kfd_criu_gpus_restore *st)
 {
+	int ret;
 	u32 i;
 
 	lockdep_assert_held(&p->mutex);
@@ -908,7 +925,10 @@ void kfd_criu_bos_unwind(struct kfd_process *p, struct kfd_criu_bos_image *img,
 	for (i = img->num_bos; i-- > 0;) {
 		if (!img->mems[i])
 			continue;
-		kfd_criu_bo_destroy(p, &img->bos[i], img->mems[i], st);
+		ret = kfd_criu_bo_destroy(p, &img->bos[i], img->mems[i], st);
+		if (ret)
+			pr_warn_ratelimited("CRIU image: cannot unmap restored BO at 0x%llx: %d\n",
+					    le64_to_cpu(img->bos[i].va), ret);
 		img->mems[i] = NULL;
 	}
 	kvfree(img->mems);

@@ -53,6 +53,7 @@
 
 #include <linux/bits.h>
 #include <linux/file.h>
+#include <linux/idr.h>
 #include <linux/lockdep.h>
 #include <linux/pm_runtime.h>
 #include <linux/slab.h>
@@ -575,22 +576,32 @@ static void kfd_criu_release_gpu(struct kfd_process *p, u32 idx,
  * The BOs the restore created must be gone already. Restores the gpu_ids,
  * drops the runtime PM references and doorbells the restore took, and
  * releases the VMs it acquired (with them the process's GPU memory state
- * and the blocked MMU notifications).
+ * and the blocked MMU notifications). If kfd_criu_bos_unwind() left a
+ * BO it could not unmap, the VMs stay, as the BO still uses that state;
+ * process teardown releases them.
  *
  * Context: p->mutex held.
  */
 void kfd_criu_gpus_unwind(struct kfd_process *p,
 			  struct kfd_criu_gpus_restore *st)
 {
+	bool bos_left = false;
 	u32 i;
 
 	lockdep_assert_held(&p->mutex);
 
-	for (i = 0; i < p->n_pdds; i++)
+	for (i = 0; i < p->n_pdds; i++) {
 		if (st->old_user_gpu_id[i])
 			p->pdds[i]->user_gpu_id = st->old_user_gpu_id[i];
-	for (i = p->n_pdds; i-- > 0;)
-		kfd_criu_release_gpu(p, i, st);
+		if ((st->acquired & BIT_ULL(i)) &&
+		    !idr_is_empty(&p->pdds[i]->alloc_idr))
+			bos_left = true;
+	}
+	if (bos_left)
+		pr_warn_ratelimited("CRIU image: restored BOs left, keeping the GPU VMs\n");
+	else
+		for (i = p->n_pdds; i-- > 0;)
+			kfd_criu_release_gpu(p, i, st);
 	st->acquired = 0;
 	st->bound = 0;
 	st->mmu_blocked = false;
