@@ -713,8 +713,15 @@ static int kfd_criu_bo_map(struct kfd_process *p,
 	if (!rec->mapped_gpus)
 		return 0;
 	/* The page tables are written before the process can run */
-	return amdgpu_amdkfd_gpuvm_sync_memory(amdgpu_ttm_adev(mem->bo->tbo.bdev),
-					       mem, true);
+	ret = amdgpu_amdkfd_gpuvm_sync_memory(amdgpu_ttm_adev(mem->bo->tbo.bdev),
+					      mem, true);
+	if (ret)
+		return ret;
+	/* As the map ioctl does, once the page table updates are done */
+	for (mapped = le64_to_cpu(rec->mapped_gpus); mapped;
+	     mapped &= mapped - 1)
+		kfd_flush_tlb(kfd_criu_gpus_pdd(p, st, __ffs64(mapped)));
+	return 0;
 }
 
 static int kfd_criu_bo_create(struct kfd_process *p,
