@@ -637,6 +637,15 @@ static bool small_pipe(int p[2])
 	return true;
 }
 
+/* Closes the ends of @p that are still open (-1 marks a closed end). */
+static void close_pipe(int p[2])
+{
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+}
+
 /* Waits (up to ~10 s) until @fd, a pipe's read end, holds @bytes. */
 static bool pipe_filled(int fd, int bytes)
 {
@@ -802,10 +811,7 @@ static bool test_killed_during_checkpoint(void)
 		     CHECK(same_image(&r.img, &reference));
 	}
 	free(r.img.data);
-	if (p[0] >= 0)
-		close(p[0]);
-	if (p[1] >= 0)
-		close(p[1]);
+	close_pipe(p);
 	dumpee_stop(&d);
 	return ok;
 }
@@ -841,10 +847,7 @@ static bool test_dumper_killed(void)
 	/* The dumpee stays paused until it or a new dumper unpauses it */
 	ok = ok && dumpee_intact_paused(&d);
 out:
-	if (p[0] >= 0)
-		close(p[0]);
-	if (p[1] >= 0)
-		close(p[1]);
+	close_pipe(p);
 	dumpee_stop(&d);
 	return ok;
 }
@@ -864,10 +867,7 @@ static bool test_reader_closes(void)
 		p[0] = -1;	/* the reader closed it */
 	}
 	ok = ok && checkpoint_matches(d.kfd) && dumpee_intact_paused(&d);
-	if (p[0] >= 0)
-		close(p[0]);
-	if (p[1] >= 0)
-		close(p[1]);
+	close_pipe(p);
 	dumpee_stop(&d);
 	return ok;
 }
@@ -1213,10 +1213,7 @@ static bool test_signal_checkpoint(bool restart)
 		     CHECK(alarms == before + 1);
 	}
 	ok = ok && checkpoint_matches(d.kfd) && dumpee_intact_paused(&d);
-	if (p[0] >= 0)
-		close(p[0]);
-	if (p[1] >= 0)
-		close(p[1]);
+	close_pipe(p);
 	dumpee_stop(&d);
 	return ok;
 }
