@@ -564,7 +564,9 @@ static int kfd_criu_write_image(const struct kfd_criu_image_io *io,
 	if (!ret)
 		ret = kfd_criu_events_write(&w, &img->events);
 	if (!ret)
-		ret = kfd_criu_bos_write(&w, p, &img->bos);
+		ret = kfd_criu_bos_write(&w, &img->bos);
+	if (!ret)
+		ret = kfd_criu_bos_write_data(&w, p, &img->bos);
 	if (!ret)
 		ret = kfd_criu_image_write_end(&w);
 	return ret;
