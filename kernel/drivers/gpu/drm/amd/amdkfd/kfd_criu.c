@@ -17,7 +17,8 @@
  * - UNPAUSE resumes a paused process.
  * - RESTORE reads all metadata of an image into kernel memory, validates
  *   it as a set and places the image's GPUs on this machine's GPUs, and
- *   only then fills the process: GPU VMs, BOs, their contents as the
+ *   only then fills the process: GPU VMs, BOs, user queues (created
+ *   evicted, so they run only after RESUME), the BO contents as the
  *   BO_DATA records stream in, and events. All or nothing: any failure,
  *   a bad record at the end of the stream included, undoes everything.
  * - RESUME starts a restored process, found by pid; the caller must be
@@ -81,11 +82,13 @@ static_assert(KFD_CRIU_READ_BUF_SIZE >= KFD_CRIU_SIGNAL_PAGE_MAX);
  * @gpus: the GPU records
  * @events: the PROCESS, SIGNAL_PAGE and EVENT records
  * @bos: the BO records
+ * @queues: the QUEUE and QUEUE_STATE records
  */
 struct kfd_criu_proc_image {
 	struct kfd_criu_gpus_image gpus;
 	struct kfd_criu_events_image events;
 	struct kfd_criu_bos_image bos;
+	struct kfd_criu_queues_image queues;
 };
 
 static void kfd_criu_proc_image_free(struct kfd_criu_proc_image *img)
@@ -93,6 +96,7 @@ static void kfd_criu_proc_image_free(struct kfd_criu_proc_image *img)
 	kfd_criu_gpus_image_free(&img->gpus);
 	kfd_criu_events_image_free(&img->events);
 	kfd_criu_bos_image_free(&img->bos);
+	kfd_criu_queues_image_free(&img->queues);
 }
 
 /**
@@ -237,7 +241,7 @@ struct kfd_criu_feature_desc {
 static const struct kfd_criu_feature_desc kfd_criu_features[KFD_CRIU_FEAT_NR] = {
 	[KFD_CRIU_FEAT_GPU_VM] = { "an acquired GPU VM", false, true },
 	[KFD_CRIU_FEAT_BOS] = { "buffer objects", false, true },
-	[KFD_CRIU_FEAT_QUEUES] = { "user queues", true, true },
+	[KFD_CRIU_FEAT_QUEUES] = { "user queues", false, true },
 	[KFD_CRIU_FEAT_SVM_RANGES] = { "SVM ranges", true, true },
 	[KFD_CRIU_FEAT_GPU_EVENT_PAGE] = { "an event page in GPU memory", true, true },
 	[KFD_CRIU_FEAT_DEBUGGER] = { "an attached debugger", true, true },
@@ -521,11 +525,14 @@ static void kfd_criu_file_put(struct kfd_criu_file_io *fio)
  * @num_events: events in the image
  * @signal_page_size: bytes of the signal page record, 0 for none
  * @bo_bytes: stream bytes of the BO and BO_DATA records
+ * @num_queues: queues in the image; COUNTS comes with them
+ * @queue_bytes: stream bytes of the QUEUE and QUEUE_STATE records
  *
  * Return: the exact size of an image with this content.
  */
 static u64 kfd_criu_image_size_estimate(u32 num_gpus, u32 num_events,
-					u32 signal_page_size, u64 bo_bytes)
+					u32 signal_page_size, u64 bo_bytes,
+					u32 num_queues, u64 queue_bytes)
 {
 	u64 size = sizeof(struct kfd_criu_image_header);
 
@@ -538,6 +545,9 @@ static u64 kfd_criu_image_size_estimate(u32 num_gpus, u32 num_events,
 	size += (u64)num_events *
 		(KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_event_rec));
 	size += bo_bytes;
+	if (num_queues)
+		size += KFD_CRIU_RECORD_OVERHEAD +
+			sizeof(struct kfd_criu_counts_rec) + queue_bytes;
 	size += KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_end_rec);
 	return size;
 }
@@ -565,6 +575,8 @@ static int kfd_criu_write_image(const struct kfd_criu_image_io *io,
 		ret = kfd_criu_events_write(&w, &img->events);
 	if (!ret)
 		ret = kfd_criu_bos_write(&w, &img->bos);
+	if (!ret)
+		ret = kfd_criu_queues_write(&w, &img->queues);
 	if (!ret)
 		ret = kfd_criu_bos_write_data(&w, p, &img->bos);
 	if (!ret)
@@ -704,6 +716,9 @@ static int kfd_criu_collect_record(struct kfd_criu_proc_image *img,
 		return kfd_criu_bos_collect(&img->bos, rec, payload);
 	case KFD_CRIU_SEC_QUEUES:
 	case KFD_CRIU_SEC_QUEUE_STATES:
+		return kfd_criu_queues_collect(&img->queues,
+					       le32_to_cpu(img->events.counts.num_queues),
+					       &img->gpus, rec, payload);
 	case KFD_CRIU_SEC_SVM:
 		/* kfd_criu_validate_counts() let COUNTS announce them */
 		return -EOPNOTSUPP;
@@ -767,16 +782,20 @@ static int kfd_criu_validate_image(struct kfd_criu_proc_image *img,
 		ret = kfd_criu_gpus_validate(&img->gpus);
 	if (!ret)
 		ret = kfd_criu_bos_validate(&img->bos, img->gpus.num_gpus);
+	if (!ret)
+		ret = kfd_criu_queues_validate(&img->queues,
+					       le32_to_cpu(img->events.counts.num_queues),
+					       &img->gpus);
 	if (ret)
 		return ret;
 	if (sec == KFD_CRIU_SEC_END &&
 	    img->bos.cursor.bo_index != img->bos.num_bos)
 		return -EINVAL;
 	/*
-	 * Queue and SVM records are refused as they arrive, so an image
-	 * whose COUNTS announced some and that still got here lacks them.
+	 * SVM records are refused as they arrive, so an image whose COUNTS
+	 * announced some and that still got here lacks them.
 	 */
-	if (kfd_criu_counts_present(&img->events.counts))
+	if (img->events.counts.num_svm_ranges)
 		return -EINVAL;
 	return 0;
 }
@@ -784,14 +803,16 @@ static int kfd_criu_validate_image(struct kfd_criu_proc_image *img,
 static void kfd_criu_info_locked(struct kfd_process *p,
 				 struct kfd_ioctl_criu_args *args)
 {
-	u32 num_events, signal_page_size, num_bos;
-	u64 bo_bytes;
+	u32 num_events, signal_page_size, num_bos, num_queues;
+	u64 bo_bytes, queue_bytes;
 
 	kfd_criu_bos_count(p, &num_bos, &bo_bytes);
 	kfd_criu_events_count(p, &num_events, &signal_page_size);
+	kfd_criu_queues_count(p, &num_queues, &queue_bytes);
 	args->image_size = kfd_criu_image_size_estimate(p->n_pdds, num_events,
 							signal_page_size,
-							bo_bytes);
+							bo_bytes, num_queues,
+							queue_bytes);
 }
 
 static int kfd_criu_op_process_info(struct kfd_process *p,
@@ -834,11 +855,14 @@ static int kfd_criu_snapshot_locked(struct kfd_process *p,
 		ret = kfd_criu_gpus_snapshot(p, &img->gpus);
 	if (!ret)
 		ret = kfd_criu_bos_snapshot(p, &img->bos);
+	if (!ret)
+		ret = kfd_criu_queues_snapshot(p, &img->gpus, &img->queues);
 	if (ret) {
 		kfd_criu_proc_image_free(img);
 		return ret;
 	}
 	img->events.process.num_bos = cpu_to_le32(img->bos.num_bos);
+	img->events.counts.num_queues = cpu_to_le32(img->queues.num_queues);
 	return 0;
 }
 
@@ -1061,7 +1085,7 @@ static int kfd_criu_stream_contents(struct kfd_process *p,
 	return bos->cursor.bo_index == bos->num_bos ? 0 : -EINVAL;
 }
 
-/* Everything that may fail and has an undo: GPUs, BOs, contents. */
+/* Everything that may fail and has an undo: GPUs, BOs, queues, contents. */
 static int kfd_criu_restore_gpu_state(struct kfd_process *p,
 				      struct kfd_criu_restore *ctx,
 				      struct kfd_ioctl_criu_args *args)
@@ -1070,20 +1094,26 @@ static int kfd_criu_restore_gpu_state(struct kfd_process *p,
 	int ret;
 
 	ret = kfd_criu_gpus_restore(p, &img->gpus,
-				    kfd_criu_bos_needed_gpus(&img->bos),
+				    kfd_criu_bos_needed_gpus(&img->bos) |
+				    kfd_criu_queues_needed_gpus(&img->queues),
 				    &ctx->gst);
 	if (ret)
 		return ret;
 	ret = kfd_criu_bos_restore(p, &img->bos, &ctx->gst);
 	if (ret)
 		goto out_gpus;
+	ret = kfd_criu_queues_restore(p, &img->queues, &ctx->gst);
+	if (ret)
+		goto out_bos;
 	ret = kfd_criu_stream_contents(p, ctx);
 	if (!ret)
 		ret = kfd_criu_report_offsets(p, ctx, args);
 	if (ret)
-		goto out_bos;
+		goto out_queues;
 	return 0;
 
+out_queues:
+	kfd_criu_queues_unwind(p, &img->queues);
 out_bos:
 	kfd_criu_bos_unwind(p, &img->bos, &ctx->gst);
 out_gpus:
@@ -1094,6 +1124,7 @@ out_gpus:
 static void kfd_criu_undo_gpu_state(struct kfd_process *p,
 				    struct kfd_criu_restore *ctx)
 {
+	kfd_criu_queues_unwind(p, &ctx->img.queues);
 	kfd_criu_bos_unwind(p, &ctx->img.bos, &ctx->gst);
 	kfd_criu_gpus_unwind(p, &ctx->gst);
 }

@@ -24,7 +24,8 @@
  * kfd_criu_gpus.c records the GPUs a process uses and, on restore, places
  * them on this machine's GPUs and acquires their VMs. kfd_criu_bos.c
  * records the buffer objects, streams their contents, and recreates them
- * on restore.
+ * on restore. kfd_criu_queues.c records the user-mode queues and their
+ * preempted state, and recreates them on restore.
  *
  * The images (&struct kfd_criu_events_image, &struct kfd_criu_gpus_image,
  * &struct kfd_criu_bos_image) hold records in their little-endian stream
@@ -190,5 +191,64 @@ u32 kfd_criu_bos_offsets(struct kfd_process *p,
 			 struct kfd_criu_offset_map *out, u32 capacity);
 void kfd_criu_bos_unwind(struct kfd_process *p, struct kfd_criu_bos_image *img,
 			 const struct kfd_criu_gpus_restore *st);
+
+/**
+ * struct kfd_criu_queue_state - one QUEUE_STATE record in kernel memory
+ * @payload: the payload: &struct kfd_criu_queue_state_hdr, &struct
+ *	kfd_criu_queue_dyn, then the control stack
+ * @len: bytes at @payload
+ */
+struct kfd_criu_queue_state {
+	void *payload;
+	u32 len;
+};
+
+/**
+ * struct kfd_criu_queues_image - the queue records of an image
+ * @queues: the fixed parts of the QUEUE records, @num_queues of them,
+ *	ascending queue ids
+ * @cu_masks: the CU mask words of the QUEUE records, 32 slots per queue
+ *	of which each uses num_cu_mask / 32
+ * @num_queues: entries in @queues, COUNTS's num_queues
+ * @queues_read: QUEUE records collected so far on restore
+ * @states: the QUEUE_STATE records, @num_states of them, in stream order
+ * @num_states: entries in @states, the sum of the queues' num_xcc
+ * @states_read: QUEUE_STATE records collected so far on restore
+ * @cursor: on restore, the QUEUE_STATE record expected next
+ * @num_created: on restore, queues created so far, in record order
+ */
+struct kfd_criu_queues_image {
+	struct kfd_criu_queue_rec *queues;
+	__le32 *cu_masks;
+	u32 num_queues;
+	u32 queues_read;
+	struct kfd_criu_queue_state *states;
+	u32 num_states;
+	u32 states_read;
+	struct kfd_criu_queue_cursor cursor;
+	u32 num_created;
+};
+
+void kfd_criu_queues_image_free(struct kfd_criu_queues_image *img);
+void kfd_criu_queues_count(struct kfd_process *p, u32 *num_queues,
+			   u64 *stream_bytes);
+int kfd_criu_queues_snapshot(struct kfd_process *p,
+			     const struct kfd_criu_gpus_image *gpus,
+			     struct kfd_criu_queues_image *img);
+int kfd_criu_queues_write(struct kfd_criu_image_writer *w,
+			  const struct kfd_criu_queues_image *img);
+int kfd_criu_queues_collect(struct kfd_criu_queues_image *img, u32 num_queues,
+			    const struct kfd_criu_gpus_image *gpus,
+			    const struct kfd_criu_record *rec,
+			    const void *payload);
+int kfd_criu_queues_validate(struct kfd_criu_queues_image *img,
+			     u32 num_queues,
+			     const struct kfd_criu_gpus_image *gpus);
+u64 kfd_criu_queues_needed_gpus(const struct kfd_criu_queues_image *img);
+int kfd_criu_queues_restore(struct kfd_process *p,
+			    struct kfd_criu_queues_image *img,
+			    const struct kfd_criu_gpus_restore *st);
+void kfd_criu_queues_unwind(struct kfd_process *p,
+			    struct kfd_criu_queues_image *img);
 
 #endif /* KFD_CRIU_H_INCLUDED */
