@@ -311,7 +311,9 @@ static const struct kfd_criu_feature_case kfd_criu_feature_cases[] = {
 	{ "restore into a GPU VM", KFD_CRIU_FEAT(GPU_VM), true, -EBUSY,
 	  "an acquired GPU VM" },
 	{ "restore into BOs", KFD_CRIU_FEAT(BOS), true, -EBUSY, "buffer objects" },
-	{ "dump with queues", KFD_CRIU_FEAT(QUEUES), false, -EOPNOTSUPP, "user queues" },
+	{ "dump with queues", KFD_CRIU_FEAT(QUEUES), false, 0, NULL },
+	{ "restore into queues", KFD_CRIU_FEAT(QUEUES), true, -EBUSY,
+	  "user queues" },
 	{ "dump with SVM", KFD_CRIU_FEAT(SVM_RANGES), false, -EOPNOTSUPP, "SVM ranges" },
 	{ "dump with debugger", KFD_CRIU_FEAT(DEBUGGER), false, -EOPNOTSUPP,
 	  "an attached debugger" },
@@ -326,7 +328,10 @@ static const struct kfd_criu_feature_case kfd_criu_feature_cases[] = {
 	  "a legacy CRIU pause" },
 	{ "first refused feature wins", KFD_CRIU_FEAT(SVM_RANGES) |
 	  KFD_CRIU_FEAT(QUEUES) | KFD_CRIU_FEAT(BOS), false, -EOPNOTSUPP,
-	  "user queues" },
+	  "SVM ranges" },
+	{ "first refused restore feature wins", KFD_CRIU_FEAT(SVM_RANGES) |
+	  KFD_CRIU_FEAT(QUEUES) | KFD_CRIU_FEAT(BOS), true, -EBUSY,
+	  "buffer objects" },
 };
 
 static void kfd_criu_feature_case_desc(const struct kfd_criu_feature_case *c,
@@ -791,7 +796,8 @@ static void kfd_criu_test_round_trip(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, NULL, &out), 0);
 	KUNIT_EXPECT_EQ(test, s->len,
 			kfd_criu_image_size_estimate(0, KFD_CRIU_TEST_EVENTS,
-						     KFD_CRIU_TEST_PAGE_SIZE, 0));
+						     KFD_CRIU_TEST_PAGE_SIZE, 0,
+						     0, 0));
 
 	ret = kfd_criu_test_read(test, s, &img, &version);
 	KUNIT_EXPECT_EQ(test, ret, 0);
@@ -1151,13 +1157,16 @@ static void kfd_criu_test_gpu_round_trip(struct kunit *test)
 {
 	struct kfd_criu_test_image *t = kfd_criu_test_image(test);
 	struct kfd_criu_test_stream *s = kfd_criu_test_stream(test);
-	struct kfd_criu_proc_image out, img = {};
+	/* Two process images do not fit the test's stack frame */
+	struct kfd_criu_proc_image *out, img = {};
 	struct kfd_criu_gpu_rec gpus[2];
 	struct kfd_criu_bo_rec bos[2];
 	u32 version;
 	int ret;
 
-	kfd_criu_test_proc_image(t, &out);
+	out = kunit_kzalloc(test, sizeof(*out), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, out);
+	kfd_criu_test_proc_image(t, out);
 	kfd_criu_test_gpu(&gpus[0], 0x1111);
 	kfd_criu_test_gpu(&gpus[1], 0x2222);
 	kfd_criu_test_bo(&bos[0], 0, 1, KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL, SZ_1M,
@@ -1166,18 +1175,19 @@ static void kfd_criu_test_gpu_round_trip(struct kunit *test)
 			 SZ_64K);
 	bos[1].userptr = cpu_to_le64(0x7f0000000000ULL);
 	bos[1].mapped_gpus = cpu_to_le64(3);
-	out.gpus = (struct kfd_criu_gpus_image){ gpus, 2, 2 };
-	out.bos.bos = bos;
-	out.bos.num_bos = 2;
-	out.bos.bos_read = 2;
-	out.events.process.num_bos = cpu_to_le32(2);
+	out->gpus = (struct kfd_criu_gpus_image){ gpus, 2, 2 };
+	out->bos.bos = bos;
+	out->bos.num_bos = 2;
+	out->bos.bos_read = 2;
+	out->events.process.num_bos = cpu_to_le32(2);
 
-	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, NULL, &out), 0);
+	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, NULL, out), 0);
 	KUNIT_EXPECT_EQ(test, s->len,
 			kfd_criu_image_size_estimate(2, KFD_CRIU_TEST_EVENTS,
 						     KFD_CRIU_TEST_PAGE_SIZE,
 						     2 * (KFD_CRIU_RECORD_OVERHEAD +
-							  sizeof(bos[0]))));
+							  sizeof(bos[0])),
+						     0, 0));
 	ret = kfd_criu_test_read(test, s, &img, &version);
 	KUNIT_ASSERT_EQ(test, ret, 0);
 	KUNIT_EXPECT_EQ(test, kfd_criu_validate_image(&img, KFD_CRIU_SEC_END), 0);
@@ -1212,6 +1222,21 @@ static void kfd_criu_test_counts_without_records(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, img.events.have_counts);
 	KUNIT_EXPECT_MEMEQ(test, &img.events.counts, &out.events.counts,
 			   sizeof(out.events.counts));
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_image(&img, KFD_CRIU_SEC_END),
+			-EINVAL);
+	kfd_criu_proc_image_free(&img);
+
+	/* Queues announced that never come */
+	s->len = 0;
+	s->pos = 0;
+	out.events.counts.num_svm_ranges = 0;
+	out.events.counts.num_queues = cpu_to_le32(1);
+	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, NULL, &out), 0);
+	KUNIT_EXPECT_EQ(test, s->len,
+			kfd_criu_image_size_estimate(1, KFD_CRIU_TEST_EVENTS,
+						     KFD_CRIU_TEST_PAGE_SIZE, 0,
+						     1, 0));
+	KUNIT_ASSERT_EQ(test, kfd_criu_test_read(test, s, &img, &version), 0);
 	KUNIT_EXPECT_EQ(test, kfd_criu_validate_image(&img, KFD_CRIU_SEC_END),
 			-EINVAL);
 	kfd_criu_proc_image_free(&img);
