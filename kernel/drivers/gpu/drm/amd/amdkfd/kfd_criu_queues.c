@@ -385,11 +385,11 @@ static int kfd_criu_queue_snapshot_state(struct kfd_process *p,
 	ret = kfd_criu_queue_get_dyn(q, xcc, (void *)(hdr + 1),
 				     (void *)hdr + KFD_CRIU_QUEUE_STATE_FIXED,
 				     &len);
-	if (ret == -EOPNOTSUPP || ret == -EBUSY)
+	if (ret) {
 		pr_warn_ratelimited("CRIU image: cannot read the state of queue %u: %d\n",
 				    le32_to_cpu(rec->queue_id), ret);
-	if (ret)
 		return ret == -EBUSY ? -EBUSY : -EOPNOTSUPP;
+	}
 	if (len > le32_to_cpu(rec->ctl_stack_size))
 		return -EOPNOTSUPP;
 	hdr->queue_index = cpu_to_le32(n);
