@@ -276,7 +276,7 @@ static inline int kfd_gpu_prop(const struct kfd_test_gpu *gpu,
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		if (!strncmp(line, name, len) && line[len] == ' ') {
-			*val = strtoull(line + len + 1, NULL, 0);
+			*val = strtoull(line + len + 1, NULL, 10);
 			return 0;
 		}
 	}
@@ -428,12 +428,17 @@ static inline int kfd_dumpee_start(struct kfd_dumpee *d,
 {
 	int sv[2];
 
+	d->pid = -1;
+	d->sock = -1;
 	d->kfd = -1;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return -1;
 	d->pid = fork();
-	if (d->pid < 0)
+	if (d->pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
 		return -1;
+	}
 	if (!d->pid) {
 		close(sv[0]);
 		fn(sv[1], ctx);
@@ -447,15 +452,18 @@ static inline int kfd_dumpee_start(struct kfd_dumpee *d,
 	return 0;
 }
 
-/* Lets the dumpee exit; its exit status, or -1 */
+/*
+ * Lets the dumpee go on from its sync_wait(), or kills it when it never
+ * handed over its file; returns its exit status, or -1.
+ */
 static inline int kfd_dumpee_finish(struct kfd_dumpee *d)
 {
 	char c = 0;
 	int ret;
 
-	if (d->kfd >= 0 && write(d->sock, &c, 1) != 1)
-		kill(d->pid, SIGKILL);
-	if (d->kfd < 0)
+	if (d->pid < 0)
+		return -1;
+	if (d->kfd < 0 || write(d->sock, &c, 1) != 1)
 		kill(d->pid, SIGKILL);
 	ret = wait_child(d->pid);
 	if (d->kfd >= 0)
@@ -482,8 +490,11 @@ static inline int kfd_restoree_run(void (*fn)(int sock, void *ctx),
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return -1;
 	pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
 		return -1;
+	}
 	if (!pid) {
 		close(sv[0]);
 		fn(sv[1], ctx);
