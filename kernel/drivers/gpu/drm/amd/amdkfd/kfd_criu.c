@@ -1090,9 +1090,10 @@ static int kfd_criu_restore_gpu_state(struct kfd_process *p,
 				    &ctx->gst);
 	if (ret)
 		return ret;
+	kfd_criu_runtime_restore(p, &img->events.process);
 	ret = kfd_criu_bos_restore(p, &img->bos, &ctx->gst);
 	if (ret)
-		goto out_gpus;
+		goto out_runtime;
 	ret = kfd_criu_stream_contents(p, ctx);
 	if (!ret)
 		ret = kfd_criu_report_offsets(p, ctx, args);
@@ -1102,7 +1103,8 @@ static int kfd_criu_restore_gpu_state(struct kfd_process *p,
 
 out_bos:
 	kfd_criu_bos_unwind(p, &img->bos, &ctx->gst);
-out_gpus:
+out_runtime:
+	kfd_criu_runtime_unwind(p, &img->events.process);
 	kfd_criu_gpus_unwind(p, &ctx->gst);
 	return ret;
 }
@@ -1111,6 +1113,7 @@ static void kfd_criu_undo_gpu_state(struct kfd_process *p,
 				    struct kfd_criu_restore *ctx)
 {
 	kfd_criu_bos_unwind(p, &ctx->img.bos, &ctx->gst);
+	kfd_criu_runtime_unwind(p, &ctx->img.events.process);
 	kfd_criu_gpus_unwind(p, &ctx->gst);
 }
 
