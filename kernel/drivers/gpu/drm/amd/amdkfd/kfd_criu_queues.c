@@ -17,7 +17,8 @@
  * whitelist names (kfd_criu_mqd_whitelist[]), read through the MQD
  * manager's get_dyn_state() op, and on GFX9 the live part of the control
  * stack, which that generation keeps in the MQD buffer. A queue of a type
- * the image cannot carry (a kernel debug queue), a queue on a GPU whose
+ * the image cannot carry (a kernel debug queue, an SDMA queue created by
+ * engine id: kfd_criu_queue_type_carried()), a queue on a GPU whose
  * MQD manager lacks the op, or state the codec would refuse on restore
  * fails the dump with -EOPNOTSUPP and one log line.
  *
@@ -92,12 +93,15 @@ static bool kfd_criu_queue_is_sdma(enum kfd_queue_type type)
 /*
  * The KFD_IOC_QUEUE_TYPE_* a queue of @type and @format was created as.
  * A queue created by SDMA engine id took the SDMA type of its engine when
- * it got its slot, so it is recorded as that type; its engine and slot
- * stay through its doorbell. Kernel queues have no uAPI type.
+ * it got its slot, so @by_engine_id tells. Kernel queues have no uAPI
+ * type.
  */
 static u32 kfd_criu_queue_ioc_type(enum kfd_queue_type type,
-				   enum kfd_queue_format format)
+				   enum kfd_queue_format format,
+				   bool by_engine_id)
 {
+	if (by_engine_id)
+		return KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID;
 	switch (type) {
 	case KFD_QUEUE_TYPE_COMPUTE:
 		return format == KFD_QUEUE_FORMAT_AQL ?
@@ -170,7 +174,8 @@ static void kfd_criu_queue_fill_rec(const struct queue *q, u32 gpu_index,
 	rec->write_ptr_addr = cpu_to_le64((uintptr_t)qp->write_ptr);
 	rec->queue_id = cpu_to_le32(qp->queue_id);
 	rec->gpu_index = cpu_to_le32(gpu_index);
-	rec->type = cpu_to_le32(sdma ? kfd_criu_queue_ioc_type(qp->type, 0) :
+	rec->type = cpu_to_le32(sdma ? kfd_criu_queue_ioc_type(qp->type, 0,
+								 false) :
 				KFD_IOC_QUEUE_TYPE_COMPUTE);
 	rec->format = cpu_to_le32(qp->format == KFD_QUEUE_FORMAT_AQL ?
 				  KFD_CRIU_QUEUE_FORMAT_AQL :
@@ -346,10 +351,13 @@ static int kfd_criu_queue_snapshot_rec(struct kfd_process *p, u32 qid,
 		return -EOPNOTSUPP;
 	}
 	ioc_type = kfd_criu_queue_ioc_type(q->properties.type,
-					   q->properties.format);
+					   q->properties.format,
+					   q->sdma_by_engine_id);
 	if (kfd_criu_queue_type_carried(ioc_type)) {
 		pr_warn_ratelimited("CRIU image: queue %u has type %s, which the image cannot carry\n",
-				    qid, kfd_criu_queue_type_name(q->properties.type));
+				    qid, q->sdma_by_engine_id ?
+				    "SDMA by engine id" :
+				    kfd_criu_queue_type_name(q->properties.type));
 		return -EOPNOTSUPP;
 	}
 	if (kfd_criu_queue_gpu_index(p, q, &gpu_index))

@@ -209,15 +209,25 @@ static void qt_test_types(struct kunit *test)
 	u32 i, ioc;
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		ioc = kfd_criu_queue_ioc_type(cases[i].type, cases[i].format);
+		ioc = kfd_criu_queue_ioc_type(cases[i].type, cases[i].format,
+					      false);
 		KUNIT_EXPECT_EQ_MSG(test, kfd_criu_queue_type_carried(ioc),
 				    cases[i].carried, "case %u", i);
 		KUNIT_EXPECT_STRNEQ(test, kfd_criu_queue_type_name(cases[i].type),
 				    "unknown");
 	}
 	KUNIT_EXPECT_EQ(test, kfd_criu_queue_ioc_type(KFD_QUEUE_TYPE_COMPUTE,
-						      KFD_QUEUE_FORMAT_AQL),
+						      KFD_QUEUE_FORMAT_AQL,
+						      false),
 			KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
+	/* Created by engine id, it has the type of the engine it got */
+	for (i = 0; i < 2; i++) {
+		ioc = kfd_criu_queue_ioc_type(i ? KFD_QUEUE_TYPE_SDMA_XGMI :
+					      KFD_QUEUE_TYPE_SDMA,
+					      KFD_QUEUE_FORMAT_PM4, true);
+		KUNIT_EXPECT_EQ(test, kfd_criu_queue_type_carried(ioc),
+				-EOPNOTSUPP);
+	}
 }
 
 /**
