@@ -174,9 +174,10 @@ static void kfd_criu_queue_fill_rec(const struct queue *q, u32 gpu_index,
 	rec->write_ptr_addr = cpu_to_le64((uintptr_t)qp->write_ptr);
 	rec->queue_id = cpu_to_le32(qp->queue_id);
 	rec->gpu_index = cpu_to_le32(gpu_index);
-	rec->type = cpu_to_le32(sdma ? kfd_criu_queue_ioc_type(qp->type, 0,
-								 false) :
-				KFD_IOC_QUEUE_TYPE_COMPUTE);
+	rec->type = cpu_to_le32(KFD_IOC_QUEUE_TYPE_COMPUTE);
+	if (sdma)
+		rec->type = cpu_to_le32(kfd_criu_queue_ioc_type(qp->type, 0,
+								false));
 	rec->format = cpu_to_le32(qp->format == KFD_QUEUE_FORMAT_AQL ?
 				  KFD_CRIU_QUEUE_FORMAT_AQL :
 				  KFD_CRIU_QUEUE_FORMAT_PM4);
