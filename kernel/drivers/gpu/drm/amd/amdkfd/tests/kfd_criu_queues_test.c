@@ -127,8 +127,10 @@ static void qt_test_fill_rec_compute(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, back.priority, qbuf->properties.priority);
 	KUNIT_EXPECT_EQ(test, back.queue_percent, qbuf->properties.queue_percent);
 	KUNIT_EXPECT_EQ(test, back.pm4_target_xcc, qbuf->properties.pm4_target_xcc);
-	KUNIT_EXPECT_PTR_EQ(test, back.read_ptr, qbuf->properties.read_ptr);
-	KUNIT_EXPECT_PTR_EQ(test, back.write_ptr, qbuf->properties.write_ptr);
+	KUNIT_EXPECT_EQ(test, (uintptr_t)back.read_ptr,
+			(uintptr_t)qbuf->properties.read_ptr);
+	KUNIT_EXPECT_EQ(test, (uintptr_t)back.write_ptr,
+			(uintptr_t)qbuf->properties.write_ptr);
 	KUNIT_EXPECT_EQ(test, back.eop_ring_buffer_address,
 			qbuf->properties.eop_ring_buffer_address);
 	KUNIT_EXPECT_EQ(test, back.eop_ring_buffer_size,
