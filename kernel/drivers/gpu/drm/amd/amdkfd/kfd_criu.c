@@ -80,11 +80,13 @@ static_assert(KFD_CRIU_READ_BUF_SIZE >= KFD_CRIU_SIGNAL_PAGE_MAX);
 /**
  * struct kfd_criu_proc_image - the metadata of an image in kernel memory
  * @gpus: the GPU records
- * @events: the PROCESS, SIGNAL_PAGE and EVENT records
+ * @traps: the TRAP_HANDLER records
+ * @events: the PROCESS, COUNTS, SIGNAL_PAGE and EVENT records
  * @bos: the BO records
  */
 struct kfd_criu_proc_image {
 	struct kfd_criu_gpus_image gpus;
+	struct kfd_criu_traps_image traps;
 	struct kfd_criu_events_image events;
 	struct kfd_criu_bos_image bos;
 };
@@ -92,6 +94,7 @@ struct kfd_criu_proc_image {
 static void kfd_criu_proc_image_free(struct kfd_criu_proc_image *img)
 {
 	kfd_criu_gpus_image_free(&img->gpus);
+	kfd_criu_traps_image_free(&img->traps);
 	kfd_criu_events_image_free(&img->events);
 	kfd_criu_bos_image_free(&img->bos);
 }
@@ -536,20 +539,24 @@ static void kfd_criu_file_put(struct kfd_criu_file_io *fio)
 /**
  * kfd_criu_image_size_estimate - stream bytes of an image
  * @num_gpus: GPUs in the image
+ * @num_traps: trap handlers in the image
  * @num_events: events in the image
  * @signal_page_size: bytes of the signal page record, 0 for none
  * @bo_bytes: stream bytes of the BO and BO_DATA records
  *
  * Return: the exact size of an image with this content.
  */
-static u64 kfd_criu_image_size_estimate(u32 num_gpus, u32 num_events,
-					u32 signal_page_size, u64 bo_bytes)
+static u64 kfd_criu_image_size_estimate(u32 num_gpus, u32 num_traps,
+					u32 num_events, u32 signal_page_size,
+					u64 bo_bytes)
 {
 	u64 size = sizeof(struct kfd_criu_image_header);
 
 	size += KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_compat_rec);
 	size += (u64)num_gpus *
 		(KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_gpu_rec));
+	size += (u64)num_traps *
+		(KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_trap_rec));
 	size += KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_process_rec);
 	if (signal_page_size)
 		size += KFD_CRIU_RECORD_OVERHEAD + signal_page_size;
@@ -579,6 +586,8 @@ static int kfd_criu_write_image(const struct kfd_criu_image_io *io,
 						  &compat, sizeof(compat));
 	if (!ret)
 		ret = kfd_criu_gpus_write(&w, &img->gpus);
+	if (!ret)
+		ret = kfd_criu_traps_write(&w, &img->traps);
 	if (!ret)
 		ret = kfd_criu_events_write(&w, &img->events);
 	if (!ret)
@@ -651,6 +660,7 @@ static int kfd_criu_next_section(enum kfd_criu_section cur, u32 type,
 
 	switch (type) {
 	case KFD_CRIU_REC_GPU:
+	case KFD_CRIU_REC_TRAP_HANDLER:
 		sec = KFD_CRIU_SEC_GPUS;
 		break;
 	case KFD_CRIU_REC_PROCESS:
@@ -708,7 +718,14 @@ static int kfd_criu_collect_record(struct kfd_criu_proc_image *img,
 
 	switch (*sec) {
 	case KFD_CRIU_SEC_GPUS:
-		return kfd_criu_gpus_collect(&img->gpus, rec, payload);
+		if (rec->type == KFD_CRIU_REC_GPU)
+			return img->traps.num_traps ? -EINVAL :
+			       kfd_criu_gpus_collect(&img->gpus, rec, payload);
+		/* Trap handlers follow all GPU records */
+		if (img->gpus.gpus_read != img->gpus.num_gpus)
+			return -EINVAL;
+		return kfd_criu_traps_collect(&img->traps, rec, payload,
+					      img->gpus.num_gpus);
 	case KFD_CRIU_SEC_PROCESS:
 		ret = kfd_criu_events_collect(&img->events, rec, payload,
 					      img->gpus.num_gpus);
@@ -782,6 +799,10 @@ static int kfd_criu_validate_image(struct kfd_criu_proc_image *img,
 	if (!ret)
 		ret = kfd_criu_gpus_validate(&img->gpus);
 	if (!ret)
+		ret = kfd_criu_check_traps(img->traps.traps,
+					   img->traps.num_traps,
+					   img->gpus.num_gpus);
+	if (!ret)
 		ret = kfd_criu_bos_validate(&img->bos, img->gpus.num_gpus);
 	if (ret)
 		return ret;
@@ -805,7 +826,9 @@ static void kfd_criu_info_locked(struct kfd_process *p,
 
 	kfd_criu_bos_count(p, &num_bos, &bo_bytes);
 	kfd_criu_events_count(p, &num_events, &signal_page_size);
-	args->image_size = kfd_criu_image_size_estimate(p->n_pdds, num_events,
+	args->image_size = kfd_criu_image_size_estimate(p->n_pdds,
+							kfd_criu_traps_count(p),
+							num_events,
 							signal_page_size,
 							bo_bytes);
 }
@@ -848,6 +871,8 @@ static int kfd_criu_snapshot_locked(struct kfd_process *p,
 	ret = kfd_criu_events_snapshot(p, &img->events);
 	if (!ret)
 		ret = kfd_criu_gpus_snapshot(p, &img->gpus);
+	if (!ret)
+		ret = kfd_criu_traps_snapshot(p, &img->traps);
 	if (!ret)
 		ret = kfd_criu_bos_snapshot(p, &img->bos);
 	if (ret) {
@@ -1086,10 +1111,12 @@ static int kfd_criu_restore_gpu_state(struct kfd_process *p,
 	int ret;
 
 	ret = kfd_criu_gpus_restore(p, &img->gpus,
-				    kfd_criu_bos_needed_gpus(&img->bos),
+				    kfd_criu_bos_needed_gpus(&img->bos) |
+				    kfd_criu_traps_needed_gpus(&img->traps),
 				    &ctx->gst);
 	if (ret)
 		return ret;
+	kfd_criu_traps_restore(p, &img->traps, &ctx->gst);
 	kfd_criu_runtime_restore(p, &img->events.process);
 	ret = kfd_criu_bos_restore(p, &img->bos, &ctx->gst);
 	if (ret)
@@ -1105,6 +1132,7 @@ out_bos:
 	kfd_criu_bos_unwind(p, &img->bos, &ctx->gst);
 out_runtime:
 	kfd_criu_runtime_unwind(p, &img->events.process);
+	kfd_criu_traps_unwind(p, &img->traps, &ctx->gst);
 	kfd_criu_gpus_unwind(p, &ctx->gst);
 	return ret;
 }
@@ -1114,6 +1142,7 @@ static void kfd_criu_undo_gpu_state(struct kfd_process *p,
 {
 	kfd_criu_bos_unwind(p, &ctx->img.bos, &ctx->gst);
 	kfd_criu_runtime_unwind(p, &ctx->img.events.process);
+	kfd_criu_traps_unwind(p, &ctx->img.traps, &ctx->gst);
 	kfd_criu_gpus_unwind(p, &ctx->gst);
 }
 
