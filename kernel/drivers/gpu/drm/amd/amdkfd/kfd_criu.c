@@ -209,6 +209,13 @@ static int kfd_criu_check_args(const struct kfd_ioctl_criu_args *args)
  * @KFD_CRIU_FEAT_EVENTS: events
  * @KFD_CRIU_FEAT_SIGNAL_PAGE: a signal page
  * @KFD_CRIU_FEAT_LEGACY_PAUSE: the legacy PROCESS_INFO paused the process
+ * @KFD_CRIU_FEAT_SCRATCH_BACKING: AMDKFD_IOC_SET_SCRATCH_BACKING_VA set a
+ *	hidden private base on a GPU
+ * @KFD_CRIU_FEAT_PRE_GFX9: a VM on a GPU older than GFX9, whose memory
+ *	policy and queue state depend on registers the image does not
+ *	describe
+ * @KFD_CRIU_FEAT_RESET_QUEUE: the driver reset a hung queue of the process
+ * @KFD_CRIU_FEAT_POISON: the process consumed poisoned GPU memory
  * @KFD_CRIU_FEAT_NR: number of features
  */
 enum kfd_criu_feature {
@@ -223,6 +230,10 @@ enum kfd_criu_feature {
 	KFD_CRIU_FEAT_EVENTS,
 	KFD_CRIU_FEAT_SIGNAL_PAGE,
 	KFD_CRIU_FEAT_LEGACY_PAUSE,
+	KFD_CRIU_FEAT_SCRATCH_BACKING,
+	KFD_CRIU_FEAT_PRE_GFX9,
+	KFD_CRIU_FEAT_RESET_QUEUE,
+	KFD_CRIU_FEAT_POISON,
 	KFD_CRIU_FEAT_NR
 };
 
@@ -260,6 +271,14 @@ static const struct kfd_criu_feature_desc kfd_criu_features[KFD_CRIU_FEAT_NR] = 
 	[KFD_CRIU_FEAT_EVENTS] = { "events", 0, true },
 	[KFD_CRIU_FEAT_SIGNAL_PAGE] = { "a signal page", 0, true },
 	[KFD_CRIU_FEAT_LEGACY_PAUSE] = { "a legacy CRIU pause", 0, true },
+	[KFD_CRIU_FEAT_SCRATCH_BACKING] = { "a scratch backing VA",
+					    -EOPNOTSUPP, true },
+	[KFD_CRIU_FEAT_PRE_GFX9] = { "a GPU older than GFX9", -EOPNOTSUPP,
+				     false },
+	[KFD_CRIU_FEAT_RESET_QUEUE] = { "a queue the driver reset",
+					-EOPNOTSUPP, true },
+	[KFD_CRIU_FEAT_POISON] = { "consumed GPU memory poison", -EOPNOTSUPP,
+				   true },
 };
 
 /**
@@ -325,7 +344,15 @@ static u32 kfd_criu_device_features_locked(struct kfd_process *p)
 			present |= BIT(KFD_CRIU_FEAT_GPU_VM);
 		if (!idr_is_empty(&pdd->alloc_idr))
 			present |= BIT(KFD_CRIU_FEAT_BOS);
+		if (pdd->qpd.sh_hidden_private_base)
+			present |= BIT(KFD_CRIU_FEAT_SCRATCH_BACKING);
+		if (pdd->drm_priv && !KFD_IS_SOC15(pdd->dev))
+			present |= BIT(KFD_CRIU_FEAT_PRE_GFX9);
+		if (pdd->has_reset_queue)
+			present |= BIT(KFD_CRIU_FEAT_RESET_QUEUE);
 	}
+	if (atomic_read(&p->poison))
+		present |= BIT(KFD_CRIU_FEAT_POISON);
 	if (!list_empty(&p->pqm.queues))
 		present |= BIT(KFD_CRIU_FEAT_QUEUES);
 	if (kfd_criu_has_svm_ranges(p))
