@@ -70,37 +70,44 @@ run_into() {
 }
 
 # The guest has two CPUs and the tests are single threaded, so they run in
-# two lanes. The two slowest end-to-end programs lead one lane each; the
-# others alternate between the lanes in name order.
-# CRIU restores processes at their old pids: the lanes never wrap the pid
-# space, so no other test can take one meanwhile.
-LANE_HEAD1="e2e/kfd_criu_dump_restore_test.sh"
-LANE_HEAD2="e2e/kfd_mutate_test"
+# two lanes of about equal length: the second takes the mutation campaign,
+# the fault tests and the plain CRIU test, the first everything else,
+# led by the CRIU dump/restore test. CRIU restores processes at their old
+# pids: the lanes never wrap the pid space, so no other test can take one
+# meanwhile.
+LANE1_HEAD="e2e/kfd_criu_dump_restore_test.sh"
+LANE2="e2e/kfd_mutate_test e2e/kfd_faults_test e2e/criu_plain_test.sh"
 
 # test_programs TIER: the test programs of TIER, in name order.
 test_programs() {
 	find "$TESTROOT/$1" -type f \( -name '*_test' -o -name '*_test.sh' \) | sort
 }
 
+# in_list WORD LIST...: whether WORD is one of LIST
+in_list() {
+	local w=$1 x
+	shift
+	for x in "$@"; do
+		[ "$x" = "$w" ] && return 0
+	done
+	return 1
+}
+
 # run_lanes DIR: every test program of both tiers, in two lanes.
 run_lanes() {
-	local dir=$1 lane1="" lane2="" t n=0
+	local dir=$1 lane1="$TESTROOT/$LANE1_HEAD" lane2="" t rel
 
-	for t in $(test_programs selftests) $(test_programs e2e); do
-		case "${t#$TESTROOT/}" in
-		"$LANE_HEAD1"|"$LANE_HEAD2") continue ;;
-		esac
-		if [ $((n % 2)) -eq 0 ]; then
-			lane1="$lane1 $t"
-		else
-			lane2="$lane2 $t"
-		fi
-		n=$((n + 1))
+	for rel in $LANE2; do
+		lane2="$lane2 $TESTROOT/$rel"
 	done
-	(for t in "$TESTROOT/$LANE_HEAD1" $lane1; do
+	for t in $(test_programs selftests) $(test_programs e2e); do
+		rel=${t#$TESTROOT/}
+		in_list "$rel" $LANE1_HEAD $LANE2 || lane1="$lane1 $t"
+	done
+	(for t in $lane1; do
 		[ -f "$t" ] && run_into "$dir" "$t"
 	done) &
-	(for t in "$TESTROOT/$LANE_HEAD2" $lane2; do
+	(for t in $lane2; do
 		[ -f "$t" ] && run_into "$dir" "$t"
 	done) &
 	wait
