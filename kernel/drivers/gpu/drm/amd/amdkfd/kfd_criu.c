@@ -594,9 +594,12 @@ static int kfd_criu_read_compat(struct kfd_criu_image_reader *r, void *buf,
 /**
  * enum kfd_criu_section - where a restore stream is, after COMPAT
  * @KFD_CRIU_SEC_GPUS: GPU records
- * @KFD_CRIU_SEC_PROCESS: PROCESS, SIGNAL_PAGE and EVENT records, whose
- *	order kfd_criu_events_collect() checks
+ * @KFD_CRIU_SEC_PROCESS: PROCESS, COUNTS, SIGNAL_PAGE and EVENT records,
+ *	whose order kfd_criu_events_collect() checks
  * @KFD_CRIU_SEC_BOS: BO records
+ * @KFD_CRIU_SEC_QUEUES: QUEUE records
+ * @KFD_CRIU_SEC_QUEUE_STATES: QUEUE_STATE records
+ * @KFD_CRIU_SEC_SVM: SVM_RANGE records
  * @KFD_CRIU_SEC_DATA: BO_DATA records
  * @KFD_CRIU_SEC_END: END was read
  */
@@ -604,6 +607,9 @@ enum kfd_criu_section {
 	KFD_CRIU_SEC_GPUS,
 	KFD_CRIU_SEC_PROCESS,
 	KFD_CRIU_SEC_BOS,
+	KFD_CRIU_SEC_QUEUES,
+	KFD_CRIU_SEC_QUEUE_STATES,
+	KFD_CRIU_SEC_SVM,
 	KFD_CRIU_SEC_DATA,
 	KFD_CRIU_SEC_END,
 };
@@ -617,9 +623,8 @@ enum kfd_criu_section {
  * Sections never go back, so each kind of record comes in one run, in
  * stream order. Pure.
  *
- * Return: 0, -EOPNOTSUPP for queue and SVM state, which this kernel does
- * not restore yet, or -EINVAL for a record that has no place after COMPAT
- * (a second COMPAT) or comes after a later section.
+ * Return: 0, or -EINVAL for a record that has no place after COMPAT (a
+ * second COMPAT) or comes after a later section.
  */
 static int kfd_criu_next_section(enum kfd_criu_section cur, u32 type,
 				 enum kfd_criu_section *next)
@@ -631,6 +636,7 @@ static int kfd_criu_next_section(enum kfd_criu_section cur, u32 type,
 		sec = KFD_CRIU_SEC_GPUS;
 		break;
 	case KFD_CRIU_REC_PROCESS:
+	case KFD_CRIU_REC_COUNTS:
 	case KFD_CRIU_REC_SIGNAL_PAGE:
 	case KFD_CRIU_REC_EVENT:
 		sec = KFD_CRIU_SEC_PROCESS;
@@ -638,18 +644,21 @@ static int kfd_criu_next_section(enum kfd_criu_section cur, u32 type,
 	case KFD_CRIU_REC_BO:
 		sec = KFD_CRIU_SEC_BOS;
 		break;
+	case KFD_CRIU_REC_QUEUE:
+		sec = KFD_CRIU_SEC_QUEUES;
+		break;
+	case KFD_CRIU_REC_QUEUE_STATE:
+		sec = KFD_CRIU_SEC_QUEUE_STATES;
+		break;
+	case KFD_CRIU_REC_SVM_RANGE:
+		sec = KFD_CRIU_SEC_SVM;
+		break;
 	case KFD_CRIU_REC_BO_DATA:
 		sec = KFD_CRIU_SEC_DATA;
 		break;
 	case KFD_CRIU_REC_END:
 		sec = KFD_CRIU_SEC_END;
 		break;
-	case KFD_CRIU_REC_COUNTS:
-	case KFD_CRIU_REC_QUEUE:
-	case KFD_CRIU_REC_QUEUE_STATE:
-	case KFD_CRIU_REC_SVM_RANGE:
-		/* The codec knows them; restoring them is not done yet */
-		return -EOPNOTSUPP;
 	default:
 		return -EINVAL;
 	}
@@ -683,13 +692,19 @@ static int kfd_criu_collect_record(struct kfd_criu_proc_image *img,
 	case KFD_CRIU_SEC_GPUS:
 		return kfd_criu_gpus_collect(&img->gpus, rec, payload);
 	case KFD_CRIU_SEC_PROCESS:
-		ret = kfd_criu_events_collect(&img->events, rec, payload);
+		ret = kfd_criu_events_collect(&img->events, rec, payload,
+					      img->gpus.num_gpus);
 		if (ret || rec->type != KFD_CRIU_REC_PROCESS)
 			return ret;
 		num_bos = le32_to_cpu(img->events.process.num_bos);
 		return kfd_criu_bos_prepare(&img->bos, num_bos);
 	case KFD_CRIU_SEC_BOS:
 		return kfd_criu_bos_collect(&img->bos, rec, payload);
+	case KFD_CRIU_SEC_QUEUES:
+	case KFD_CRIU_SEC_QUEUE_STATES:
+	case KFD_CRIU_SEC_SVM:
+		/* kfd_criu_validate_counts() let COUNTS announce them */
+		return -EOPNOTSUPP;
 	default:
 		/* The metadata ends at the first BO_DATA or at END */
 		return 0;
@@ -754,6 +769,12 @@ static int kfd_criu_validate_image(struct kfd_criu_proc_image *img,
 		return ret;
 	if (sec == KFD_CRIU_SEC_END &&
 	    img->bos.cursor.bo_index != img->bos.num_bos)
+		return -EINVAL;
+	/*
+	 * Queue and SVM records are refused as they arrive, so an image
+	 * whose COUNTS announced some and that still got here lacks them.
+	 */
+	if (kfd_criu_counts_present(&img->events.counts))
 		return -EINVAL;
 	return 0;
 }

@@ -48,6 +48,8 @@ struct mm_struct;
  * @num_events: entries in @events
  * @events_read: EVENT records collected so far on restore
  * @have_process: the PROCESS record was collected
+ * @counts: the COUNTS record; all zero when the image has none
+ * @have_counts: a COUNTS record was collected
  */
 struct kfd_criu_events_image {
 	struct kfd_criu_process_rec process;
@@ -57,6 +59,8 @@ struct kfd_criu_events_image {
 	u32 num_events;
 	u32 events_read;
 	bool have_process;
+	struct kfd_criu_counts_rec counts;
+	bool have_counts;
 };
 
 void kfd_criu_events_image_free(struct kfd_criu_events_image *img);
@@ -64,9 +68,10 @@ int kfd_criu_events_snapshot(struct kfd_process *p,
 			     struct kfd_criu_events_image *img);
 int kfd_criu_events_write(struct kfd_criu_image_writer *w,
 			  const struct kfd_criu_events_image *img);
+bool kfd_criu_counts_present(const struct kfd_criu_counts_rec *counts);
 int kfd_criu_events_collect(struct kfd_criu_events_image *img,
 			    const struct kfd_criu_record *rec,
-			    const void *payload);
+			    const void *payload, u32 num_gpus);
 int kfd_criu_events_validate(const struct kfd_criu_events_image *img);
 int kfd_criu_events_check(struct kfd_process *p,
 			  const struct kfd_criu_events_image *img);

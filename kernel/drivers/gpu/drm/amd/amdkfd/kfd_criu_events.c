@@ -222,9 +222,11 @@ void kfd_criu_events_count(struct kfd_process *p, u32 *num_events,
 }
 
 /**
- * kfd_criu_events_write - write the PROCESS, SIGNAL_PAGE and EVENT records
- * @w: the stream, after the COMPAT record
- * @img: state from kfd_criu_events_snapshot()
+ * kfd_criu_events_write - write the PROCESS, COUNTS, SIGNAL_PAGE and EVENT
+ *	records
+ * @w: the stream, after the GPU records
+ * @img: state from kfd_criu_events_snapshot(), with the counts of the
+ *	queue and SVM snapshots; COUNTS is written only when one is non-zero
  *
  * Return: 0 or the writer's error.
  */
@@ -237,6 +239,10 @@ int kfd_criu_events_write(struct kfd_criu_image_writer *w,
 	ret = kfd_criu_image_write_record(w, KFD_CRIU_REC_PROCESS,
 					  KFD_CRIU_RECORD_MANDATORY,
 					  &img->process, sizeof(img->process));
+	if (!ret && kfd_criu_counts_present(&img->counts))
+		ret = kfd_criu_image_write_record(w, KFD_CRIU_REC_COUNTS,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  &img->counts, sizeof(img->counts));
 	if (!ret && img->signal_page)
 		ret = kfd_criu_image_write_record(w, KFD_CRIU_REC_SIGNAL_PAGE,
 						  KFD_CRIU_RECORD_MANDATORY,
@@ -274,6 +280,34 @@ static int kfd_criu_collect_process(struct kfd_criu_events_image *img,
 	return 0;
 }
 
+/**
+ * kfd_criu_counts_present - whether an image needs a COUNTS record
+ * @counts: the counts of queues and SVM ranges
+ *
+ * Return: true when a count is non-zero.
+ */
+bool kfd_criu_counts_present(const struct kfd_criu_counts_rec *counts)
+{
+	return counts->num_queues || counts->num_svm_ranges;
+}
+
+/*
+ * COUNTS follows PROCESS directly, at most once. Its values are checked
+ * here, where the collector still knows nothing else of the stream, so
+ * the sections after the BOs can size their arrays from it.
+ */
+static int kfd_criu_collect_counts(struct kfd_criu_events_image *img,
+				   const struct kfd_criu_record *rec,
+				   const void *payload, u32 num_gpus)
+{
+	if (!img->have_process || img->have_counts || img->signal_page ||
+	    img->events_read || rec->length != sizeof(img->counts))
+		return -EINVAL;
+	memcpy(&img->counts, payload, sizeof(img->counts));
+	img->have_counts = true;
+	return kfd_criu_validate_counts(&img->counts, num_gpus);
+}
+
 static int kfd_criu_collect_signal_page(struct kfd_criu_events_image *img,
 					const struct kfd_criu_record *rec,
 					const void *payload)
@@ -306,23 +340,29 @@ static int kfd_criu_collect_event(struct kfd_criu_events_image *img,
 /**
  * kfd_criu_events_collect - keep one record of a restore stream
  * @img: state collected so far
- * @rec: a PROCESS, SIGNAL_PAGE or EVENT record, as the reader returned it
+ * @rec: a PROCESS, COUNTS, SIGNAL_PAGE or EVENT record, as the reader
+ *	returned it
  * @payload: its payload
+ * @num_gpus: GPU records of the image, which COUNTS is checked against
  *
  * Only bounds and order are checked here, so that nothing unbounded is
  * allocated; the contents are checked by kfd_criu_events_validate().
+ * COUNTS is the exception: its counts size later sections, so it is
+ * validated on arrival.
  *
  * Return: 0, -ENOMEM, or -EINVAL for a record out of order, a second
- * PROCESS or SIGNAL_PAGE record, more events than PROCESS announced or a
- * record of another type.
+ * PROCESS, COUNTS or SIGNAL_PAGE record, more events than PROCESS
+ * announced, invalid counts or a record of another type.
  */
 int kfd_criu_events_collect(struct kfd_criu_events_image *img,
 			    const struct kfd_criu_record *rec,
-			    const void *payload)
+			    const void *payload, u32 num_gpus)
 {
 	switch (rec->type) {
 	case KFD_CRIU_REC_PROCESS:
 		return kfd_criu_collect_process(img, rec, payload);
+	case KFD_CRIU_REC_COUNTS:
+		return kfd_criu_collect_counts(img, rec, payload, num_gpus);
 	case KFD_CRIU_REC_SIGNAL_PAGE:
 		return kfd_criu_collect_signal_page(img, rec, payload);
 	case KFD_CRIU_REC_EVENT:

@@ -580,7 +580,7 @@ static int kfd_criu_test_collect(struct kfd_criu_events_image *img, u32 type,
 		.length = length,
 	};
 
-	return kfd_criu_events_collect(img, &rec, payload);
+	return kfd_criu_events_collect(img, &rec, payload, 1);
 }
 
 /* Records out of order or beyond what PROCESS announced are refused. */
@@ -627,6 +627,56 @@ static void kfd_criu_test_collect_order(struct kunit *test)
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, kfd_criu_test_collect(&img, KFD_CRIU_REC_COMPAT,
 						    t->page, 8),
+			-EINVAL);
+	kfd_criu_events_image_free(&img);
+}
+
+/* COUNTS comes directly after PROCESS, once, with valid counts. */
+static void kfd_criu_test_collect_counts(struct kunit *test)
+{
+	struct kfd_criu_test_image *t = kfd_criu_test_image(test);
+	struct kfd_criu_counts_rec counts = {
+		.num_queues = cpu_to_le32(2),
+		.num_svm_ranges = cpu_to_le32(3),
+	};
+	struct kfd_criu_counts_rec zero = {};
+	struct kfd_criu_events_image img = {};
+	struct kfd_criu_record rec = {
+		.type = KFD_CRIU_REC_COUNTS,
+		.flags = KFD_CRIU_RECORD_MANDATORY,
+		.length = sizeof(counts),
+	};
+
+	/* Before PROCESS */
+	KUNIT_EXPECT_EQ(test, kfd_criu_events_collect(&img, &rec, &counts, 1),
+			-EINVAL);
+	KUNIT_ASSERT_EQ(test, kfd_criu_test_collect(&img, KFD_CRIU_REC_PROCESS,
+						    &t->img.process,
+						    sizeof(t->img.process)), 0);
+	/* Short, both counts zero, no GPU for the queues */
+	rec.length = sizeof(counts) - 4;
+	KUNIT_EXPECT_EQ(test, kfd_criu_events_collect(&img, &rec, &counts, 1),
+			-EINVAL);
+	rec.length = sizeof(counts);
+	img.have_counts = false;
+	KUNIT_EXPECT_EQ(test, kfd_criu_events_collect(&img, &rec, &zero, 1),
+			-EINVAL);
+	img.have_counts = false;
+	KUNIT_EXPECT_EQ(test, kfd_criu_events_collect(&img, &rec, &counts, 0),
+			-EINVAL);
+	img.have_counts = false;
+	KUNIT_EXPECT_EQ(test, kfd_criu_events_collect(&img, &rec, &counts, 1),
+			0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(img.counts.num_svm_ranges), 3);
+	KUNIT_EXPECT_TRUE(test, kfd_criu_counts_present(&img.counts));
+	/* A second one */
+	KUNIT_EXPECT_EQ(test, kfd_criu_events_collect(&img, &rec, &counts, 1),
+			-EINVAL);
+	/* After SIGNAL_PAGE */
+	img.have_counts = false;
+	KUNIT_ASSERT_EQ(test, kfd_criu_test_collect(&img, KFD_CRIU_REC_SIGNAL_PAGE,
+						    t->page, sizeof(t->page)), 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_events_collect(&img, &rec, &counts, 1),
 			-EINVAL);
 	kfd_criu_events_image_free(&img);
 }
@@ -802,6 +852,7 @@ static struct kunit_case kfd_criu_ops_test_cases[] = {
 	KUNIT_CASE(kfd_criu_test_io_errno),
 	KUNIT_CASE_PARAM(kfd_criu_test_validate, kfd_criu_validate_gen_params),
 	KUNIT_CASE(kfd_criu_test_collect_order),
+	KUNIT_CASE(kfd_criu_test_collect_counts),
 	KUNIT_CASE(kfd_criu_test_round_trip),
 	KUNIT_CASE(kfd_criu_test_truncated),
 	KUNIT_CASE(kfd_criu_test_corrupted),
@@ -842,6 +893,16 @@ static const struct kfd_criu_section_case kfd_criu_section_cases[] = {
 	KFD_CRIU_SEC(PROCESS, GPU, -EINVAL, GPUS),
 	KFD_CRIU_SEC(PROCESS, SIGNAL_PAGE, 0, PROCESS),
 	KFD_CRIU_SEC(PROCESS, EVENT, 0, PROCESS),
+	KFD_CRIU_SEC(PROCESS, COUNTS, 0, PROCESS),
+	KFD_CRIU_SEC(BOS, COUNTS, -EINVAL, GPUS),
+	KFD_CRIU_SEC(PROCESS, QUEUE, 0, QUEUES),
+	KFD_CRIU_SEC(BOS, QUEUE, 0, QUEUES),
+	KFD_CRIU_SEC(QUEUES, QUEUE_STATE, 0, QUEUE_STATES),
+	KFD_CRIU_SEC(QUEUE_STATES, QUEUE, -EINVAL, GPUS),
+	KFD_CRIU_SEC(QUEUES, SVM_RANGE, 0, SVM),
+	KFD_CRIU_SEC(SVM, QUEUE_STATE, -EINVAL, GPUS),
+	KFD_CRIU_SEC(SVM, BO_DATA, 0, DATA),
+	KFD_CRIU_SEC(DATA, SVM_RANGE, -EINVAL, GPUS),
 	KFD_CRIU_SEC(PROCESS, BO, 0, BOS),
 	KFD_CRIU_SEC(PROCESS, BO_DATA, 0, DATA),
 	KFD_CRIU_SEC(BOS, EVENT, -EINVAL, GPUS),
@@ -1133,6 +1194,38 @@ static void kfd_criu_test_gpu_round_trip(struct kunit *test)
 	kfd_criu_proc_image_free(&img);
 }
 
+/* COUNTS round-trips; announced records that never come are refused. */
+static void kfd_criu_test_counts_without_records(struct kunit *test)
+{
+	struct kfd_criu_test_image *t = kfd_criu_test_image(test);
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream(test);
+	struct kfd_criu_proc_image out, img = {};
+	struct kfd_criu_gpu_rec gpu;
+	u32 version;
+
+	kfd_criu_test_proc_image(t, &out);
+	kfd_criu_test_gpu(&gpu, 0x1111);
+	out.gpus = (struct kfd_criu_gpus_image){ &gpu, 1, 1 };
+	out.events.counts.num_svm_ranges = cpu_to_le32(1);
+	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, NULL, &out), 0);
+	KUNIT_ASSERT_EQ(test, kfd_criu_test_read(test, s, &img, &version), 0);
+	KUNIT_EXPECT_TRUE(test, img.events.have_counts);
+	KUNIT_EXPECT_MEMEQ(test, &img.events.counts, &out.events.counts,
+			   sizeof(out.events.counts));
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_image(&img, KFD_CRIU_SEC_END),
+			-EINVAL);
+	kfd_criu_proc_image_free(&img);
+
+	/* Without a GPU record the counts are refused as they arrive */
+	s->len = 0;
+	s->pos = 0;
+	out.gpus = (struct kfd_criu_gpus_image){};
+	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, NULL, &out), 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_read(test, s, &img, &version),
+			-EINVAL);
+	kfd_criu_proc_image_free(&img);
+}
+
 /* RESTORE refuses a first BO_DATA record out of place before it acts. */
 static void kfd_criu_test_first_data(struct kunit *test)
 {
@@ -1173,6 +1266,7 @@ static struct kunit_case kfd_criu_gpu_test_cases[] = {
 	KUNIT_CASE(kfd_criu_test_offsets_needed),
 	KUNIT_CASE(kfd_criu_test_first_data),
 	KUNIT_CASE(kfd_criu_test_gpu_round_trip),
+	KUNIT_CASE(kfd_criu_test_counts_without_records),
 	{}
 };
 
