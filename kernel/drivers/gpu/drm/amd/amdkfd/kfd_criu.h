@@ -163,8 +163,11 @@ void kfd_criu_bos_count(struct kfd_process *p, u32 *num_bos,
 			u64 *stream_bytes);
 int kfd_criu_bos_snapshot(struct kfd_process *p,
 			  struct kfd_criu_bos_image *img);
-int kfd_criu_bos_write(struct kfd_criu_image_writer *w, struct kfd_process *p,
+int kfd_criu_bos_write(struct kfd_criu_image_writer *w,
 		       const struct kfd_criu_bos_image *img);
+int kfd_criu_bos_dump_contents(struct kfd_criu_image_writer *w,
+			       struct kfd_process *p,
+			       const struct kfd_criu_bos_image *img);
 int kfd_criu_bos_prepare(struct kfd_criu_bos_image *img, u32 num_bos);
 int kfd_criu_bos_collect(struct kfd_criu_bos_image *img,
 			 const struct kfd_criu_record *rec,
