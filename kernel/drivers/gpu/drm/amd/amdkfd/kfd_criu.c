@@ -862,7 +862,8 @@ static int kfd_criu_snapshot_locked(struct kfd_process *p,
 	if (!ret)
 		ret = kfd_criu_bos_snapshot(p, &img->bos);
 	if (!ret)
-		ret = kfd_criu_svm_snapshot(p, &img->gpus, &img->svm);
+		ret = kfd_criu_svm_snapshot(p, &img->gpus, &img->bos,
+					    &img->svm);
 	if (ret) {
 		kfd_criu_proc_image_free(img);
 		return ret;
@@ -1298,6 +1299,28 @@ static int kfd_criu_resume_locked(struct kfd_process *p, struct mm_struct *mm)
 	return p->n_pdds ? kfd_process_restore_queues(p) : 0;
 }
 
+/*
+ * The target's address space, for its SVM ranges, or NULL when it is gone.
+ * Through the task: the kfd_process reference does not pin p->mm.
+ */
+static struct mm_struct *kfd_criu_resume_mm(struct pid *pid,
+					    struct kfd_process *p)
+{
+	struct task_struct *task;
+	struct mm_struct *mm;
+
+	task = get_pid_task(pid, PIDTYPE_PID);
+	if (!task)
+		return NULL;
+	mm = get_task_mm(task);
+	put_task_struct(task);
+	if (mm && mm != READ_ONCE(p->mm)) {
+		mmput(mm);
+		mm = NULL;
+	}
+	return mm;
+}
+
 static int kfd_criu_op_resume(struct kfd_ioctl_criu_args *args)
 {
 	struct kfd_process *target;
@@ -1319,7 +1342,7 @@ static int kfd_criu_op_resume(struct kfd_ioctl_criu_args *args)
 	}
 
 	/* As for RESTORE: no mmput() under p->mutex */
-	mm = mmget_not_zero(target->mm) ? target->mm : NULL;
+	mm = kfd_criu_resume_mm(pid, target);
 	mutex_lock(&target->mutex);
 	ret = kfd_criu_next_state(target->criu_state, KFD_CRIU_OP_RESUME, &next);
 	if (!ret)

@@ -266,6 +266,7 @@ u64 kfd_criu_svm_needed_gpus(const struct kfd_criu_svm_image *img,
 u32 kfd_criu_svm_count(struct kfd_process *p);
 int kfd_criu_svm_snapshot(struct kfd_process *p,
 			  const struct kfd_criu_gpus_image *gpus,
+			  const struct kfd_criu_bos_image *bos,
 			  struct kfd_criu_svm_image *img);
 int kfd_criu_svm_restore(struct kfd_process *p, struct kfd_criu_svm_image *img,
 			 const struct kfd_criu_gpus_image *gpus,
@@ -323,6 +324,7 @@ static inline u32 kfd_criu_svm_count(struct kfd_process *p)
 static inline int
 kfd_criu_svm_snapshot(struct kfd_process *p,
 		      const struct kfd_criu_gpus_image *gpus,
+		      const struct kfd_criu_bos_image *bos,
 		      struct kfd_criu_svm_image *img)
 {
 	return 0;

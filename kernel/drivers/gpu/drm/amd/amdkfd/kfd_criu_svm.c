@@ -226,19 +226,39 @@ static int kfd_criu_svm_fill_locked(struct kfd_process *p,
 	return i == img->num_ranges ? 0 : -EINVAL;
 }
 
+/* The set check RESTORE makes: a BO the process never mapped may overlap */
+static int kfd_criu_svm_check_set(struct kfd_process *p,
+				  const struct kfd_criu_gpus_image *gpus,
+				  const struct kfd_criu_bos_image *bos,
+				  const struct kfd_criu_svm_image *img)
+{
+	if (!kfd_criu_check_svm_ranges(img->ranges, img->num_ranges,
+				       gpus->gpus, gpus->num_gpus, bos->bos,
+				       bos->num_bos))
+		return 0;
+	pr_warn_ratelimited("CRIU image: pid %d: an SVM range overlaps a buffer object\n",
+			    task_pid_nr(p->lead_thread));
+	return -EOPNOTSUPP;
+}
+
 /**
  * kfd_criu_svm_snapshot - record the SVM ranges of a process for a dump
  * @p: the process, paused
  * @gpus: its GPU records, from kfd_criu_gpus_snapshot()
+ * @bos: its BO records, from kfd_criu_bos_snapshot()
  * @img: receives the records; free it with kfd_criu_svm_image_free()
+ *
+ * The records pass the checks a restore makes, kfd_criu_check_svm_ranges()
+ * included.
  *
  * Context: p->mutex held; takes p->svms.lock.
  * Return: 0, -ENOMEM, -EBUSY while an unmap of SVM memory is still being
  * processed, or -EOPNOTSUPP (with a log line) for a range the image
- * cannot carry or too many ranges.
+ * cannot carry, a range over a BO or too many ranges.
  */
 int kfd_criu_svm_snapshot(struct kfd_process *p,
 			  const struct kfd_criu_gpus_image *gpus,
+			  const struct kfd_criu_bos_image *bos,
 			  struct kfd_criu_svm_image *img)
 {
 	struct svm_range_list *svms = &p->svms;
@@ -271,6 +291,8 @@ int kfd_criu_svm_snapshot(struct kfd_process *p,
 	ret = kfd_criu_svm_fill_locked(p, gpus, img);
 out_unlock:
 	mutex_unlock(&svms->lock);
+	if (!ret)
+		ret = kfd_criu_svm_check_set(p, gpus, bos, img);
 	if (ret)
 		kfd_criu_svm_image_free(img);
 	return ret;
