@@ -224,6 +224,8 @@ struct kfd_criu_svm_range {
 /**
  * struct kfd_criu_svm_resume - the SVM ranges a restored process gets at
  *	RESUME
+ * @applied: ranges a failed RESUME applied already, the first ones
+ * @partial: the range at @applied failed in SET_ATTR and may exist in part
  * @num_ranges: entries in @ranges
  * @ranges: the ranges, sorted by start, disjoint
  *
@@ -231,6 +233,8 @@ struct kfd_criu_svm_range {
  * (kfd_process.criu_svm) until RESUME applies it or the process goes.
  */
 struct kfd_criu_svm_resume {
+	u32 applied;
+	bool partial;
 	u32 num_ranges;
 	struct kfd_criu_svm_range ranges[] __counted_by(num_ranges);
 };

@@ -50,9 +50,9 @@
  * unmapping its memory, and setting NO_ACCESS does not unmap a GPU
  * mapping, so a SET_ATTR that fails half-way cannot be undone. Instead
  * RESUME stays retryable: the process stays restored with its ranges
- * kept, SET_ATTR with the same attributes is idempotent, and a later
- * RESUME applies all ranges again. CRIU kills a restored process whose
- * RESUME fails; its ranges, applied or kept, go with it.
+ * kept and how far RESUME got, and a later RESUME goes on from the range
+ * that failed, setting its attributes again. CRIU kills a restored
+ * process whose RESUME fails; its ranges, applied or kept, go with it.
  */
 
 #include <linux/bitmap.h>
@@ -651,7 +651,23 @@ static bool kfd_criu_svm_vma_ok(struct mm_struct *mm, u64 start, u64 end)
 	return true;
 }
 
-/* Everything SET_ATTR checks on its own, for all ranges, with a reason. */
+/**
+ * kfd_criu_svm_may_exist - whether a kept range may be in the process
+ * @kept: the kept ranges
+ * @i: index of a range, below @kept->num_ranges
+ *
+ * An earlier RESUME applied the ranges before @kept->applied, and the one
+ * at @kept->applied may exist in part when its SET_ATTR failed. Pure.
+ *
+ * Return: true for those ranges.
+ */
+static bool kfd_criu_svm_may_exist(const struct kfd_criu_svm_resume *kept,
+				   u32 i)
+{
+	return i < kept->applied || (i == kept->applied && kept->partial);
+}
+
+/* Everything SET_ATTR checks on its own, for what is left, with a reason. */
 static int kfd_criu_svm_check_resume(struct kfd_process *p,
 				     struct mm_struct *mm,
 				     const struct kfd_criu_svm_resume *kept)
@@ -662,14 +678,15 @@ static int kfd_criu_svm_check_resume(struct kfd_process *p,
 
 	mmap_read_lock(mm);
 	mutex_lock(&p->svms.lock);
-	for (i = 0; !ret && i < kept->num_ranges; i++) {
+	for (i = kept->applied; !ret && i < kept->num_ranges; i++) {
 		r = &kept->ranges[i];
 		if (!kfd_criu_svm_vma_ok(mm, r->start, r->start + r->size)) {
 			pr_warn_ratelimited("CRIU image: pid %d: SVM range 0x%llx-0x%llx is not mapped memory of the process\n",
 					    task_pid_nr(p->lead_thread),
 					    r->start, r->start + r->size);
 			ret = -EFAULT;
-		} else if (interval_tree_iter_first(&p->svms.objects,
+		} else if (!kfd_criu_svm_may_exist(kept, i) &&
+			   interval_tree_iter_first(&p->svms.objects,
 						    r->start >> PAGE_SHIFT,
 						    (r->start + r->size - 1) >>
 						    PAGE_SHIFT)) {
@@ -684,8 +701,9 @@ static int kfd_criu_svm_check_resume(struct kfd_process *p,
 	return ret;
 }
 
+/* Applies the ranges left, in order; @kept says how far it got. */
 static int kfd_criu_svm_apply(struct kfd_process *p, struct mm_struct *mm,
-			      const struct kfd_criu_svm_resume *kept,
+			      struct kfd_criu_svm_resume *kept,
 			      struct kfd_ioctl_svm_attribute *attrs)
 {
 	const struct kfd_criu_svm_range *r;
@@ -695,14 +713,17 @@ static int kfd_criu_svm_apply(struct kfd_process *p, struct mm_struct *mm,
 
 	for (i = 0; i < p->n_pdds; i++)
 		gpu_ids[i] = p->pdds[i]->user_gpu_id;
-	for (i = 0; i < kept->num_ranges; i++) {
-		r = &kept->ranges[i];
+	for (; kept->applied < kept->num_ranges; kept->applied++) {
+		r = &kept->ranges[kept->applied];
 		n = kfd_criu_svm_build_attrs(r, gpu_ids, p->n_pdds, attrs);
 		ret = svm_range_set_attr_mm(p, mm, r->start, r->size, n, attrs);
+		/* SET_ATTR inserts the range before it maps it */
+		kept->partial = ret != 0;
 		if (ret) {
 			pr_err("CRIU image: pid %d: SVM range 0x%llx-0x%llx: SET_ATTR failed: %d; %u of %u ranges applied, RESUME may be retried\n",
 			       task_pid_nr(p->lead_thread), r->start,
-			       r->start + r->size, ret, i, kept->num_ranges);
+			       r->start + r->size, ret, kept->applied,
+			       kept->num_ranges);
 			return ret;
 		}
 	}
@@ -714,9 +735,11 @@ static int kfd_criu_svm_apply(struct kfd_process *p, struct mm_struct *mm,
  * @p: the restored process
  * @mm: its address space, referenced by the caller; NULL when it is gone
  *
- * Checks every kept range first (in VMAs, no SVM range there yet), then
+ * Checks every range left first (in VMAs, no SVM range there yet), then
  * sets each through SET_ATTR. On success the kept ranges are freed; on
- * failure they stay, so that a retry applies them all again.
+ * failure they stay, with how far RESUME got, so that a retry goes on
+ * from the range that failed (SET_ATTR of the same attributes again is
+ * harmless).
  *
  * Context: p->mutex held, which SET_ATTR nests inside as it does for the
  * legacy CRIU RESUME. Takes the process's mmap lock and p->svms.lock.

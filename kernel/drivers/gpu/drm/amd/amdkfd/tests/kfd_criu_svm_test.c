@@ -10,8 +10,9 @@
  * reachable. Suite kfd_criu_svm covers the pure logic with synthetic
  * inputs: the access bitmaps of a range to the masks of its record, image
  * GPU masks to per-GPU data indices, the SET_ATTR list that recreates a
- * kept range, the GPUs the ranges need a VM on, record collection, and a
- * round trip from bitmaps through a record to the attribute list. None of
+ * kept range, the GPUs the ranges need a VM on, record collection, a
+ * round trip from bitmaps through a record to the attribute list, and
+ * which ranges a retried RESUME may find in place. None of
  * it needs a GPU, a KFD process or an address space.
  */
 
@@ -514,6 +515,32 @@ static void kfd_criu_test_svm_rec_refused(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, named, 0x1);
 }
 
+/* A retried RESUME skips the overlap check only where it applied before. */
+static void kfd_criu_test_svm_may_exist(struct kunit *test)
+{
+	struct kfd_criu_svm_resume *kept;
+
+	kept = kunit_kzalloc(test, struct_size(kept, ranges, 4), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, kept);
+	kept->num_ranges = 4;
+
+	/* First RESUME: nothing may exist */
+	KUNIT_EXPECT_FALSE(test, kfd_criu_svm_may_exist(kept, 0));
+	KUNIT_EXPECT_FALSE(test, kfd_criu_svm_may_exist(kept, 3));
+
+	/* Range 2 failed before SET_ATTR changed anything, say */
+	kept->applied = 2;
+	KUNIT_EXPECT_TRUE(test, kfd_criu_svm_may_exist(kept, 0));
+	KUNIT_EXPECT_TRUE(test, kfd_criu_svm_may_exist(kept, 1));
+	KUNIT_EXPECT_FALSE(test, kfd_criu_svm_may_exist(kept, 2));
+	KUNIT_EXPECT_FALSE(test, kfd_criu_svm_may_exist(kept, 3));
+
+	/* Range 2 failed in SET_ATTR: it may be there in part */
+	kept->partial = true;
+	KUNIT_EXPECT_TRUE(test, kfd_criu_svm_may_exist(kept, 2));
+	KUNIT_EXPECT_FALSE(test, kfd_criu_svm_may_exist(kept, 3));
+}
+
 static struct kunit_case kfd_criu_svm_test_cases[] = {
 	KUNIT_CASE_PARAM(kfd_criu_test_svm_access,
 			 kfd_criu_svm_access_gen_params),
@@ -526,6 +553,7 @@ static struct kunit_case kfd_criu_svm_test_cases[] = {
 	KUNIT_CASE(kfd_criu_test_svm_collect),
 	KUNIT_CASE(kfd_criu_test_svm_round_trip),
 	KUNIT_CASE(kfd_criu_test_svm_rec_refused),
+	KUNIT_CASE(kfd_criu_test_svm_may_exist),
 	{}
 };
 
