@@ -105,7 +105,7 @@ static int kfd_criu_svm_access_to_rec(u64 access, u64 aip, u64 supported,
 
 	if (num_gpus > KFD_CRIU_MAX_GPUS)
 		return -EOPNOTSUPP;
-	all = num_gpus == 64 ? ~0ULL : BIT_ULL(num_gpus) - 1;
+	all = num_gpus == KFD_CRIU_MAX_GPUS ? ~0ULL : BIT_ULL(num_gpus) - 1;
 	supported &= all;
 	if ((access | aip) & ~all || access & aip ||
 	    (access | aip) & ~supported)
