@@ -15,7 +15,8 @@ import sys
 
 TIERS = ("host", "kunit", "selftests", "e2e")
 TS_RE = re.compile(r"^\[\s*\d+\.\d+\]\s?")
-RESULT_RE = re.compile(r"^(not ok|ok)\s+\d+\s*-?\s*(.*?)\s*(#\s*(SKIP|TODO)\b.*)?$",
+# TAP allows a result without its number ("not ok - name").
+RESULT_RE = re.compile(r"^(not ok|ok)(?:\s+\d+)?(?:\s+-)?(?:\s+(.*?))?\s*(#\s*(SKIP|TODO)\b.*)?$",
                        re.IGNORECASE)
 # A kernel splat: any of these on the console fails the run.
 SPLAT_RE = re.compile(r"BUG: |WARNING: |Kernel panic|Oops|general protection fault|"
@@ -51,7 +52,7 @@ def classify(line):
     m = RESULT_RE.match(line)
     if not m:
         return None, None
-    ok, name, directive = m.group(1), m.group(2), m.group(4)
+    ok, name, directive = m.group(1), m.group(2) or "", m.group(4)
     if directive and directive.upper() == "SKIP":
         return "skip", name
     return ("pass" if ok.lower() == "ok" else "fail"), name
@@ -81,6 +82,9 @@ def parse_plain_tap(lines, tier, problems, what):
         tier.add("fail", f"{what}: {counted} of {planned} planned results")
         problems.append(f"{tier.name}: {what} stopped after {counted} of "
                         f"{planned} planned results")
+    elif planned is None and not counted:
+        # A test program that did not build or start prints no TAP at all
+        tier.add("fail", f"{what}: no TAP results")
 
 
 def parse_ktap(console, tier, problems):

@@ -34,9 +34,10 @@
  *
  * The kfd ioctl dispatcher has already checked CAP_CHECKPOINT_RESTORE or
  * CAP_SYS_ADMIN and that the caller owns the file or is the ptrace parent
- * of its owner. State the image cannot carry yet is listed once, in
- * kfd_criu_features[]: CHECKPOINT refuses it with -EOPNOTSUPP, and RESTORE
- * refuses a target that already has state with -EBUSY.
+ * of its owner. Process state is listed once, in kfd_criu_features[]:
+ * CHECKPOINT refuses state the image cannot carry with -EOPNOTSUPP and an
+ * attached debugger with -EBUSY, and RESTORE refuses a target that
+ * already has state with -EBUSY.
  *
  * RESTORE applies events last although the stream carries them before the
  * BOs: once installed, events have no undo, and the contents of the BOs
@@ -232,27 +233,37 @@ enum kfd_criu_feature {
 /**
  * struct kfd_criu_feature_desc - how dump and restore treat a feature
  * @name: for the log
- * @dump_unsupported: CHECKPOINT cannot carry it yet
+ * @dump_err: 0 when CHECKPOINT carries it; -EOPNOTSUPP when the image
+ *	cannot carry it; -EBUSY when it is a passing state the process must
+ *	leave first (a debugger must detach)
  * @restore_busy: RESTORE refuses a target that has it
  */
 struct kfd_criu_feature_desc {
 	const char *name;
-	bool dump_unsupported;
+	int dump_err;
 	bool restore_busy;
 };
 
+/*
+ * Every piece of process state a dump or restore must know of has a row;
+ * kfd_criu_process_features_locked() finds which a process has. A new
+ * kind of state gets a row and a bit there, or CHECKPOINT drops it
+ * silently.
+ */
 static const struct kfd_criu_feature_desc kfd_criu_features[KFD_CRIU_FEAT_NR] = {
-	[KFD_CRIU_FEAT_GPU_VM] = { "an acquired GPU VM", false, true },
-	[KFD_CRIU_FEAT_BOS] = { "buffer objects", false, true },
-	[KFD_CRIU_FEAT_QUEUES] = { "user queues", true, true },
-	[KFD_CRIU_FEAT_SVM_RANGES] = { "SVM ranges", false, true },
-	[KFD_CRIU_FEAT_GPU_EVENT_PAGE] = { "an event page in GPU memory", true, true },
-	[KFD_CRIU_FEAT_DEBUGGER] = { "an attached debugger", true, true },
-	[KFD_CRIU_FEAT_RUNTIME_PENDING] = { "a pending runtime enable", true, true },
-	[KFD_CRIU_FEAT_RUNTIME_ENABLED] = { "an enabled runtime", false, true },
-	[KFD_CRIU_FEAT_EVENTS] = { "events", false, true },
-	[KFD_CRIU_FEAT_SIGNAL_PAGE] = { "a signal page", false, true },
-	[KFD_CRIU_FEAT_LEGACY_PAUSE] = { "a legacy CRIU pause", false, true },
+	[KFD_CRIU_FEAT_GPU_VM] = { "an acquired GPU VM", 0, true },
+	[KFD_CRIU_FEAT_BOS] = { "buffer objects", 0, true },
+	[KFD_CRIU_FEAT_QUEUES] = { "user queues", -EOPNOTSUPP, true },
+	[KFD_CRIU_FEAT_SVM_RANGES] = { "SVM ranges", 0, true },
+	[KFD_CRIU_FEAT_GPU_EVENT_PAGE] = { "an event page in GPU memory",
+					   -EOPNOTSUPP, true },
+	[KFD_CRIU_FEAT_DEBUGGER] = { "an attached debugger", -EBUSY, true },
+	[KFD_CRIU_FEAT_RUNTIME_PENDING] = { "a pending runtime enable", -EBUSY,
+					    true },
+	[KFD_CRIU_FEAT_RUNTIME_ENABLED] = { "an enabled runtime", 0, true },
+	[KFD_CRIU_FEAT_EVENTS] = { "events", 0, true },
+	[KFD_CRIU_FEAT_SIGNAL_PAGE] = { "a signal page", 0, true },
+	[KFD_CRIU_FEAT_LEGACY_PAUSE] = { "a legacy CRIU pause", 0, true },
 };
 
 /**
@@ -261,21 +272,25 @@ static const struct kfd_criu_feature_desc kfd_criu_features[KFD_CRIU_FEAT_NR] = 
  * @restore: check for RESTORE rather than for CHECKPOINT
  * @name: receives the name of the first refused feature
  *
- * Return: 0, -EOPNOTSUPP for CHECKPOINT or -EBUSY for RESTORE.
+ * Return: 0; for CHECKPOINT the first refused feature's dump_err
+ * (-EOPNOTSUPP or -EBUSY); for RESTORE -EBUSY.
  */
 static int kfd_criu_check_features(u32 present, bool restore,
 				   const char **name)
 {
 	const struct kfd_criu_feature_desc *desc;
 	unsigned int i;
+	int err;
 
 	for (i = 0; i < KFD_CRIU_FEAT_NR; i++) {
 		desc = &kfd_criu_features[i];
 		if (!(present & BIT(i)))
 			continue;
-		if (restore ? desc->restore_busy : desc->dump_unsupported) {
+		err = restore ? (desc->restore_busy ? -EBUSY : 0) :
+				desc->dump_err;
+		if (err) {
 			*name = desc->name;
-			return restore ? -EBUSY : -EOPNOTSUPP;
+			return err;
 		}
 	}
 	return 0;
@@ -365,7 +380,10 @@ static int kfd_criu_dump_supported_locked(struct kfd_process *p)
 
 	ret = kfd_criu_check_features(kfd_criu_process_features_locked(p),
 				      false, &name);
-	if (ret)
+	if (ret == -EBUSY)
+		pr_warn_ratelimited("CRIU image: pid %d has %s; retry the dump once it is gone\n",
+				    task_pid_nr(p->lead_thread), name);
+	else if (ret)
 		pr_warn_ratelimited("CRIU image: pid %d has %s, which the image cannot carry yet\n",
 				    task_pid_nr(p->lead_thread), name);
 	return ret;
@@ -1109,10 +1127,12 @@ static int kfd_criu_restore_gpu_state(struct kfd_process *p,
 		return ret;
 	/* Only translated here; RESUME applies the ranges */
 	ret = kfd_criu_svm_restore(p, &img->svm, &img->gpus, &ctx->gst);
-	if (!ret)
-		ret = kfd_criu_bos_restore(p, &img->bos, &ctx->gst);
 	if (ret)
 		goto out_gpus;
+	kfd_criu_runtime_restore(p, &img->events.process);
+	ret = kfd_criu_bos_restore(p, &img->bos, &ctx->gst);
+	if (ret)
+		goto out_runtime;
 	ret = kfd_criu_stream_contents(p, ctx);
 	if (!ret)
 		ret = kfd_criu_report_offsets(p, ctx, args);
@@ -1122,6 +1142,8 @@ static int kfd_criu_restore_gpu_state(struct kfd_process *p,
 
 out_bos:
 	kfd_criu_bos_unwind(p, &img->bos, &ctx->gst);
+out_runtime:
+	kfd_criu_runtime_unwind(p, &img->events.process);
 out_gpus:
 	kfd_criu_gpus_unwind(p, &ctx->gst);
 	return ret;
@@ -1131,6 +1153,7 @@ static void kfd_criu_undo_gpu_state(struct kfd_process *p,
 				    struct kfd_criu_restore *ctx)
 {
 	kfd_criu_bos_unwind(p, &ctx->img.bos, &ctx->gst);
+	kfd_criu_runtime_unwind(p, &ctx->img.events.process);
 	kfd_criu_gpus_unwind(p, &ctx->gst);
 }
 

@@ -36,6 +36,7 @@
 #include <linux/string.h>
 
 #include "kfd_criu.h"
+#include "kfd_debug.h"
 #include "kfd_events.h"
 #include "kfd_priv.h"
 
@@ -574,11 +575,50 @@ static int kfd_criu_process_state_check(struct kfd_process *p,
 {
 	if (le32_to_cpu(rec->xnack_enabled) && !kfd_process_xnack_mode(p, true))
 		return -ENODEV;
-	/* Enabling the runtime programs each GPU; not restorable yet */
-	if (le32_to_cpu(rec->runtime_state) != DEBUG_RUNTIME_STATE_DISABLED &&
-	    p->n_pdds)
-		return -EOPNOTSUPP;
 	return 0;
+}
+
+/**
+ * kfd_criu_runtime_restore - enable the runtime of a restored process
+ * @p: the process, with its GPUs restored and no queues yet
+ * @rec: the validated PROCESS record
+ *
+ * An enabled runtime programs the GPUs (MES debug mode, trap temporaries)
+ * before any queue exists, as RUNTIME_ENABLE does; the queues the restore
+ * creates next depend on it. kfd_criu_runtime_unwind() undoes it.
+ *
+ * Context: p->mutex held.
+ */
+void kfd_criu_runtime_restore(struct kfd_process *p,
+			      const struct kfd_criu_process_rec *rec)
+{
+	lockdep_assert_held(&p->mutex);
+
+	if (le32_to_cpu(rec->runtime_state) != DEBUG_RUNTIME_STATE_ENABLED)
+		return;
+	p->runtime_info.runtime_state = DEBUG_RUNTIME_STATE_ENABLED;
+	p->runtime_info.r_debug = le64_to_cpu(rec->r_debug);
+	p->runtime_info.ttmp_setup = le32_to_cpu(rec->ttmp_setup);
+	kfd_runtime_enable_devices(p);
+}
+
+/**
+ * kfd_criu_runtime_unwind - undo kfd_criu_runtime_restore()
+ * @p: the process
+ * @rec: the PROCESS record kfd_criu_runtime_restore() applied
+ *
+ * Context: p->mutex held.
+ */
+void kfd_criu_runtime_unwind(struct kfd_process *p,
+			     const struct kfd_criu_process_rec *rec)
+{
+	lockdep_assert_held(&p->mutex);
+
+	if (le32_to_cpu(rec->runtime_state) != DEBUG_RUNTIME_STATE_ENABLED)
+		return;
+	kfd_runtime_disable_devices(p, true);
+	p->runtime_info.runtime_state = DEBUG_RUNTIME_STATE_DISABLED;
+	p->runtime_info.r_debug = 0;
 }
 
 /*
@@ -608,8 +648,8 @@ static void kfd_criu_set_xnack(struct kfd_process *p, bool enabled)
  * restore to refuse before it changes anything else.
  *
  * Context: p->mutex held.
- * Return: 0, -ENODEV if the GPUs of @p cannot run with the image's XNACK
- * mode, or -EOPNOTSUPP for an enabled runtime on a process with GPUs.
+ * Return: 0, or -ENODEV if the GPUs of @p cannot run with the image's
+ * XNACK mode.
  */
 int kfd_criu_events_check(struct kfd_process *p,
 			  const struct kfd_criu_events_image *img)

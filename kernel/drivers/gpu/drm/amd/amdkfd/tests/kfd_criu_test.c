@@ -314,8 +314,15 @@ static const struct kfd_criu_feature_case kfd_criu_feature_cases[] = {
 	{ "dump with queues", KFD_CRIU_FEAT(QUEUES), false, -EOPNOTSUPP, "user queues" },
 	{ "dump with SVM", KFD_CRIU_FEAT(SVM_RANGES), false, 0, NULL },
 	{ "restore into SVM", KFD_CRIU_FEAT(SVM_RANGES), true, -EBUSY, "SVM ranges" },
-	{ "dump with debugger", KFD_CRIU_FEAT(DEBUGGER), false, -EOPNOTSUPP,
+	{ "dump with debugger", KFD_CRIU_FEAT(DEBUGGER), false, -EBUSY,
 	  "an attached debugger" },
+	{ "dump with pending runtime", KFD_CRIU_FEAT(RUNTIME_PENDING), false,
+	  -EBUSY, "a pending runtime enable" },
+	{ "dump with GPU event page", KFD_CRIU_FEAT(GPU_EVENT_PAGE), false,
+	  -EOPNOTSUPP, "an event page in GPU memory" },
+	{ "debugger before event page", KFD_CRIU_FEAT(GPU_EVENT_PAGE) |
+	  KFD_CRIU_FEAT(DEBUGGER), false, -EOPNOTSUPP,
+	  "an event page in GPU memory" },
 	{ "dump with events", KFD_CRIU_FEAT(EVENTS) | KFD_CRIU_FEAT(SIGNAL_PAGE) |
 	  KFD_CRIU_FEAT(RUNTIME_ENABLED) | KFD_CRIU_FEAT(LEGACY_PAUSE), false, 0, NULL },
 	{ "restore into events", KFD_CRIU_FEAT(EVENTS), true, -EBUSY, "events" },
@@ -361,7 +368,11 @@ static void kfd_criu_test_feature_table(struct kunit *test)
 	for (i = 0; i < KFD_CRIU_FEAT_NR; i++) {
 		desc = &kfd_criu_features[i];
 		KUNIT_EXPECT_NOT_NULL_MSG(test, desc->name, "feature %u", i);
-		KUNIT_EXPECT_TRUE_MSG(test, desc->dump_unsupported || desc->restore_busy,
+		KUNIT_EXPECT_TRUE_MSG(test, desc->dump_err || desc->restore_busy,
+				      "feature %u", i);
+		KUNIT_EXPECT_TRUE_MSG(test, !desc->dump_err ||
+				      desc->dump_err == -EOPNOTSUPP ||
+				      desc->dump_err == -EBUSY,
 				      "feature %u", i);
 	}
 }

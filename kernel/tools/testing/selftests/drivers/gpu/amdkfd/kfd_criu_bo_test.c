@@ -112,64 +112,17 @@ static long check_fill(const void *mem, size_t size, __u32 seed)
 	return -1;
 }
 
-static int acquire_vm(int kfd, int drm_fd, __u32 gpu_id)
-{
-	struct kfd_ioctl_acquire_vm_args args = {
-		.drm_fd = drm_fd, .gpu_id = gpu_id,
-	};
-
-	return kfd_ioctl(kfd, AMDKFD_IOC_ACQUIRE_VM, &args);
-}
-
-/* Whether [@va, @va + @size) lies in @gpu_id's GPUVM aperture */
-static bool in_gpuvm_aperture(int kfd, __u32 gpu_id, __u64 va, __u64 size)
-{
-	struct kfd_process_device_apertures ap[KFD_TEST_MAX_GPUS];
-	struct kfd_ioctl_get_process_apertures_new_args args = {
-		.kfd_process_device_apertures_ptr = (uintptr_t)ap,
-		.num_of_nodes = KFD_TEST_MAX_GPUS,
-	};
-	__u32 i;
-
-	if (kfd_ioctl(kfd, AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &args))
-		return false;
-	for (i = 0; i < args.num_of_nodes && i < KFD_TEST_MAX_GPUS; i++)
-		if (ap[i].gpu_id == gpu_id)
-			return va >= ap[i].gpuvm_base &&
-			       va + size - 1 <= ap[i].gpuvm_limit;
-	return false;
-}
-
 static int alloc_bo(int kfd, __u32 gpu_id, __u32 flags, __u64 va,
 		    __u64 userptr, struct bo *bo)
 {
-	struct kfd_ioctl_alloc_memory_of_gpu_args args = {
-		.va_addr = va, .size = BO_SIZE, .mmap_offset = userptr,
-		.gpu_id = gpu_id, .flags = flags,
-	};
 	int ret;
 
-	ret = kfd_ioctl(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &args);
+	ret = kfd_alloc_memory(kfd, gpu_id, flags, va, BO_SIZE, userptr,
+			       &bo->handle, &bo->mmap_offset);
 	bo->va = va;
-	bo->handle = args.handle;
-	bo->mmap_offset = userptr ? 0 : args.mmap_offset;
+	if (userptr)
+		bo->mmap_offset = 0;
 	return ret;
-}
-
-/* MAP_MEMORY_TO_GPU (@map) or UNMAP_MEMORY_FROM_GPU of @handle */
-static int map_bo(int kfd, bool map, __u64 handle, const __u32 *gpu_ids,
-		  __u32 n)
-{
-	struct kfd_ioctl_map_memory_to_gpu_args args = {
-		.handle = handle, .device_ids_array_ptr = (uintptr_t)gpu_ids,
-		.n_devices = n,
-	};
-	int ret;
-
-	/* The unmap args have the same layout */
-	ret = kfd_ioctl(kfd, map ? AMDKFD_IOC_MAP_MEMORY_TO_GPU :
-			AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &args);
-	return ret ? ret : args.n_success == n ? 0 : -EIO;
 }
 
 /* Maps @bo through @drm_fd at @offset, writes or checks its pattern */
@@ -212,9 +165,9 @@ static void dumpee_main(int sock, const struct bo_setup *setup,
 		ids[i] = plan->gpus[i].gpu_id;
 		drm[i] = open_render_node(&plan->gpus[i]);
 		CHILD_CHECK(drm[i] >= 0);
-		CHILD_CHECK(!acquire_vm(kfd, drm[i], ids[i]));
+		CHILD_CHECK(!kfd_acquire_vm(kfd, drm[i], ids[i]));
 	}
-	CHILD_CHECK(in_gpuvm_aperture(kfd, ids[0], va, VA_SPAN));
+	CHILD_CHECK(kfd_in_gpuvm_aperture(kfd, ids[0], va, VA_SPAN));
 	plan->nr_bos = 0;
 	if (with_userptr) {
 		CHILD_CHECK(!alloc_bo(kfd, ids[0], vram, va, 0,
@@ -224,8 +177,9 @@ static void dumpee_main(int sock, const struct bo_setup *setup,
 	CHILD_CHECK(!alloc_bo(kfd, ids[0], gtt, va + VA_ALIGN, 0,
 			      &plan->bos[plan->nr_bos++]));
 	if (with_userptr) {
-		CHILD_CHECK(in_gpuvm_aperture(kfd, ids[0],
-					      (uintptr_t)setup->userptr, BO_SIZE));
+		CHILD_CHECK(kfd_in_gpuvm_aperture(kfd, ids[0],
+						  (uintptr_t)setup->userptr,
+						  BO_SIZE));
 		CHILD_CHECK(!alloc_bo(kfd, ids[0],
 				      KFD_IOC_ALLOC_MEM_FLAGS_USERPTR |
 				      KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE,
@@ -238,8 +192,8 @@ static void dumpee_main(int sock, const struct bo_setup *setup,
 		if (plan->bos[i].mmap_offset)
 			CHILD_CHECK(!touch_bo(drm[0], &plan->bos[i],
 					      plan->bos[i].mmap_offset, true));
-		CHILD_CHECK(!map_bo(kfd, true, plan->bos[i].handle, ids,
-				    plan->nr_gpus));
+		CHILD_CHECK(!kfd_map_memory(kfd, true, plan->bos[i].handle,
+					    ids, plan->nr_gpus));
 	}
 	CHILD_CHECK(!send_fd(sock, kfd, plan, sizeof(*plan)));
 	sync_wait(sock);	/* until the dump is done */
@@ -287,17 +241,6 @@ static int dump_bo_child(struct __test_metadata *_metadata,
 	return memfd;
 }
 
-static __u64 moved_offset(const struct kfd_criu_offset_map *map, __u32 n,
-			  __u64 old)
-{
-	__u32 i;
-
-	for (i = 0; i < n; i++)
-		if (map[i].old_offset == old)
-			return map[i].new_offset;
-	return old;
-}
-
 /*
  * Restores @image_fd with a GPU map of @plan's GPUs, first with no room
  * for offsets to see -ENOSPC (if any moved), then with the room RESTORE
@@ -339,15 +282,13 @@ static void restoree_main(int sock, int image_fd, const struct bo_plan *plan)
 
 		if (bo->mmap_offset)
 			CHILD_CHECK(!touch_bo(map[0].drm_fd, bo,
-					      moved_offset(offsets, n,
-							   bo->mmap_offset),
+					      criu_moved_offset(offsets, n,
+								bo->mmap_offset),
 					      false));
 		/* Same handle, still mapped on every GPU */
-		CHILD_CHECK(!map_bo(fd, false, bo->handle, ids,
-				    plan->nr_gpus));
-		CHILD_CHECK(!kfd_ioctl(fd, AMDKFD_IOC_FREE_MEMORY_OF_GPU,
-				       &(struct kfd_ioctl_free_memory_of_gpu_args){
-					       .handle = bo->handle }));
+		CHILD_CHECK(!kfd_map_memory(fd, false, bo->handle, ids,
+					    plan->nr_gpus));
+		CHILD_CHECK(!kfd_free_memory(fd, bo->handle));
 	}
 	_exit(0);
 }

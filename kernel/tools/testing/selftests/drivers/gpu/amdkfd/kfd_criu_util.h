@@ -2,16 +2,20 @@
 /*
  * DOC: helpers shared by the amdkfd CRIU selftests
  *
- * KFD ioctl wrappers for image mode, fd passing over SCM_RIGHTS, process
- * synchronisation and the GPU nodes of the KFD topology. Every function is
- * static inline: each test program includes this header once. The
- * project's e2e tests (outside the kernel tree) include it as well.
+ * KFD ioctl wrappers for image mode and for GPU memory, fd passing over
+ * SCM_RIGHTS, process synchronisation, the GPU nodes of the KFD topology
+ * and their properties, and the dump-then-restore scaffolding of the GPU
+ * tests: a child that is dumped as CRIU does it and a fresh child that
+ * restores the image and is resumed. Every function is static inline:
+ * each test program includes this header once. The project's e2e tests
+ * (outside the kernel tree) include it as well.
  */
 #ifndef KFD_CRIU_UTIL_H
 #define KFD_CRIU_UTIL_H
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,11 +23,13 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/kfd_ioctl.h>
@@ -45,10 +51,12 @@
  * struct kfd_test_gpu - a GPU node of the KFD topology
  * @gpu_id: its gpu_id
  * @render_minor: the minor of its render node, /dev/dri/renderD<minor>
+ * @node: its node number in the topology
  */
 struct kfd_test_gpu {
 	__u32 gpu_id;
 	int render_minor;
+	int node;
 };
 
 static inline bool have_kfd(void)
@@ -234,6 +242,7 @@ static inline int kfd_topology_gpus(struct kfd_test_gpu *gpus, int max)
 		read_text(path, buf, sizeof(buf));
 		minor = strstr(buf, "drm_render_minor ");
 		gpus[n].gpu_id = gpu_id;
+		gpus[n].node = node;
 		gpus[n++].render_minor = minor ? atoi(minor + 17) : -1;
 	}
 	return n;
@@ -248,6 +257,260 @@ static inline int open_render_node(const struct kfd_test_gpu *gpu)
 		return -1;
 	snprintf(path, sizeof(path), "/dev/dri/renderD%d", gpu->render_minor);
 	return open(path, O_RDWR | O_CLOEXEC);
+}
+
+/*
+ * Reads the property @name of @gpu's topology node into @val; 0, or -1
+ * when the node does not list it.
+ */
+static inline int kfd_gpu_prop(const struct kfd_test_gpu *gpu,
+			       const char *name, __u64 *val)
+{
+	char path[128], buf[4096], *line, *save = NULL;
+	size_t len = strlen(name);
+
+	snprintf(path, sizeof(path), KFD_TOPOLOGY_NODES "/%d/properties",
+		 gpu->node);
+	if (read_text(path, buf, sizeof(buf)))
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, name, len) && line[len] == ' ') {
+			*val = strtoull(line + len + 1, NULL, 10);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static inline int kfd_acquire_vm(int kfd, int drm_fd, __u32 gpu_id)
+{
+	struct kfd_ioctl_acquire_vm_args args = {
+		.drm_fd = drm_fd, .gpu_id = gpu_id,
+	};
+
+	return kfd_ioctl(kfd, AMDKFD_IOC_ACQUIRE_VM, &args);
+}
+
+/* Whether [@va, @va + @size) lies in @gpu_id's GPUVM aperture */
+static inline bool kfd_in_gpuvm_aperture(int kfd, __u32 gpu_id, __u64 va,
+					 __u64 size)
+{
+	struct kfd_process_device_apertures ap[KFD_TEST_MAX_GPUS];
+	struct kfd_ioctl_get_process_apertures_new_args args = {
+		.kfd_process_device_apertures_ptr = (uintptr_t)ap,
+		.num_of_nodes = KFD_TEST_MAX_GPUS,
+	};
+	__u32 i;
+
+	if (kfd_ioctl(kfd, AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &args))
+		return false;
+	for (i = 0; i < args.num_of_nodes && i < KFD_TEST_MAX_GPUS; i++)
+		if (ap[i].gpu_id == gpu_id)
+			return va >= ap[i].gpuvm_base &&
+			       va + size - 1 <= ap[i].gpuvm_limit;
+	return false;
+}
+
+/*
+ * ALLOC_MEMORY_OF_GPU of @size bytes at @va with @flags; @userptr is the
+ * CPU address of a userptr BO, else 0. Sets *@handle and *@mmap_offset.
+ */
+static inline int kfd_alloc_memory(int kfd, __u32 gpu_id, __u32 flags,
+				   __u64 va, __u64 size, __u64 userptr,
+				   __u64 *handle, __u64 *mmap_offset)
+{
+	struct kfd_ioctl_alloc_memory_of_gpu_args args = {
+		.va_addr = va, .size = size, .mmap_offset = userptr,
+		.gpu_id = gpu_id, .flags = flags,
+	};
+	int ret;
+
+	ret = kfd_ioctl(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &args);
+	*handle = args.handle;
+	*mmap_offset = args.mmap_offset;
+	return ret;
+}
+
+static inline int kfd_free_memory(int kfd, __u64 handle)
+{
+	struct kfd_ioctl_free_memory_of_gpu_args args = { .handle = handle };
+
+	return kfd_ioctl(kfd, AMDKFD_IOC_FREE_MEMORY_OF_GPU, &args);
+}
+
+/*
+ * MAP_MEMORY_TO_GPU (@map) or UNMAP_MEMORY_FROM_GPU of @handle on the @n
+ * GPUs at @gpu_ids; -EIO when not all of them took it.
+ */
+static inline int kfd_map_memory(int kfd, bool map, __u64 handle,
+				 const __u32 *gpu_ids, __u32 n)
+{
+	struct kfd_ioctl_map_memory_to_gpu_args args = {
+		.handle = handle, .device_ids_array_ptr = (uintptr_t)gpu_ids,
+		.n_devices = n,
+	};
+	int ret;
+
+	/* The unmap args have the same layout */
+	ret = kfd_ioctl(kfd, map ? AMDKFD_IOC_MAP_MEMORY_TO_GPU :
+			AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &args);
+	return ret ? ret : args.n_success == n ? 0 : -EIO;
+}
+
+/* Where RESTORE moved mmap offset @old, by its offset map; else @old */
+static inline __u64 criu_moved_offset(const struct kfd_criu_offset_map *map,
+				      __u32 n, __u64 old)
+{
+	__u32 i;
+
+	for (i = 0; i < n; i++)
+		if (map[i].old_offset == old)
+			return map[i].new_offset;
+	return old;
+}
+
+/*
+ * Dumps the process that owns @kfd as CRIU's plugin does: PROCESS_INFO,
+ * then CHECKPOINT into @image_fd. The process stays paused; the caller
+ * UNPAUSEs it. Returns 0 or the failing op's negative errno, and names
+ * that op in *@op; *@pid is the pid PROCESS_INFO reported and *@size the
+ * bytes CHECKPOINT wrote.
+ */
+static inline int criu_dump(int kfd, int image_fd, pid_t *pid, __u64 *size,
+			    const char **op)
+{
+	struct kfd_ioctl_criu_args args;
+	int ret;
+
+	*op = "PROCESS_INFO";
+	ret = criu_image_op(kfd, KFD_CRIU_OP_PROCESS_INFO, -1, &args);
+	if (ret)
+		return ret;
+	*pid = args.pid;
+	*op = "CHECKPOINT";
+	ret = criu_image_op(kfd, KFD_CRIU_OP_CHECKPOINT, image_fd, &args);
+	*size = args.image_size;
+	return ret;
+}
+
+/* Monotonic milliseconds, for bounded waits */
+static inline __u64 now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/**
+ * struct kfd_dumpee - a child process a test dumps, as CRIU would
+ * @pid: its pid
+ * @sock: the test's end of the socket pair to it
+ * @kfd: its /dev/kfd file, which it passed to the test
+ */
+struct kfd_dumpee {
+	pid_t pid;
+	int sock;
+	int kfd;
+};
+
+/*
+ * Forks a child that runs @fn(sock, @ctx): it sets up KFD state, hands
+ * its /dev/kfd file and @len bytes at @data to the test with send_fd()
+ * and sync_wait()s until the dump is done. Receives both into @d and
+ * @data and seizes the child with ptrace, so that the test may dump it.
+ * Returns 0, or -1 when the child ended instead (it said why).
+ */
+static inline int kfd_dumpee_start(struct kfd_dumpee *d,
+				   void (*fn)(int sock, void *ctx), void *ctx,
+				   void *data, size_t len)
+{
+	int sv[2];
+
+	d->pid = -1;
+	d->sock = -1;
+	d->kfd = -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return -1;
+	d->pid = fork();
+	if (d->pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (!d->pid) {
+		close(sv[0]);
+		fn(sv[1], ctx);
+		_exit(0);
+	}
+	close(sv[1]);
+	d->sock = sv[0];
+	d->kfd = recv_fd(d->sock, data, len);
+	if (d->kfd < 0 || ptrace(PTRACE_SEIZE, d->pid, 0, 0))
+		return -1;
+	return 0;
+}
+
+/*
+ * Lets the dumpee go on from its sync_wait(), or kills it when it never
+ * handed over its file; returns its exit status, or -1.
+ */
+static inline int kfd_dumpee_finish(struct kfd_dumpee *d)
+{
+	char c = 0;
+	int ret;
+
+	if (d->pid < 0)
+		return -1;
+	if (d->kfd < 0 || write(d->sock, &c, 1) != 1)
+		kill(d->pid, SIGKILL);
+	ret = wait_child(d->pid);
+	if (d->kfd >= 0)
+		close(d->kfd);
+	close(d->sock);
+	return ret;
+}
+
+/*
+ * Runs @fn(sock, @ctx) in a fresh child that restores an image: it
+ * sync_send()s once its RESTORE succeeded and then sync_wait()s, while
+ * this function RESUMEs it through a /dev/kfd file of the test's. Returns
+ * the child's exit status, or -1; *@resume_ret is RESUME's result, or 1
+ * when the child ended before it asked for RESUME.
+ */
+static inline int kfd_restoree_run(void (*fn)(int sock, void *ctx),
+				   void *ctx, int *resume_ret)
+{
+	int sv[2], kfd;
+	pid_t pid;
+	char c = 0;
+
+	*resume_ret = 1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (!pid) {
+		close(sv[0]);
+		fn(sv[1], ctx);
+		_exit(0);
+	}
+	close(sv[1]);
+	if (read(sv[0], &c, 1) == 1) {
+		kfd = kfd_open();
+		*resume_ret = kfd < 0 ? -errno : criu_resume(kfd, pid);
+		if (*resume_ret || write(sv[0], &c, 1) != 1)
+			kill(pid, SIGKILL);
+		if (kfd >= 0)
+			close(kfd);
+	}
+	close(sv[0]);
+	return wait_child(pid);
 }
 
 #endif /* KFD_CRIU_UTIL_H */
