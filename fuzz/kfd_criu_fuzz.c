@@ -11,8 +11,9 @@
  * then every record into one buffer as large as the largest record the
  * reader's table allows (a full BO_DATA chunk, so AddressSanitizer sees
  * any overrun), each collected under the order and count rules of the
- * format (kfd_criu_image.h: COMPAT, GPU x num_gpus, PROCESS, [COUNTS],
- * SIGNAL_PAGE, EVENT x num_events, BO x num_bos, QUEUE x num_queues,
+ * format (kfd_criu_image.h: COMPAT, GPU x num_gpus, [TRAP_HANDLER],
+ * PROCESS, [COUNTS], SIGNAL_PAGE, EVENT x num_events, BO x num_bos,
+ * QUEUE x num_queues,
  * QUEUE_STATE per queue and XCC, SVM_RANGE x num_svm_ranges, BO_DATA...,
  * END); then the set checks RESTORE runs: the process record, the runtime
  * state, unique ascending event ids, each event and its signal slot, each
@@ -82,6 +83,7 @@ static_assert(KFD_CRIU_REC_QUEUE == KFD_IMG_REC_QUEUE);
 static_assert(KFD_CRIU_REC_QUEUE_STATE == KFD_IMG_REC_QUEUE_STATE);
 static_assert(KFD_CRIU_REC_SVM_RANGE == KFD_IMG_REC_SVM_RANGE);
 static_assert(KFD_CRIU_REC_COUNTS == KFD_IMG_REC_COUNTS);
+static_assert(KFD_CRIU_REC_TRAP_HANDLER == KFD_IMG_REC_TRAP_HANDLER);
 static_assert(sizeof(struct kfd_criu_queue_rec) == KFD_IMG_QUEUE_SIZE);
 static_assert(sizeof(struct kfd_criu_queue_state_hdr) +
 	      sizeof(struct kfd_criu_queue_dyn) == KFD_IMG_QUEUE_STATE_FIXED);
@@ -144,6 +146,8 @@ struct fuzz_blob {
  * @gpus: GPU records, as many as COMPAT announced
  * @num_gpus: announced GPUs
  * @gpus_read: GPUs collected
+ * @traps: TRAP_HANDLER records
+ * @num_traps: TRAP_HANDLER records collected
  * @process: the PROCESS record
  * @signal_page: the SIGNAL_PAGE payload or NULL
  * @signal_page_size: its length
@@ -177,6 +181,8 @@ struct fuzz_image {
 	struct kfd_criu_gpu_rec gpus[KFD_CRIU_MAX_GPUS];
 	u32 num_gpus;
 	u32 gpus_read;
+	struct kfd_criu_trap_rec traps[KFD_CRIU_MAX_GPUS];
+	u32 num_traps;
 	struct kfd_criu_process_rec process;
 	u8 *signal_page;
 	u32 signal_page_size;
@@ -295,11 +301,23 @@ static int collect_gpu(struct fuzz_image *img,
 	struct kfd_criu_gpu_rec *gpu;
 
 	if (img->have_process || img->gpus_read == img->num_gpus ||
-	    rec->length != sizeof(*gpu))
+	    img->num_traps || rec->length != sizeof(*gpu))
 		return -EINVAL;
 	gpu = &img->gpus[img->gpus_read++];
 	memcpy(gpu, buf, sizeof(*gpu));
 	return kfd_criu_validate_gpu(gpu);
+}
+
+/* A trap handler: after all GPU records, before PROCESS, one per GPU */
+static int collect_trap(struct fuzz_image *img,
+			const struct kfd_criu_record *rec, const void *buf)
+{
+	if (img->have_process || img->gpus_read != img->num_gpus ||
+	    img->num_traps == img->num_gpus ||
+	    rec->length != sizeof(img->traps[0]))
+		return -EINVAL;
+	memcpy(&img->traps[img->num_traps++], buf, rec->length);
+	return kfd_criu_check_traps(img->traps, img->num_traps, img->num_gpus);
 }
 
 /* A BO record: after all events, before any contents */
@@ -564,6 +582,8 @@ static int collect(struct fuzz_image *img, const struct kfd_criu_record *rec,
 	switch (rec->type) {
 	case KFD_CRIU_REC_GPU:
 		return collect_gpu(img, rec, buf);
+	case KFD_CRIU_REC_TRAP_HANDLER:
+		return collect_trap(img, rec, buf);
 	case KFD_CRIU_REC_BO:
 		return collect_bo(img, rec, buf);
 	case KFD_CRIU_REC_BO_DATA:
@@ -803,6 +823,11 @@ static int rewrite(const struct kfd_criu_image_header *hdr,
 		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_GPU,
 						  KFD_CRIU_RECORD_MANDATORY,
 						  &img->gpus[i], sizeof(img->gpus[i]));
+	for (i = 0; !ret && i < img->num_traps; i++)
+		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_TRAP_HANDLER,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  &img->traps[i],
+						  sizeof(img->traps[i]));
 	if (!ret)
 		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_PROCESS,
 						  KFD_CRIU_RECORD_MANDATORY,

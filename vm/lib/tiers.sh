@@ -28,17 +28,6 @@ run_one() {
 	echo "### time $tier $name $(( $(uptime_cs) - start ))0 ms"
 }
 
-run_tier() {
-	local tier=$1 t
-	echo "### tier $tier"
-	for t in $(find "$TESTROOT/$tier" -type f \( -name '*_test' -o -name '*_test.sh' \) | sort); do
-		case "$t" in
-		*.sh) run_one "$tier" "${t#$TESTROOT/$tier/}" sh "$t" ;;
-		*) run_one "$tier" "${t#$TESTROOT/$tier/}" "$t" ;;
-		esac
-	done
-}
-
 # kmemleak wants two scans before it reports an object as leaked.
 report_kmemleak() {
 	local k=/sys/kernel/debug/kmemleak
@@ -66,11 +55,75 @@ run_mutate_mode() {
 	} > "$RESULTS" 2>&1
 }
 
+# run_into DIR PATH: run the test program PATH (under $TESTROOT/TIER/) with
+# its framed output in DIR/TIER/, one file per program.
+run_into() {
+	local dir=$1 t=$2 rel tier name
+	rel=${t#$TESTROOT/}
+	tier=${rel%%/*}
+	name=${rel#*/}
+	mkdir -p "$dir/$tier"
+	case "$t" in
+	*.sh) run_one "$tier" "$name" sh "$t" ;;
+	*) run_one "$tier" "$name" "$t" ;;
+	esac > "$dir/$tier/$(echo "$name" | tr / _).out" 2>&1
+}
+
+# The guest has two CPUs and the tests are single threaded, so they run in
+# two lanes of about equal length: the second takes the mutation campaign,
+# the fault tests and the plain CRIU test, the first everything else,
+# led by the CRIU dump/restore test. CRIU restores processes at their old
+# pids: the lanes never wrap the pid space, so no other test can take one
+# meanwhile.
+LANE1_HEAD="e2e/kfd_criu_dump_restore_test.sh"
+LANE2="e2e/kfd_mutate_test e2e/kfd_faults_test e2e/criu_plain_test.sh"
+
+# test_programs TIER: the test programs of TIER, in name order.
+test_programs() {
+	find "$TESTROOT/$1" -type f \( -name '*_test' -o -name '*_test.sh' \) | sort
+}
+
+# in_list WORD LIST...: whether WORD is one of LIST
+in_list() {
+	local w=$1 x
+	shift
+	for x in "$@"; do
+		[ "$x" = "$w" ] && return 0
+	done
+	return 1
+}
+
+# run_lanes DIR: every test program of both tiers, in two lanes.
+run_lanes() {
+	local dir=$1 lane1="$TESTROOT/$LANE1_HEAD" lane2="" t rel
+
+	for rel in $LANE2; do
+		lane2="$lane2 $TESTROOT/$rel"
+	done
+	for t in $(test_programs selftests) $(test_programs e2e); do
+		rel=${t#$TESTROOT/}
+		in_list "$rel" $LANE1_HEAD $LANE2 || lane1="$lane1 $t"
+	done
+	(for t in $lane1; do
+		[ -f "$t" ] && run_into "$dir" "$t"
+	done) &
+	(for t in $lane2; do
+		[ -f "$t" ] && run_into "$dir" "$t"
+	done) &
+	wait
+}
+
 run_check_mode() {
+	local dir=/tmp/results tier
+
+	rm -rf "$dir"
+	run_lanes "$dir"
 	{
 		echo "### begin"
-		run_tier selftests
-		run_tier e2e
+		for tier in selftests e2e; do
+			echo "### tier $tier"
+			cat "$dir/$tier"/*.out 2>/dev/null
+		done
 		report_kmemleak
 		echo "### done"
 	} > "$RESULTS" 2>&1

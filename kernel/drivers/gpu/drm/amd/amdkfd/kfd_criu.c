@@ -84,12 +84,14 @@ static_assert(KFD_CRIU_READ_BUF_SIZE >= KFD_CRIU_SIGNAL_PAGE_MAX);
 /**
  * struct kfd_criu_proc_image - the metadata of an image in kernel memory
  * @gpus: the GPU records
- * @events: the PROCESS, SIGNAL_PAGE and EVENT records
+ * @traps: the TRAP_HANDLER records
+ * @events: the PROCESS, COUNTS, SIGNAL_PAGE and EVENT records
  * @bos: the BO records
  * @svm: the SVM_RANGE records
  */
 struct kfd_criu_proc_image {
 	struct kfd_criu_gpus_image gpus;
+	struct kfd_criu_traps_image traps;
 	struct kfd_criu_events_image events;
 	struct kfd_criu_bos_image bos;
 	struct kfd_criu_svm_image svm;
@@ -98,6 +100,7 @@ struct kfd_criu_proc_image {
 static void kfd_criu_proc_image_free(struct kfd_criu_proc_image *img)
 {
 	kfd_criu_gpus_image_free(&img->gpus);
+	kfd_criu_traps_image_free(&img->traps);
 	kfd_criu_events_image_free(&img->events);
 	kfd_criu_bos_image_free(&img->bos);
 	kfd_criu_svm_image_free(&img->svm);
@@ -213,6 +216,13 @@ static int kfd_criu_check_args(const struct kfd_ioctl_criu_args *args)
  * @KFD_CRIU_FEAT_EVENTS: events
  * @KFD_CRIU_FEAT_SIGNAL_PAGE: a signal page
  * @KFD_CRIU_FEAT_LEGACY_PAUSE: the legacy PROCESS_INFO paused the process
+ * @KFD_CRIU_FEAT_SCRATCH_BACKING: AMDKFD_IOC_SET_SCRATCH_BACKING_VA set a
+ *	hidden private base on a GPU
+ * @KFD_CRIU_FEAT_PRE_GFX9: a VM on a GPU older than GFX9, whose memory
+ *	policy and queue state depend on registers the image does not
+ *	describe
+ * @KFD_CRIU_FEAT_RESET_QUEUE: the driver reset a hung queue of the process
+ * @KFD_CRIU_FEAT_POISON: the process consumed poisoned GPU memory
  * @KFD_CRIU_FEAT_NR: number of features
  */
 enum kfd_criu_feature {
@@ -227,6 +237,10 @@ enum kfd_criu_feature {
 	KFD_CRIU_FEAT_EVENTS,
 	KFD_CRIU_FEAT_SIGNAL_PAGE,
 	KFD_CRIU_FEAT_LEGACY_PAUSE,
+	KFD_CRIU_FEAT_SCRATCH_BACKING,
+	KFD_CRIU_FEAT_PRE_GFX9,
+	KFD_CRIU_FEAT_RESET_QUEUE,
+	KFD_CRIU_FEAT_POISON,
 	KFD_CRIU_FEAT_NR
 };
 
@@ -264,6 +278,14 @@ static const struct kfd_criu_feature_desc kfd_criu_features[KFD_CRIU_FEAT_NR] = 
 	[KFD_CRIU_FEAT_EVENTS] = { "events", 0, true },
 	[KFD_CRIU_FEAT_SIGNAL_PAGE] = { "a signal page", 0, true },
 	[KFD_CRIU_FEAT_LEGACY_PAUSE] = { "a legacy CRIU pause", 0, true },
+	[KFD_CRIU_FEAT_SCRATCH_BACKING] = { "a scratch backing VA",
+					    -EOPNOTSUPP, true },
+	[KFD_CRIU_FEAT_PRE_GFX9] = { "a GPU older than GFX9", -EOPNOTSUPP,
+				     false },
+	[KFD_CRIU_FEAT_RESET_QUEUE] = { "a queue the driver reset",
+					-EOPNOTSUPP, true },
+	[KFD_CRIU_FEAT_POISON] = { "consumed GPU memory poison", -EOPNOTSUPP,
+				   true },
 };
 
 /**
@@ -329,7 +351,15 @@ static u32 kfd_criu_device_features_locked(struct kfd_process *p)
 			present |= BIT(KFD_CRIU_FEAT_GPU_VM);
 		if (!idr_is_empty(&pdd->alloc_idr))
 			present |= BIT(KFD_CRIU_FEAT_BOS);
+		if (pdd->qpd.sh_hidden_private_base)
+			present |= BIT(KFD_CRIU_FEAT_SCRATCH_BACKING);
+		if (pdd->drm_priv && !KFD_IS_SOC15(pdd->dev))
+			present |= BIT(KFD_CRIU_FEAT_PRE_GFX9);
+		if (pdd->has_reset_queue)
+			present |= BIT(KFD_CRIU_FEAT_RESET_QUEUE);
 	}
+	if (atomic_read(&p->poison))
+		present |= BIT(KFD_CRIU_FEAT_POISON);
 	if (!list_empty(&p->pqm.queues))
 		present |= BIT(KFD_CRIU_FEAT_QUEUES);
 	if (kfd_criu_has_svm_ranges(p))
@@ -543,6 +573,7 @@ static void kfd_criu_file_put(struct kfd_criu_file_io *fio)
 /**
  * kfd_criu_image_size_estimate - stream bytes of an image
  * @num_gpus: GPUs in the image
+ * @num_traps: trap handlers in the image
  * @num_events: events in the image
  * @signal_page_size: bytes of the signal page record, 0 for none
  * @bo_bytes: stream bytes of the BO and BO_DATA records
@@ -550,8 +581,9 @@ static void kfd_criu_file_put(struct kfd_criu_file_io *fio)
  *
  * Return: the exact size of an image with this content.
  */
-static u64 kfd_criu_image_size_estimate(u32 num_gpus, u32 num_events,
-					u32 signal_page_size, u64 bo_bytes,
+static u64 kfd_criu_image_size_estimate(u32 num_gpus, u32 num_traps,
+					u32 num_events, u32 signal_page_size,
+					u64 bo_bytes,
 					const struct kfd_criu_counts_rec *counts)
 {
 	u64 size = sizeof(struct kfd_criu_image_header);
@@ -559,6 +591,8 @@ static u64 kfd_criu_image_size_estimate(u32 num_gpus, u32 num_events,
 	size += KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_compat_rec);
 	size += (u64)num_gpus *
 		(KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_gpu_rec));
+	size += (u64)num_traps *
+		(KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_trap_rec));
 	size += KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_process_rec);
 	if (kfd_criu_counts_present(counts))
 		size += KFD_CRIU_RECORD_OVERHEAD + sizeof(*counts);
@@ -595,6 +629,8 @@ static int kfd_criu_write_image(const struct kfd_criu_image_io *io,
 						  &compat, sizeof(compat));
 	if (!ret)
 		ret = kfd_criu_gpus_write(&w, &img->gpus);
+	if (!ret)
+		ret = kfd_criu_traps_write(&w, &img->traps);
 	if (!ret)
 		ret = kfd_criu_events_write(&w, &img->events);
 	if (!ret)
@@ -671,6 +707,7 @@ static int kfd_criu_next_section(enum kfd_criu_section cur, u32 type,
 
 	switch (type) {
 	case KFD_CRIU_REC_GPU:
+	case KFD_CRIU_REC_TRAP_HANDLER:
 		sec = KFD_CRIU_SEC_GPUS;
 		break;
 	case KFD_CRIU_REC_PROCESS:
@@ -728,7 +765,14 @@ static int kfd_criu_collect_record(struct kfd_criu_proc_image *img,
 
 	switch (*sec) {
 	case KFD_CRIU_SEC_GPUS:
-		return kfd_criu_gpus_collect(&img->gpus, rec, payload);
+		if (rec->type == KFD_CRIU_REC_GPU)
+			return img->traps.num_traps ? -EINVAL :
+			       kfd_criu_gpus_collect(&img->gpus, rec, payload);
+		/* Trap handlers follow all GPU records */
+		if (img->gpus.gpus_read != img->gpus.num_gpus)
+			return -EINVAL;
+		return kfd_criu_traps_collect(&img->traps, rec, payload,
+					      img->gpus.num_gpus);
 	case KFD_CRIU_SEC_PROCESS:
 		ret = kfd_criu_events_collect(&img->events, rec, payload,
 					      img->gpus.num_gpus);
@@ -807,6 +851,10 @@ static int kfd_criu_validate_image(struct kfd_criu_proc_image *img,
 	if (!ret)
 		ret = kfd_criu_gpus_validate(&img->gpus);
 	if (!ret)
+		ret = kfd_criu_check_traps(img->traps.traps,
+					   img->traps.num_traps,
+					   img->gpus.num_gpus);
+	if (!ret)
 		ret = kfd_criu_bos_validate(&img->bos, img->gpus.num_gpus);
 	if (!ret)
 		ret = kfd_criu_svm_validate(&img->svm, &img->gpus, &img->bos);
@@ -834,7 +882,9 @@ static void kfd_criu_info_locked(struct kfd_process *p,
 	kfd_criu_bos_count(p, &num_bos, &bo_bytes);
 	kfd_criu_events_count(p, &num_events, &signal_page_size);
 	counts.num_svm_ranges = cpu_to_le32(kfd_criu_svm_count(p));
-	args->image_size = kfd_criu_image_size_estimate(p->n_pdds, num_events,
+	args->image_size = kfd_criu_image_size_estimate(p->n_pdds,
+							kfd_criu_traps_count(p),
+							num_events,
 							signal_page_size,
 							bo_bytes, &counts);
 }
@@ -877,6 +927,8 @@ static int kfd_criu_snapshot_locked(struct kfd_process *p,
 	ret = kfd_criu_events_snapshot(p, &img->events);
 	if (!ret)
 		ret = kfd_criu_gpus_snapshot(p, &img->gpus);
+	if (!ret)
+		ret = kfd_criu_traps_snapshot(p, &img->traps);
 	if (!ret)
 		ret = kfd_criu_bos_snapshot(p, &img->bos);
 	if (!ret)
@@ -1120,6 +1172,7 @@ static int kfd_criu_restore_gpu_state(struct kfd_process *p,
 
 	ret = kfd_criu_gpus_restore(p, &img->gpus,
 				    kfd_criu_bos_needed_gpus(&img->bos) |
+				    kfd_criu_traps_needed_gpus(&img->traps) |
 				    kfd_criu_svm_needed_gpus(&img->svm,
 							     &img->gpus),
 				    &ctx->gst);
@@ -1129,6 +1182,7 @@ static int kfd_criu_restore_gpu_state(struct kfd_process *p,
 	ret = kfd_criu_svm_restore(p, &img->svm, &img->gpus, &ctx->gst);
 	if (ret)
 		goto out_gpus;
+	kfd_criu_traps_restore(p, &img->traps, &ctx->gst);
 	kfd_criu_runtime_restore(p, &img->events.process);
 	ret = kfd_criu_bos_restore(p, &img->bos, &ctx->gst);
 	if (ret)
@@ -1144,6 +1198,7 @@ out_bos:
 	kfd_criu_bos_unwind(p, &img->bos, &ctx->gst);
 out_runtime:
 	kfd_criu_runtime_unwind(p, &img->events.process);
+	kfd_criu_traps_unwind(p, &img->traps, &ctx->gst);
 out_gpus:
 	kfd_criu_gpus_unwind(p, &ctx->gst);
 	return ret;
@@ -1154,6 +1209,7 @@ static void kfd_criu_undo_gpu_state(struct kfd_process *p,
 {
 	kfd_criu_bos_unwind(p, &ctx->img.bos, &ctx->gst);
 	kfd_criu_runtime_unwind(p, &ctx->img.events.process);
+	kfd_criu_traps_unwind(p, &ctx->img.traps, &ctx->gst);
 	kfd_criu_gpus_unwind(p, &ctx->gst);
 }
 

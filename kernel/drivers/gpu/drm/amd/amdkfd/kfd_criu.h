@@ -23,7 +23,8 @@
  * and applies them to the process all or nothing.
  *
  * kfd_criu_gpus.c records the GPUs a process uses and, on restore, places
- * them on this machine's GPUs and acquires their VMs. kfd_criu_bos.c
+ * them on this machine's GPUs and acquires their VMs; kfd_criu_traps.c
+ * carries the trap handlers the process installed on them. kfd_criu_bos.c
  * records the buffer objects, streams their contents, and recreates them
  * on restore. kfd_criu_svm.c records the SVM ranges and, on restore,
  * keeps them on the process until RESUME applies them.
@@ -122,6 +123,16 @@ struct kfd_criu_gpus_restore {
 };
 
 /**
+ * struct kfd_criu_traps_image - the TRAP_HANDLER records of an image
+ * @traps: the records, ascending gpu_index
+ * @num_traps: entries in @traps, at most one per GPU record
+ */
+struct kfd_criu_traps_image {
+	struct kfd_criu_trap_rec *traps;
+	u32 num_traps;
+};
+
+/**
  * struct kfd_criu_bos_image - the BO records of an image
  * @bos: the BO records, @num_bos of them, sorted by (gpu_index, handle)
  * @num_bos: entries in @bos, PROCESS's num_bos
@@ -158,6 +169,22 @@ void kfd_criu_gpus_unwind(struct kfd_process *p,
 struct kfd_process_device *
 kfd_criu_gpus_pdd(struct kfd_process *p, const struct kfd_criu_gpus_restore *st,
 		  u32 gpu_index);
+void kfd_criu_traps_image_free(struct kfd_criu_traps_image *img);
+u32 kfd_criu_traps_count(struct kfd_process *p);
+int kfd_criu_traps_snapshot(struct kfd_process *p,
+			    struct kfd_criu_traps_image *img);
+int kfd_criu_traps_write(struct kfd_criu_image_writer *w,
+			 const struct kfd_criu_traps_image *img);
+int kfd_criu_traps_collect(struct kfd_criu_traps_image *img,
+			   const struct kfd_criu_record *rec,
+			   const void *payload, u32 num_gpus);
+u64 kfd_criu_traps_needed_gpus(const struct kfd_criu_traps_image *img);
+void kfd_criu_traps_restore(struct kfd_process *p,
+			    const struct kfd_criu_traps_image *img,
+			    const struct kfd_criu_gpus_restore *st);
+void kfd_criu_traps_unwind(struct kfd_process *p,
+			   const struct kfd_criu_traps_image *img,
+			   const struct kfd_criu_gpus_restore *st);
 int kfd_criu_assign_user_gpu_ids(const u32 *old_ids, u32 num_pdds,
 				 const u32 *image_ids, const u32 *target,
 				 u32 num_image, u32 *new_ids);

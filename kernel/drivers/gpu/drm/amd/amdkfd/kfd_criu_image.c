@@ -736,6 +736,8 @@ const struct kfd_criu_record_desc kfd_criu_v1_records[] = {
 	  KFD_CRIU_QUEUE_STATE_FIXED + KFD_CRIU_MAX_CTL_STACK_SIZE },
 	{ KFD_CRIU_REC_SVM_RANGE, sizeof(struct kfd_criu_svm_rec),
 	  sizeof(struct kfd_criu_svm_rec) },
+	{ KFD_CRIU_REC_TRAP_HANDLER, sizeof(struct kfd_criu_trap_rec),
+	  sizeof(struct kfd_criu_trap_rec) },
 };
 
 const size_t kfd_criu_v1_num_records = ARRAY_SIZE(kfd_criu_v1_records);
@@ -956,6 +958,59 @@ int kfd_criu_validate_gpu(const struct kfd_criu_gpu_rec *rec)
 		return -EINVAL;
 	if (le32_to_cpu(rec->reserved) || le32_to_cpu(rec->reserved2))
 		return -EINVAL;
+	return 0;
+}
+
+/**
+ * kfd_criu_validate_trap() - check a %KFD_CRIU_REC_TRAP_HANDLER payload
+ * @rec: the record
+ * @num_gpus: GPU records of the image
+ *
+ * Return: 0, or -EINVAL for a GPU index out of range, a reserved field
+ * that is set, no address at all, an address beyond %KFD_CRIU_MAX_VA or
+ * code that is not 4-byte aligned.
+ */
+int kfd_criu_validate_trap(const struct kfd_criu_trap_rec *rec, u32 num_gpus)
+{
+	u64 tba = le64_to_cpu(rec->tba_addr);
+	u64 tma = le64_to_cpu(rec->tma_addr);
+
+	if (le32_to_cpu(rec->gpu_index) >= num_gpus ||
+	    le32_to_cpu(rec->reserved))
+		return -EINVAL;
+	if (!tba && !tma)
+		return -EINVAL;
+	if (tba >= KFD_CRIU_MAX_VA || tma >= KFD_CRIU_MAX_VA ||
+	    (tba & 3))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * kfd_criu_check_traps() - check the TRAP_HANDLER records as a set
+ * @traps: the records, in stream order
+ * @n: entries in @traps
+ * @num_gpus: GPU records of the image
+ *
+ * Each record must be valid, and the GPU indices strictly ascending: one
+ * trap handler per GPU, in one encoding.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int kfd_criu_check_traps(const struct kfd_criu_trap_rec *traps, u32 n,
+			 u32 num_gpus)
+{
+	u32 i;
+
+	if (n > num_gpus)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (kfd_criu_validate_trap(&traps[i], num_gpus))
+			return -EINVAL;
+		if (i && le32_to_cpu(traps[i].gpu_index) <=
+			 le32_to_cpu(traps[i - 1].gpu_index))
+			return -EINVAL;
+	}
 	return 0;
 }
 

@@ -32,8 +32,10 @@
  *
  * Record order: COMPAT first (restore checks compatibility before it
  * touches anything), then one GPU record for each of COMPAT's num_gpus,
- * then PROCESS, then COUNTS when the process has user-mode queues or SVM
- * ranges, then SIGNAL_PAGE if the process has one, then the EVENT
+ * then a TRAP_HANDLER record for each GPU on which the process installed
+ * a trap handler, in ascending gpu_index order, then PROCESS, then
+ * COUNTS when the process has user-mode queues or SVM ranges, then
+ * SIGNAL_PAGE if the process has one, then the EVENT
  * records in strictly ascending event_id order (the order
  * idr_for_each_entry() walks them), then PROCESS's num_bos BO records,
  * sorted by (gpu_index, handle), then COUNTS's num_queues QUEUE records
@@ -43,7 +45,8 @@
  * records carrying the contents of the VRAM and GTT BOs, BO by BO and
  * chunk by chunk, then END:
  *
- *	COMPAT, GPU x num_gpus, PROCESS, [COUNTS], [SIGNAL_PAGE],
+ *	COMPAT, GPU x num_gpus, [TRAP_HANDLER ...], PROCESS, [COUNTS],
+ *	[SIGNAL_PAGE],
  *	EVENT x num_events, BO x num_bos, QUEUE x num_queues,
  *	QUEUE_STATE x (sum of the queues' num_xcc),
  *	SVM_RANGE x num_svm_ranges, BO_DATA ..., END
@@ -158,6 +161,8 @@ struct kfd_criu_image_header {
  * @KFD_CRIU_REC_SVM_RANGE: one SVM range, &struct kfd_criu_svm_rec
  * @KFD_CRIU_REC_COUNTS: counts of queues and SVM ranges,
  *	&struct kfd_criu_counts_rec
+ * @KFD_CRIU_REC_TRAP_HANDLER: the second-level trap handler of the process
+ *	on one GPU, &struct kfd_criu_trap_rec
  * @KFD_CRIU_REC_NR: number of known types; not a record type
  */
 enum kfd_criu_record_type {
@@ -173,6 +178,7 @@ enum kfd_criu_record_type {
 	KFD_CRIU_REC_QUEUE_STATE = 10,
 	KFD_CRIU_REC_SVM_RANGE = 11,
 	KFD_CRIU_REC_COUNTS = 12,
+	KFD_CRIU_REC_TRAP_HANDLER = 13,
 	KFD_CRIU_REC_NR
 };
 
@@ -330,6 +336,23 @@ struct kfd_criu_gpu_rec {
 	__le32 sdma_fw_version;
 	__le32 reserved;
 	__le32 reserved2;
+};
+
+/**
+ * struct kfd_criu_trap_rec - payload of %KFD_CRIU_REC_TRAP_HANDLER
+ * @gpu_index: index of the GPU record it belongs to
+ * @reserved: must be zero
+ * @tba_addr: GPU VA of the trap handler code, 4-byte aligned
+ * @tma_addr: GPU VA of the trap handler's memory
+ *
+ * What AMDKFD_IOC_SET_TRAP_HANDLER installed on that GPU. At least one of
+ * the addresses is non-zero; both are below %KFD_CRIU_MAX_VA.
+ */
+struct kfd_criu_trap_rec {
+	__le32 gpu_index;
+	__le32 reserved;
+	__le64 tba_addr;
+	__le64 tma_addr;
 };
 
 /**
@@ -822,6 +845,9 @@ const char *kfd_criu_gpu_incompatible(const struct kfd_criu_gpu_rec *image,
 				      const struct kfd_criu_gpu_rec *local);
 int kfd_criu_validate_gpu_map(const struct kfd_criu_gpu_map *map,
 			      u32 num_map);
+int kfd_criu_validate_trap(const struct kfd_criu_trap_rec *rec, u32 num_gpus);
+int kfd_criu_check_traps(const struct kfd_criu_trap_rec *traps, u32 n,
+			 u32 num_gpus);
 int kfd_criu_map_gpus(const struct kfd_criu_gpu_rec *image, u32 num_image,
 		      const struct kfd_criu_gpu_rec *local, u32 num_local,
 		      const struct kfd_criu_gpu_map *map, u32 num_map,

@@ -1607,6 +1607,76 @@ static void test_validate_gpu(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kfd_criu_validate_gpu(&gpu), p->err);
 }
 
+/* A trap handler record that differs from a valid one in one field. */
+struct test_trap_case {
+	const char *desc;
+	u32 gpu_index;
+	u32 reserved;
+	u64 tba;
+	u64 tma;
+	int err;
+};
+
+static const struct test_trap_case test_trap_cases[] = {
+	{ "valid", 1, 0, 0x7f0000001000ULL, 0x7f0000002000ULL, 0 },
+	{ "code only", 0, 0, 0x1000, 0, 0 },
+	{ "memory only", 0, 0, 0, 0x1000, 0 },
+	{ "neither", 0, 0, 0, 0, -EINVAL },
+	{ "last GPU", 2, 0, 0x1000, 0x2000, 0 },
+	{ "GPU out of range", 3, 0, 0x1000, 0x2000, -EINVAL },
+	{ "reserved set", 0, 1, 0x1000, 0x2000, -EINVAL },
+	{ "code unaligned", 0, 0, 0x1002, 0x2000, -EINVAL },
+	{ "memory unaligned", 0, 0, 0x1000, 0x2001, 0 },
+	{ "code at the VA limit", 0, 0, KFD_CRIU_MAX_VA, 0x2000, -EINVAL },
+	{ "memory at the VA limit", 0, 0, 0x1000, KFD_CRIU_MAX_VA, -EINVAL },
+	{ "code below the VA limit", 0, 0, KFD_CRIU_MAX_VA - 4, 0, 0 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(test_trap, test_trap_cases, desc);
+
+static void test_fill_trap(struct kfd_criu_trap_rec *rec,
+			   const struct test_trap_case *p)
+{
+	rec->gpu_index = cpu_to_le32(p->gpu_index);
+	rec->reserved = cpu_to_le32(p->reserved);
+	rec->tba_addr = cpu_to_le64(p->tba);
+	rec->tma_addr = cpu_to_le64(p->tma);
+}
+
+static void test_validate_trap(struct kunit *test)
+{
+	const struct test_trap_case *p = test->param_value;
+	struct kfd_criu_trap_rec rec;
+
+	test_fill_trap(&rec, p);
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_trap(&rec, 3), p->err);
+	/* Alone, a valid record is a valid set */
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_traps(&rec, 1, 3), p->err);
+}
+
+/* One record per GPU, ascending; never more records than GPUs. */
+static void test_check_traps(struct kunit *test)
+{
+	struct kfd_criu_trap_rec traps[3];
+	u32 i;
+
+	for (i = 0; i < 3; i++)
+		test_fill_trap(&traps[i], &(struct test_trap_case){
+			.gpu_index = i, .tba = 0x1000 * (i + 1) });
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_traps(traps, 3, 3), 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_traps(traps, 0, 0), 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_traps(traps, 3, 2), -EINVAL);
+	traps[2].gpu_index = cpu_to_le32(1);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_traps(traps, 3, 3), -EINVAL);
+	traps[2].gpu_index = cpu_to_le32(0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_traps(traps, 3, 3), -EINVAL);
+	/* Skipping a GPU is fine */
+	traps[1].gpu_index = cpu_to_le32(2);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_traps(traps, 2, 3), 0);
+	traps[1].tma_addr = cpu_to_le64(KFD_CRIU_MAX_VA);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_traps(traps, 2, 3), -EINVAL);
+}
+
 /* The local GPU differs from the image's in one field, by @delta. */
 struct test_compatible_case {
 	const char *desc;
@@ -2683,6 +2753,7 @@ struct test_len_case {
 #define STATE_LEN	(sizeof(struct kfd_criu_queue_state_hdr) + \
 			 sizeof(struct kfd_criu_queue_dyn))
 #define SVM_LEN		sizeof(struct kfd_criu_svm_rec)
+#define TRAP_LEN	sizeof(struct kfd_criu_trap_rec)
 
 static const struct test_len_case test_len_cases[] = {
 	{ "GPU", KFD_CRIU_REC_GPU, GPU_LEN, 0 },
@@ -2725,6 +2796,11 @@ static const struct test_len_case test_len_cases[] = {
 	{ "SVM_RANGE", KFD_CRIU_REC_SVM_RANGE, SVM_LEN, 0 },
 	{ "SVM_RANGE short", KFD_CRIU_REC_SVM_RANGE, SVM_LEN - 8, -EINVAL },
 	{ "SVM_RANGE long", KFD_CRIU_REC_SVM_RANGE, SVM_LEN + 8, -EINVAL },
+	{ "TRAP_HANDLER", KFD_CRIU_REC_TRAP_HANDLER, TRAP_LEN, 0 },
+	{ "TRAP_HANDLER short", KFD_CRIU_REC_TRAP_HANDLER, TRAP_LEN - 8,
+	  -EINVAL },
+	{ "TRAP_HANDLER long", KFD_CRIU_REC_TRAP_HANDLER, TRAP_LEN + 8,
+	  -EINVAL },
 };
 
 KUNIT_ARRAY_PARAM_DESC(test_len, test_len_cases, desc);
@@ -3746,6 +3822,8 @@ static struct kunit_case kfd_criu_image_cases[] = {
 	KUNIT_CASE_PARAM(test_event_ids, test_ids_gen_params),
 	KUNIT_CASE(test_event_ids_most),
 	KUNIT_CASE_PARAM(test_validate_gpu, test_gpu_gen_params),
+	KUNIT_CASE_PARAM(test_validate_trap, test_trap_gen_params),
+	KUNIT_CASE(test_check_traps),
 	KUNIT_CASE_PARAM(test_gpu_incompatible, test_compatible_gen_params),
 	KUNIT_CASE_PARAM(test_map_gpus, test_map_gpus_gen_params),
 	KUNIT_CASE(test_map_gpus_no_why),

@@ -320,6 +320,17 @@ static const struct kfd_criu_feature_case kfd_criu_feature_cases[] = {
 	  -EBUSY, "a pending runtime enable" },
 	{ "dump with GPU event page", KFD_CRIU_FEAT(GPU_EVENT_PAGE), false,
 	  -EOPNOTSUPP, "an event page in GPU memory" },
+	{ "dump with scratch backing", KFD_CRIU_FEAT(SCRATCH_BACKING), false,
+	  -EOPNOTSUPP, "a scratch backing VA" },
+	{ "dump on GFX8", KFD_CRIU_FEAT(PRE_GFX9), false, -EOPNOTSUPP,
+	  "a GPU older than GFX9" },
+	{ "restore on GFX8", KFD_CRIU_FEAT(PRE_GFX9), true, 0, NULL },
+	{ "dump after queue reset", KFD_CRIU_FEAT(RESET_QUEUE), false,
+	  -EOPNOTSUPP, "a queue the driver reset" },
+	{ "dump after poison", KFD_CRIU_FEAT(POISON), false, -EOPNOTSUPP,
+	  "consumed GPU memory poison" },
+	{ "restore after poison", KFD_CRIU_FEAT(POISON), true, -EBUSY,
+	  "consumed GPU memory poison" },
 	{ "debugger before event page", KFD_CRIU_FEAT(GPU_EVENT_PAGE) |
 	  KFD_CRIU_FEAT(DEBUGGER), false, -EOPNOTSUPP,
 	  "an event page in GPU memory" },
@@ -802,7 +813,7 @@ static void kfd_criu_test_round_trip(struct kunit *test)
 	kfd_criu_test_proc_image(t, &out);
 	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, NULL, &out), 0);
 	KUNIT_EXPECT_EQ(test, s->len,
-			kfd_criu_image_size_estimate(0, KFD_CRIU_TEST_EVENTS,
+			kfd_criu_image_size_estimate(0, 0, KFD_CRIU_TEST_EVENTS,
 						     KFD_CRIU_TEST_PAGE_SIZE, 0,
 						     &out.events.counts));
 
@@ -900,6 +911,8 @@ struct kfd_criu_section_case {
 
 static const struct kfd_criu_section_case kfd_criu_section_cases[] = {
 	KFD_CRIU_SEC(GPUS, GPU, 0, GPUS),
+	KFD_CRIU_SEC(GPUS, TRAP_HANDLER, 0, GPUS),
+	KFD_CRIU_SEC(PROCESS, TRAP_HANDLER, -EINVAL, GPUS),
 	KFD_CRIU_SEC(GPUS, PROCESS, 0, PROCESS),
 	KFD_CRIU_SEC(GPUS, COMPAT, -EINVAL, GPUS),
 	KFD_CRIU_SEC(GPUS, END, 0, END),
@@ -991,6 +1004,7 @@ static void kfd_criu_test_collect_sections(struct kunit *test)
 	struct kfd_criu_test_image *t = kfd_criu_test_image(test);
 	struct kfd_criu_proc_image img = {};
 	enum kfd_criu_section sec = KFD_CRIU_SEC_GPUS;
+	struct kfd_criu_trap_rec trap = { .tba_addr = cpu_to_le64(SZ_1M) };
 	struct kfd_criu_gpu_rec gpu;
 	struct kfd_criu_bo_rec bo;
 
@@ -999,6 +1013,10 @@ static void kfd_criu_test_collect_sections(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kfd_criu_gpus_prepare(&img.gpus, 2), 0);
 	KUNIT_EXPECT_EQ(test, kfd_criu_test_collect_rec(&img, &sec, KFD_CRIU_REC_GPU,
 							&gpu, sizeof(gpu)), 0);
+	/* A trap handler before the last GPU record */
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_collect_rec(&img, &sec,
+							KFD_CRIU_REC_TRAP_HANDLER,
+							&trap, sizeof(trap)), -EINVAL);
 	/* One GPU short */
 	KUNIT_EXPECT_EQ(test, kfd_criu_test_collect_rec(&img, &sec,
 							KFD_CRIU_REC_PROCESS,
@@ -1011,6 +1029,20 @@ static void kfd_criu_test_collect_sections(struct kunit *test)
 	/* One GPU too many */
 	KUNIT_EXPECT_EQ(test, kfd_criu_test_collect_rec(&img, &sec, KFD_CRIU_REC_GPU,
 							&gpu, sizeof(gpu)), -EINVAL);
+	/* A trap handler for a GPU with a record */
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_collect_rec(&img, &sec,
+							KFD_CRIU_REC_TRAP_HANDLER,
+							&trap, sizeof(trap)), 0);
+	KUNIT_EXPECT_EQ(test, img.traps.num_traps, 1);
+	/* No GPU record after it, and no more handlers than GPUs */
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_collect_rec(&img, &sec, KFD_CRIU_REC_GPU,
+							&gpu, sizeof(gpu)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_collect_rec(&img, &sec,
+							KFD_CRIU_REC_TRAP_HANDLER,
+							&trap, sizeof(trap)), 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_collect_rec(&img, &sec,
+							KFD_CRIU_REC_TRAP_HANDLER,
+							&trap, sizeof(trap)), -EINVAL);
 	/* A BO before PROCESS */
 	KUNIT_EXPECT_EQ(test, kfd_criu_test_collect_rec(&img, &sec, KFD_CRIU_REC_BO,
 							&bo, sizeof(bo)), -EINVAL);
@@ -1165,12 +1197,21 @@ static void kfd_criu_test_gpu_round_trip(struct kunit *test)
 	struct kfd_criu_test_image *t = kfd_criu_test_image(test);
 	struct kfd_criu_test_stream *s = kfd_criu_test_stream(test);
 	struct kfd_criu_proc_image out, img = {};
-	struct kfd_criu_gpu_rec gpus[2];
+	struct kfd_criu_trap_rec trap = {
+		.gpu_index = cpu_to_le32(1),
+		.tba_addr = cpu_to_le64(0x7f0000100000ULL),
+		.tma_addr = cpu_to_le64(0x7f0000101000ULL),
+	};
+	struct kfd_criu_gpu_rec *gpus;
 	struct kfd_criu_bo_rec bos[2];
 	u32 version;
 	int ret;
 
 	kfd_criu_test_proc_image(t, &out);
+	out.traps = (struct kfd_criu_traps_image){ &trap, 1 };
+	/* On the heap: the two process images fill the stack already */
+	gpus = kunit_kcalloc(test, 2, sizeof(*gpus), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, gpus);
 	kfd_criu_test_gpu(&gpus[0], 0x1111);
 	kfd_criu_test_gpu(&gpus[1], 0x2222);
 	kfd_criu_test_bo(&bos[0], 0, 1, KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL, SZ_1M,
@@ -1187,7 +1228,7 @@ static void kfd_criu_test_gpu_round_trip(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, NULL, &out), 0);
 	KUNIT_EXPECT_EQ(test, s->len,
-			kfd_criu_image_size_estimate(2, KFD_CRIU_TEST_EVENTS,
+			kfd_criu_image_size_estimate(2, 1, KFD_CRIU_TEST_EVENTS,
 						     KFD_CRIU_TEST_PAGE_SIZE,
 						     2 * (KFD_CRIU_RECORD_OVERHEAD +
 							  sizeof(bos[0])),
@@ -1196,7 +1237,10 @@ static void kfd_criu_test_gpu_round_trip(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ret, 0);
 	KUNIT_EXPECT_EQ(test, kfd_criu_validate_image(&img, KFD_CRIU_SEC_END), 0);
 	KUNIT_ASSERT_EQ(test, img.gpus.num_gpus, 2);
-	KUNIT_EXPECT_MEMEQ(test, img.gpus.gpus, gpus, sizeof(gpus));
+	KUNIT_EXPECT_MEMEQ(test, img.gpus.gpus, gpus, 2 * sizeof(*gpus));
+	KUNIT_ASSERT_EQ(test, img.traps.num_traps, 1);
+	KUNIT_EXPECT_MEMEQ(test, img.traps.traps, &trap, sizeof(trap));
+	KUNIT_EXPECT_EQ(test, kfd_criu_traps_needed_gpus(&img.traps), 2);
 	KUNIT_ASSERT_EQ(test, img.bos.num_bos, 2);
 	KUNIT_EXPECT_MEMEQ(test, img.bos.bos, bos, sizeof(bos));
 	KUNIT_EXPECT_EQ(test, kfd_criu_bos_needed_gpus(&img.bos), 3);
@@ -1299,7 +1343,7 @@ static void kfd_criu_test_svm_round_trip(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, NULL, &out), 0);
 	KUNIT_EXPECT_EQ(test, s->len,
-			kfd_criu_image_size_estimate(2, KFD_CRIU_TEST_EVENTS,
+			kfd_criu_image_size_estimate(2, 0, KFD_CRIU_TEST_EVENTS,
 						     KFD_CRIU_TEST_PAGE_SIZE,
 						     KFD_CRIU_RECORD_OVERHEAD +
 						     sizeof(bo),
