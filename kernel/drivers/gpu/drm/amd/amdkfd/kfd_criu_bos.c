@@ -467,8 +467,29 @@ static int kfd_criu_bo_write_data(struct kfd_criu_image_writer *w,
 }
 
 /**
- * kfd_criu_bos_write - write the BO records and the BOs' contents
+ * kfd_criu_bos_write - write the BO records
  * @w: the stream, right after the EVENT records
+ * @img: records from kfd_criu_bos_snapshot()
+ *
+ * Return: 0 or the writer's error.
+ */
+int kfd_criu_bos_write(struct kfd_criu_image_writer *w,
+		       const struct kfd_criu_bos_image *img)
+{
+	int ret = 0;
+	u32 i;
+
+	for (i = 0; !ret && i < img->num_bos; i++)
+		ret = kfd_criu_image_write_record(w, KFD_CRIU_REC_BO,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  &img->bos[i],
+						  sizeof(img->bos[i]));
+	return ret;
+}
+
+/**
+ * kfd_criu_bos_dump_contents - write the BOs' contents as BO_DATA records
+ * @w: the stream, after all other metadata records
  * @p: the process the records were taken from, still paused
  * @img: records from kfd_criu_bos_snapshot()
  *
@@ -479,21 +500,16 @@ static int kfd_criu_bo_write_data(struct kfd_criu_image_writer *w,
  * Return: 0, -ENOMEM, -EBUSY for a BO the process freed or replaced since
  * the snapshot, the errno of a copy, or the writer's error.
  */
-int kfd_criu_bos_write(struct kfd_criu_image_writer *w, struct kfd_process *p,
-		       const struct kfd_criu_bos_image *img)
+int kfd_criu_bos_dump_contents(struct kfd_criu_image_writer *w,
+			       struct kfd_process *p,
+			       const struct kfd_criu_bos_image *img)
 {
 	void *bounce;
 	int ret = 0;
 	u32 i;
 
-	for (i = 0; !ret && i < img->num_bos; i++)
-		ret = kfd_criu_image_write_record(w, KFD_CRIU_REC_BO,
-						  KFD_CRIU_RECORD_MANDATORY,
-						  &img->bos[i],
-						  sizeof(img->bos[i]));
-	if (ret || !img->num_bos)
-		return ret;
-
+	if (!img->num_bos)
+		return 0;
 	bounce = kvmalloc(KFD_CRIU_BO_DATA_MAX, GFP_KERNEL_ACCOUNT);
 	if (!bounce)
 		return -ENOMEM;
