@@ -19,10 +19,14 @@
  *   it as a set and places the image's GPUs on this machine's GPUs, and
  *   only then fills the process: GPU VMs, BOs, user queues (created
  *   evicted, so they run only after RESUME), the BO contents as the
- *   BO_DATA records stream in, and events. All or nothing: any failure,
- *   a bad record at the end of the stream included, undoes everything.
+ *   BO_DATA records stream in, and events. SVM ranges are only kept on
+ *   the process, as their memory is not restored yet. All or nothing: any
+ *   failure, a bad record at the end of the stream included, undoes
+ *   everything.
  * - RESUME starts a restored process, found by pid; the caller must be
- *   allowed to ptrace it.
+ *   allowed to ptrace it. It first applies the SVM ranges the restore
+ *   kept; if that fails the process stays restored and RESUME can be
+ *   retried.
  *
  * Each process carries an &enum kfd_criu_state, stepped by one pure
  * function, kfd_criu_next_state(), under p->mutex. An op that is not valid
@@ -85,6 +89,7 @@ static_assert(KFD_CRIU_READ_BUF_SIZE >= KFD_CRIU_SIGNAL_PAGE_MAX);
  * @events: the PROCESS, COUNTS, SIGNAL_PAGE and EVENT records
  * @bos: the BO records
  * @queues: the QUEUE and QUEUE_STATE records
+ * @svm: the SVM_RANGE records
  */
 struct kfd_criu_proc_image {
 	struct kfd_criu_gpus_image gpus;
@@ -92,6 +97,7 @@ struct kfd_criu_proc_image {
 	struct kfd_criu_events_image events;
 	struct kfd_criu_bos_image bos;
 	struct kfd_criu_queues_image queues;
+	struct kfd_criu_svm_image svm;
 };
 
 static void kfd_criu_proc_image_free(struct kfd_criu_proc_image *img)
@@ -101,6 +107,7 @@ static void kfd_criu_proc_image_free(struct kfd_criu_proc_image *img)
 	kfd_criu_events_image_free(&img->events);
 	kfd_criu_bos_image_free(&img->bos);
 	kfd_criu_queues_image_free(&img->queues);
+	kfd_criu_svm_image_free(&img->svm);
 }
 
 /**
@@ -265,7 +272,7 @@ static const struct kfd_criu_feature_desc kfd_criu_features[KFD_CRIU_FEAT_NR] = 
 	[KFD_CRIU_FEAT_GPU_VM] = { "an acquired GPU VM", 0, true },
 	[KFD_CRIU_FEAT_BOS] = { "buffer objects", 0, true },
 	[KFD_CRIU_FEAT_QUEUES] = { "user queues", 0, true },
-	[KFD_CRIU_FEAT_SVM_RANGES] = { "SVM ranges", -EOPNOTSUPP, true },
+	[KFD_CRIU_FEAT_SVM_RANGES] = { "SVM ranges", 0, true },
 	[KFD_CRIU_FEAT_GPU_EVENT_PAGE] = { "an event page in GPU memory",
 					   -EOPNOTSUPP, true },
 	[KFD_CRIU_FEAT_DEBUGGER] = { "an attached debugger", -EBUSY, true },
@@ -574,14 +581,15 @@ static void kfd_criu_file_put(struct kfd_criu_file_io *fio)
  * @num_events: events in the image
  * @signal_page_size: bytes of the signal page record, 0 for none
  * @bo_bytes: stream bytes of the BO and BO_DATA records
- * @num_queues: queues in the image; COUNTS comes with them
+ * @counts: the counts of the COUNTS record, all zero when it has none
  * @queue_bytes: stream bytes of the QUEUE and QUEUE_STATE records
  *
  * Return: the exact size of an image with this content.
  */
 static u64 kfd_criu_image_size_estimate(u32 num_gpus, u32 num_traps,
 					u32 num_events, u32 signal_page_size,
-					u64 bo_bytes, u32 num_queues,
+					u64 bo_bytes,
+					const struct kfd_criu_counts_rec *counts,
 					u64 queue_bytes)
 {
 	u64 size = sizeof(struct kfd_criu_image_header);
@@ -592,19 +600,23 @@ static u64 kfd_criu_image_size_estimate(u32 num_gpus, u32 num_traps,
 	size += (u64)num_traps *
 		(KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_trap_rec));
 	size += KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_process_rec);
+	if (kfd_criu_counts_present(counts))
+		size += KFD_CRIU_RECORD_OVERHEAD + sizeof(*counts);
+	size += (u64)le32_to_cpu(counts->num_svm_ranges) *
+		(KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_svm_rec));
 	if (signal_page_size)
 		size += KFD_CRIU_RECORD_OVERHEAD + signal_page_size;
 	size += (u64)num_events *
 		(KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_event_rec));
-	size += bo_bytes;
-	if (num_queues)
-		size += KFD_CRIU_RECORD_OVERHEAD +
-			sizeof(struct kfd_criu_counts_rec) + queue_bytes;
+	size += bo_bytes + queue_bytes;
 	size += KFD_CRIU_RECORD_OVERHEAD + sizeof(struct kfd_criu_end_rec);
 	return size;
 }
 
-/* @p is only used for BO contents: NULL for an image without BOs. */
+/*
+ * @p is only used for BO contents: NULL for an image without BOs. The SVM
+ * ranges come after the BO records and before their contents.
+ */
 static int kfd_criu_write_image(const struct kfd_criu_image_io *io,
 				struct kfd_process *p,
 				const struct kfd_criu_proc_image *img)
@@ -632,7 +644,9 @@ static int kfd_criu_write_image(const struct kfd_criu_image_io *io,
 	if (!ret)
 		ret = kfd_criu_queues_write(&w, &img->queues);
 	if (!ret)
-		ret = kfd_criu_bos_write_data(&w, p, &img->bos);
+		ret = kfd_criu_svm_write(&w, &img->svm);
+	if (!ret)
+		ret = kfd_criu_bos_dump_contents(&w, p, &img->bos);
 	if (!ret)
 		ret = kfd_criu_image_write_end(&w);
 	return ret;
@@ -746,7 +760,7 @@ static int kfd_criu_collect_record(struct kfd_criu_proc_image *img,
 				   const struct kfd_criu_record *rec,
 				   const void *payload)
 {
-	u32 num_bos;
+	u32 num_bos, num_ranges;
 	int ret;
 
 	ret = kfd_criu_next_section(*sec, rec->type, sec);
@@ -770,6 +784,10 @@ static int kfd_criu_collect_record(struct kfd_criu_proc_image *img,
 	case KFD_CRIU_SEC_PROCESS:
 		ret = kfd_criu_events_collect(&img->events, rec, payload,
 					      img->gpus.num_gpus);
+		/* COUNTS sizes the SVM section */
+		num_ranges = le32_to_cpu(img->events.counts.num_svm_ranges);
+		if (!ret && rec->type == KFD_CRIU_REC_COUNTS)
+			ret = kfd_criu_svm_prepare(&img->svm, num_ranges);
 		if (ret || rec->type != KFD_CRIU_REC_PROCESS)
 			return ret;
 		num_bos = le32_to_cpu(img->events.process.num_bos);
@@ -782,8 +800,7 @@ static int kfd_criu_collect_record(struct kfd_criu_proc_image *img,
 					       le32_to_cpu(img->events.counts.num_queues),
 					       &img->gpus, rec, payload);
 	case KFD_CRIU_SEC_SVM:
-		/* kfd_criu_validate_counts() let COUNTS announce them */
-		return -EOPNOTSUPP;
+		return kfd_criu_svm_collect(&img->svm, rec, payload);
 	default:
 		/* The metadata ends at the first BO_DATA or at END */
 		return 0;
@@ -852,16 +869,12 @@ static int kfd_criu_validate_image(struct kfd_criu_proc_image *img,
 		ret = kfd_criu_queues_validate(&img->queues,
 					       le32_to_cpu(img->events.counts.num_queues),
 					       &img->gpus);
+	if (!ret)
+		ret = kfd_criu_svm_validate(&img->svm, &img->gpus, &img->bos);
 	if (ret)
 		return ret;
 	if (sec == KFD_CRIU_SEC_END &&
 	    img->bos.cursor.bo_index != img->bos.num_bos)
-		return -EINVAL;
-	/*
-	 * SVM records are refused as they arrive, so an image whose COUNTS
-	 * announced some and that still got here lacks them.
-	 */
-	if (img->events.counts.num_svm_ranges)
 		return -EINVAL;
 	return 0;
 }
@@ -869,17 +882,20 @@ static int kfd_criu_validate_image(struct kfd_criu_proc_image *img,
 static void kfd_criu_info_locked(struct kfd_process *p,
 				 struct kfd_ioctl_criu_args *args)
 {
+	struct kfd_criu_counts_rec counts = {};
 	u32 num_events, signal_page_size, num_bos, num_queues;
 	u64 bo_bytes, queue_bytes;
 
 	kfd_criu_bos_count(p, &num_bos, &bo_bytes);
 	kfd_criu_events_count(p, &num_events, &signal_page_size);
 	kfd_criu_queues_count(p, &num_queues, &queue_bytes);
+	counts.num_queues = cpu_to_le32(num_queues);
+	counts.num_svm_ranges = cpu_to_le32(kfd_criu_svm_count(p));
 	args->image_size = kfd_criu_image_size_estimate(p->n_pdds,
 							kfd_criu_traps_count(p),
 							num_events,
 							signal_page_size,
-							bo_bytes, num_queues,
+							bo_bytes, &counts,
 							queue_bytes);
 }
 
@@ -927,12 +943,16 @@ static int kfd_criu_snapshot_locked(struct kfd_process *p,
 		ret = kfd_criu_bos_snapshot(p, &img->bos);
 	if (!ret)
 		ret = kfd_criu_queues_snapshot(p, &img->gpus, &img->queues);
+	if (!ret)
+		ret = kfd_criu_svm_snapshot(p, &img->gpus, &img->bos,
+					    &img->svm);
 	if (ret) {
 		kfd_criu_proc_image_free(img);
 		return ret;
 	}
 	img->events.process.num_bos = cpu_to_le32(img->bos.num_bos);
 	img->events.counts.num_queues = cpu_to_le32(img->queues.num_queues);
+	img->events.counts.num_svm_ranges = cpu_to_le32(img->svm.num_ranges);
 	return 0;
 }
 
@@ -1166,10 +1186,16 @@ static int kfd_criu_restore_gpu_state(struct kfd_process *p,
 	ret = kfd_criu_gpus_restore(p, &img->gpus,
 				    kfd_criu_bos_needed_gpus(&img->bos) |
 				    kfd_criu_traps_needed_gpus(&img->traps) |
-				    kfd_criu_queues_needed_gpus(&img->queues),
+				    kfd_criu_queues_needed_gpus(&img->queues) |
+				    kfd_criu_svm_needed_gpus(&img->svm,
+							     &img->gpus),
 				    &ctx->gst);
 	if (ret)
 		return ret;
+	/* Only translated here; RESUME applies the ranges */
+	ret = kfd_criu_svm_restore(p, &img->svm, &img->gpus, &ctx->gst);
+	if (ret)
+		goto out_gpus;
 	kfd_criu_traps_restore(p, &img->traps, &ctx->gst);
 	kfd_criu_runtime_restore(p, &img->events.process);
 	ret = kfd_criu_bos_restore(p, &img->bos, &ctx->gst);
@@ -1192,6 +1218,7 @@ out_bos:
 out_runtime:
 	kfd_criu_runtime_unwind(p, &img->events.process);
 	kfd_criu_traps_unwind(p, &img->traps, &ctx->gst);
+out_gpus:
 	kfd_criu_gpus_unwind(p, &ctx->gst);
 	return ret;
 }
@@ -1271,6 +1298,7 @@ static int kfd_criu_restore_locked(struct file *filep, struct kfd_process *p,
 		goto out_restore_queues;
 	}
 	p->criu_mmu_blocked = ctx->gst.mmu_blocked;
+	kfd_criu_svm_keep(p, &ctx->img.svm);
 	p->criu_state = next;
 	return 0;
 
@@ -1345,15 +1373,21 @@ static int kfd_criu_may_resume(struct pid *pid)
 }
 
 /*
+ * The SVM ranges the restore kept go in first, now that CRIU restored the
+ * memory under them; a failure leaves the process restored, for a retry.
  * With restored BOs, the userptr worker validates the userptrs against the
  * memory CRIU restored meanwhile, and then restores the queues the restore
  * evicted, as it does for the legacy RESUME.
  */
-static int kfd_criu_resume_locked(struct kfd_process *p)
+static int kfd_criu_resume_locked(struct kfd_process *p, struct mm_struct *mm)
 {
 	int ret;
 
 	lockdep_assert_held(&p->mutex);
+
+	ret = kfd_criu_svm_resume(p, mm);
+	if (ret)
+		return ret;
 
 	if (p->criu_mmu_blocked) {
 		ret = amdgpu_amdkfd_criu_resume(p->kgd_process_info);
@@ -1364,10 +1398,33 @@ static int kfd_criu_resume_locked(struct kfd_process *p)
 	return p->n_pdds ? kfd_process_restore_queues(p) : 0;
 }
 
+/*
+ * The target's address space, for its SVM ranges, or NULL when it is gone.
+ * Through the task: the kfd_process reference does not pin p->mm.
+ */
+static struct mm_struct *kfd_criu_resume_mm(struct pid *pid,
+					    struct kfd_process *p)
+{
+	struct task_struct *task;
+	struct mm_struct *mm;
+
+	task = get_pid_task(pid, PIDTYPE_PID);
+	if (!task)
+		return NULL;
+	mm = get_task_mm(task);
+	put_task_struct(task);
+	if (mm && mm != READ_ONCE(p->mm)) {
+		mmput(mm);
+		mm = NULL;
+	}
+	return mm;
+}
+
 static int kfd_criu_op_resume(struct kfd_ioctl_criu_args *args)
 {
 	struct kfd_process *target;
 	enum kfd_criu_state next;
+	struct mm_struct *mm;
 	struct pid *pid;
 	int ret;
 
@@ -1383,13 +1440,17 @@ static int kfd_criu_op_resume(struct kfd_ioctl_criu_args *args)
 		goto out_put_pid;
 	}
 
+	/* As for RESTORE: no mmput() under p->mutex */
+	mm = kfd_criu_resume_mm(pid, target);
 	mutex_lock(&target->mutex);
 	ret = kfd_criu_next_state(target->criu_state, KFD_CRIU_OP_RESUME, &next);
 	if (!ret)
-		ret = kfd_criu_resume_locked(target);
+		ret = kfd_criu_resume_locked(target, mm);
 	if (!ret)
 		target->criu_state = next;
 	mutex_unlock(&target->mutex);
+	if (mm)
+		mmput(mm);
 	kfd_unref_process(target);
 
 out_put_pid:

@@ -6,6 +6,7 @@
 #ifndef KFD_CRIU_H_INCLUDED
 #define KFD_CRIU_H_INCLUDED
 
+#include <linux/errno.h>
 #include <linux/kfd_ioctl.h>
 #include <linux/types.h>
 
@@ -26,12 +27,14 @@
  * carries the trap handlers the process installed on them. kfd_criu_bos.c
  * records the buffer objects, streams their contents, and recreates them
  * on restore. kfd_criu_queues.c records the user-mode queues and their
- * preempted state, and recreates them on restore.
+ * preempted state, and recreates them on restore. kfd_criu_svm.c records
+ * the SVM ranges and, on restore, keeps them on the process until RESUME
+ * applies them.
  *
  * The images (&struct kfd_criu_events_image, &struct kfd_criu_gpus_image,
- * &struct kfd_criu_bos_image) hold records in their little-endian stream
- * layout, so dump writes them unchanged and restore validates exactly the
- * bytes it read.
+ * &struct kfd_criu_bos_image, &struct kfd_criu_svm_image) hold records in
+ * their little-endian stream layout, so dump writes them unchanged and
+ * restore validates exactly the bytes it read.
  */
 
 struct file;
@@ -195,9 +198,9 @@ int kfd_criu_bos_snapshot(struct kfd_process *p,
 			  struct kfd_criu_bos_image *img);
 int kfd_criu_bos_write(struct kfd_criu_image_writer *w,
 		       const struct kfd_criu_bos_image *img);
-int kfd_criu_bos_write_data(struct kfd_criu_image_writer *w,
-			    struct kfd_process *p,
-			    const struct kfd_criu_bos_image *img);
+int kfd_criu_bos_dump_contents(struct kfd_criu_image_writer *w,
+			       struct kfd_process *p,
+			       const struct kfd_criu_bos_image *img);
 int kfd_criu_bos_prepare(struct kfd_criu_bos_image *img, u32 num_bos);
 int kfd_criu_bos_collect(struct kfd_criu_bos_image *img,
 			 const struct kfd_criu_record *rec,
@@ -281,5 +284,166 @@ int kfd_criu_queues_restore(struct kfd_process *p,
 			    const struct kfd_criu_gpus_restore *st);
 void kfd_criu_queues_unwind(struct kfd_process *p,
 			    struct kfd_criu_queues_image *img);
+
+/**
+ * struct kfd_criu_svm_range - one SVM range that RESUME applies
+ * @start: first byte, page aligned, not 0
+ * @size: bytes, page aligned
+ * @access: BIT(i): p->pdds[i] gets KFD_IOCTL_SVM_ATTR_ACCESS
+ * @access_in_place: BIT(i): p->pdds[i] gets
+ *	KFD_IOCTL_SVM_ATTR_ACCESS_IN_PLACE
+ * @no_access: BIT(i): p->pdds[i] gets KFD_IOCTL_SVM_ATTR_NO_ACCESS
+ * @preferred_loc: KFD_IOCTL_SVM_LOCATION_SYSMEM, _UNDEFINED or a gpu_id
+ *	the restored process sees
+ * @prefetch_loc: as @preferred_loc
+ * @flags: KFD_IOCTL_SVM_FLAG_* the range has; every other flag is cleared
+ * @granularity: migration granularity, log2 of pages
+ *
+ * A GPU in none of the masks keeps the default access of a new range.
+ */
+struct kfd_criu_svm_range {
+	u64 start;
+	u64 size;
+	u64 access;
+	u64 access_in_place;
+	u64 no_access;
+	u32 preferred_loc;
+	u32 prefetch_loc;
+	u32 flags;
+	u32 granularity;
+};
+
+/**
+ * struct kfd_criu_svm_resume - the SVM ranges a restored process gets at
+ *	RESUME
+ * @applied: ranges a failed RESUME applied already, the first ones
+ * @partial: the range at @applied failed in SET_ATTR and may exist in part
+ * @num_ranges: entries in @ranges
+ * @ranges: the ranges, sorted by start, disjoint
+ *
+ * One allocation, which kvfree() frees. A restore hangs it on the process
+ * (kfd_process.criu_svm) until RESUME applies it or the process goes.
+ */
+struct kfd_criu_svm_resume {
+	u32 applied;
+	bool partial;
+	u32 num_ranges;
+	struct kfd_criu_svm_range ranges[] __counted_by(num_ranges);
+};
+
+/**
+ * struct kfd_criu_svm_image - the SVM_RANGE records of an image
+ * @ranges: the records, @num_ranges of them, sorted by start
+ * @num_ranges: entries in @ranges, COUNTS's num_svm_ranges
+ * @ranges_read: SVM_RANGE records collected so far on restore
+ * @kept: on restore, the ranges translated for the restored process,
+ *	until kfd_criu_svm_keep() hands them to it
+ */
+struct kfd_criu_svm_image {
+	struct kfd_criu_svm_rec *ranges;
+	u32 num_ranges;
+	u32 ranges_read;
+	struct kfd_criu_svm_resume *kept;
+};
+
+#if IS_ENABLED(CONFIG_HSA_AMD_SVM)
+void kfd_criu_svm_image_free(struct kfd_criu_svm_image *img);
+int kfd_criu_svm_write(struct kfd_criu_image_writer *w,
+		       const struct kfd_criu_svm_image *img);
+int kfd_criu_svm_prepare(struct kfd_criu_svm_image *img, u32 num_ranges);
+int kfd_criu_svm_collect(struct kfd_criu_svm_image *img,
+			 const struct kfd_criu_record *rec,
+			 const void *payload);
+int kfd_criu_svm_validate(const struct kfd_criu_svm_image *img,
+			  const struct kfd_criu_gpus_image *gpus,
+			  const struct kfd_criu_bos_image *bos);
+u64 kfd_criu_svm_needed_gpus(const struct kfd_criu_svm_image *img,
+			     const struct kfd_criu_gpus_image *gpus);
+u32 kfd_criu_svm_count(struct kfd_process *p);
+int kfd_criu_svm_snapshot(struct kfd_process *p,
+			  const struct kfd_criu_gpus_image *gpus,
+			  const struct kfd_criu_bos_image *bos,
+			  struct kfd_criu_svm_image *img);
+int kfd_criu_svm_restore(struct kfd_process *p, struct kfd_criu_svm_image *img,
+			 const struct kfd_criu_gpus_image *gpus,
+			 const struct kfd_criu_gpus_restore *st);
+void kfd_criu_svm_keep(struct kfd_process *p, struct kfd_criu_svm_image *img);
+int kfd_criu_svm_resume(struct kfd_process *p, struct mm_struct *mm);
+#else
+/*
+ * Without SVM a process has no SVM ranges, and an image with some is
+ * refused as soon as COUNTS announces them.
+ */
+static inline void kfd_criu_svm_image_free(struct kfd_criu_svm_image *img)
+{
+}
+
+static inline int kfd_criu_svm_write(struct kfd_criu_image_writer *w,
+				     const struct kfd_criu_svm_image *img)
+{
+	return img->num_ranges ? -EOPNOTSUPP : 0;
+}
+
+static inline int kfd_criu_svm_prepare(struct kfd_criu_svm_image *img,
+				       u32 num_ranges)
+{
+	return num_ranges ? -EOPNOTSUPP : 0;
+}
+
+static inline int kfd_criu_svm_collect(struct kfd_criu_svm_image *img,
+				       const struct kfd_criu_record *rec,
+				       const void *payload)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline int
+kfd_criu_svm_validate(const struct kfd_criu_svm_image *img,
+		      const struct kfd_criu_gpus_image *gpus,
+		      const struct kfd_criu_bos_image *bos)
+{
+	return img->num_ranges ? -EOPNOTSUPP : 0;
+}
+
+static inline u64
+kfd_criu_svm_needed_gpus(const struct kfd_criu_svm_image *img,
+			 const struct kfd_criu_gpus_image *gpus)
+{
+	return 0;
+}
+
+static inline u32 kfd_criu_svm_count(struct kfd_process *p)
+{
+	return 0;
+}
+
+static inline int
+kfd_criu_svm_snapshot(struct kfd_process *p,
+		      const struct kfd_criu_gpus_image *gpus,
+		      const struct kfd_criu_bos_image *bos,
+		      struct kfd_criu_svm_image *img)
+{
+	return 0;
+}
+
+static inline int
+kfd_criu_svm_restore(struct kfd_process *p, struct kfd_criu_svm_image *img,
+		     const struct kfd_criu_gpus_image *gpus,
+		     const struct kfd_criu_gpus_restore *st)
+{
+	return img->num_ranges ? -EOPNOTSUPP : 0;
+}
+
+static inline void kfd_criu_svm_keep(struct kfd_process *p,
+				     struct kfd_criu_svm_image *img)
+{
+}
+
+static inline int kfd_criu_svm_resume(struct kfd_process *p,
+				      struct mm_struct *mm)
+{
+	return 0;
+}
+#endif
 
 #endif /* KFD_CRIU_H_INCLUDED */

@@ -471,8 +471,6 @@ static int kfd_criu_bo_write_data(struct kfd_criu_image_writer *w,
  * @w: the stream, right after the EVENT records
  * @img: records from kfd_criu_bos_snapshot()
  *
- * The contents follow later in the stream: kfd_criu_bos_write_data().
- *
  * Return: 0 or the writer's error.
  */
 int kfd_criu_bos_write(struct kfd_criu_image_writer *w,
@@ -490,7 +488,7 @@ int kfd_criu_bos_write(struct kfd_criu_image_writer *w,
 }
 
 /**
- * kfd_criu_bos_write_data - write the BOs' contents
+ * kfd_criu_bos_dump_contents - write the BOs' contents as BO_DATA records
  * @w: the stream, after all other metadata records
  * @p: the process the records were taken from, still paused
  * @img: records from kfd_criu_bos_snapshot()
@@ -502,9 +500,9 @@ int kfd_criu_bos_write(struct kfd_criu_image_writer *w,
  * Return: 0, -ENOMEM, -EBUSY for a BO the process freed or replaced since
  * the snapshot, the errno of a copy, or the writer's error.
  */
-int kfd_criu_bos_write_data(struct kfd_criu_image_writer *w,
-			    struct kfd_process *p,
-			    const struct kfd_criu_bos_image *img)
+int kfd_criu_bos_dump_contents(struct kfd_criu_image_writer *w,
+			       struct kfd_process *p,
+			       const struct kfd_criu_bos_image *img)
 {
 	void *bounce;
 	int ret = 0;

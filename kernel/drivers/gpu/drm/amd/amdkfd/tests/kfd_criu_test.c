@@ -314,7 +314,8 @@ static const struct kfd_criu_feature_case kfd_criu_feature_cases[] = {
 	{ "dump with queues", KFD_CRIU_FEAT(QUEUES), false, 0, NULL },
 	{ "restore into queues", KFD_CRIU_FEAT(QUEUES), true, -EBUSY,
 	  "user queues" },
-	{ "dump with SVM", KFD_CRIU_FEAT(SVM_RANGES), false, -EOPNOTSUPP, "SVM ranges" },
+	{ "dump with SVM", KFD_CRIU_FEAT(SVM_RANGES), false, 0, NULL },
+	{ "restore into SVM", KFD_CRIU_FEAT(SVM_RANGES), true, -EBUSY, "SVM ranges" },
 	{ "dump with debugger", KFD_CRIU_FEAT(DEBUGGER), false, -EBUSY,
 	  "an attached debugger" },
 	{ "dump with pending runtime", KFD_CRIU_FEAT(RUNTIME_PENDING), false,
@@ -819,7 +820,7 @@ static void kfd_criu_test_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s->len,
 			kfd_criu_image_size_estimate(0, 0, KFD_CRIU_TEST_EVENTS,
 						     KFD_CRIU_TEST_PAGE_SIZE, 0,
-						     0, 0));
+						     &out.events.counts, 0));
 
 	ret = kfd_criu_test_read(test, s, &img, &version);
 	KUNIT_EXPECT_EQ(test, ret, 0);
@@ -1207,7 +1208,7 @@ static void kfd_criu_test_gpu_round_trip(struct kunit *test)
 		.tba_addr = cpu_to_le64(0x7f0000100000ULL),
 		.tma_addr = cpu_to_le64(0x7f0000101000ULL),
 	};
-	struct kfd_criu_gpu_rec gpus[2];
+	struct kfd_criu_gpu_rec *gpus;
 	struct kfd_criu_bo_rec bos[2];
 	u32 version;
 	int ret;
@@ -1216,6 +1217,8 @@ static void kfd_criu_test_gpu_round_trip(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, out);
 	kfd_criu_test_proc_image(t, out);
 	out->traps = (struct kfd_criu_traps_image){ &trap, 1 };
+	gpus = kunit_kcalloc(test, 2, sizeof(*gpus), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, gpus);
 	kfd_criu_test_gpu(&gpus[0], 0x1111);
 	kfd_criu_test_gpu(&gpus[1], 0x2222);
 	kfd_criu_test_bo(&bos[0], 0, 1, KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL, SZ_1M,
@@ -1236,12 +1239,12 @@ static void kfd_criu_test_gpu_round_trip(struct kunit *test)
 						     KFD_CRIU_TEST_PAGE_SIZE,
 						     2 * (KFD_CRIU_RECORD_OVERHEAD +
 							  sizeof(bos[0])),
-						     0, 0));
+						     &out->events.counts, 0));
 	ret = kfd_criu_test_read(test, s, &img, &version);
 	KUNIT_ASSERT_EQ(test, ret, 0);
 	KUNIT_EXPECT_EQ(test, kfd_criu_validate_image(&img, KFD_CRIU_SEC_END), 0);
 	KUNIT_ASSERT_EQ(test, img.gpus.num_gpus, 2);
-	KUNIT_EXPECT_MEMEQ(test, img.gpus.gpus, gpus, sizeof(gpus));
+	KUNIT_EXPECT_MEMEQ(test, img.gpus.gpus, gpus, 2 * sizeof(*gpus));
 	KUNIT_ASSERT_EQ(test, img.traps.num_traps, 1);
 	KUNIT_EXPECT_MEMEQ(test, img.traps.traps, &trap, sizeof(trap));
 	KUNIT_EXPECT_EQ(test, kfd_criu_traps_needed_gpus(&img.traps), 2);
@@ -1265,6 +1268,9 @@ static void kfd_criu_test_counts_without_records(struct kunit *test)
 	struct kfd_criu_gpu_rec gpu;
 	u32 version;
 
+	/* Without SVM, COUNTS with SVM ranges is refused as it arrives */
+	if (!IS_ENABLED(CONFIG_HSA_AMD_SVM))
+		kunit_skip(test, "needs CONFIG_HSA_AMD_SVM");
 	kfd_criu_test_proc_image(t, &out);
 	kfd_criu_test_gpu(&gpu, 0x1111);
 	out.gpus = (struct kfd_criu_gpus_image){ &gpu, 1, 1 };
@@ -1287,7 +1293,7 @@ static void kfd_criu_test_counts_without_records(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s->len,
 			kfd_criu_image_size_estimate(1, 0, KFD_CRIU_TEST_EVENTS,
 						     KFD_CRIU_TEST_PAGE_SIZE, 0,
-						     1, 0));
+						     &out.events.counts, 0));
 	KUNIT_ASSERT_EQ(test, kfd_criu_test_read(test, s, &img, &version), 0);
 	KUNIT_EXPECT_EQ(test, kfd_criu_validate_image(&img, KFD_CRIU_SEC_END),
 			-EINVAL);
@@ -1299,6 +1305,80 @@ static void kfd_criu_test_counts_without_records(struct kunit *test)
 	out.gpus = (struct kfd_criu_gpus_image){};
 	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, NULL, &out), 0);
 	KUNIT_EXPECT_EQ(test, kfd_criu_test_read(test, s, &img, &version),
+			-EINVAL);
+	kfd_criu_proc_image_free(&img);
+}
+
+static void kfd_criu_test_svm_range(struct kfd_criu_svm_rec *rec, u64 start,
+				    u64 size, u64 access, u64 no_access,
+				    u32 preferred_loc)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->start = cpu_to_le64(start);
+	rec->size = cpu_to_le64(size);
+	rec->access = cpu_to_le64(access);
+	rec->no_access = cpu_to_le64(no_access);
+	rec->preferred_loc = cpu_to_le32(preferred_loc);
+	rec->prefetch_loc = cpu_to_le32(KFD_IOCTL_SVM_LOCATION_UNDEFINED);
+	rec->flags = cpu_to_le32(KFD_IOCTL_SVM_FLAG_HOST_ACCESS);
+	rec->granularity = cpu_to_le32(9);
+}
+
+/*
+ * SVM ranges go between the BO records and the contents and come back
+ * unchanged; the estimate counts them and COUNTS; a range over a BO is
+ * refused as a set.
+ */
+static void kfd_criu_test_svm_round_trip(struct kunit *test)
+{
+	struct kfd_criu_test_image *t = kfd_criu_test_image(test);
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream(test);
+	struct kfd_criu_proc_image out, img = {};
+	struct kfd_criu_svm_rec *ranges;
+	struct kfd_criu_gpu_rec *gpus;
+	struct kfd_criu_bo_rec bo;
+	u32 version;
+
+	if (!IS_ENABLED(CONFIG_HSA_AMD_SVM))
+		kunit_skip(test, "needs CONFIG_HSA_AMD_SVM");
+	ranges = kunit_kcalloc(test, 2, sizeof(*ranges), GFP_KERNEL);
+	gpus = kunit_kcalloc(test, 2, sizeof(*gpus), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ranges);
+	KUNIT_ASSERT_NOT_NULL(test, gpus);
+	kfd_criu_test_proc_image(t, &out);
+	kfd_criu_test_gpu(&gpus[0], 0x1111);
+	kfd_criu_test_gpu(&gpus[1], 0x2222);
+	kfd_criu_test_bo(&bo, 1, 0, KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL, SZ_1M,
+			 SZ_8K);
+	kfd_criu_test_svm_range(&ranges[0], SZ_2M, SZ_64K, 0x1, 0x2, 0x2222);
+	kfd_criu_test_svm_range(&ranges[1], SZ_4M, SZ_2M, 0, 0x3,
+				KFD_IOCTL_SVM_LOCATION_SYSMEM);
+	out.gpus = (struct kfd_criu_gpus_image){ gpus, 2, 2 };
+	out.bos.bos = &bo;
+	out.bos.num_bos = 1;
+	out.bos.bos_read = 1;
+	out.events.process.num_bos = cpu_to_le32(1);
+	out.svm.ranges = ranges;
+	out.svm.num_ranges = 2;
+	out.svm.ranges_read = 2;
+	out.events.counts.num_svm_ranges = cpu_to_le32(2);
+
+	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, NULL, &out), 0);
+	KUNIT_EXPECT_EQ(test, s->len,
+			kfd_criu_image_size_estimate(2, 0, KFD_CRIU_TEST_EVENTS,
+						     KFD_CRIU_TEST_PAGE_SIZE,
+						     KFD_CRIU_RECORD_OVERHEAD +
+						     sizeof(bo),
+						     &out.events.counts, 0));
+	KUNIT_ASSERT_EQ(test, kfd_criu_test_read(test, s, &img, &version), 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_image(&img, KFD_CRIU_SEC_END), 0);
+	KUNIT_ASSERT_EQ(test, img.svm.num_ranges, 2);
+	KUNIT_EXPECT_MEMEQ(test, img.svm.ranges, ranges, 2 * sizeof(*ranges));
+	/* The access and the preferred location need a VM on both GPUs */
+	KUNIT_EXPECT_EQ(test, kfd_criu_svm_needed_gpus(&img.svm, &img.gpus), 3);
+
+	img.svm.ranges[0].start = cpu_to_le64(SZ_1M);
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_image(&img, KFD_CRIU_SEC_END),
 			-EINVAL);
 	kfd_criu_proc_image_free(&img);
 }
@@ -1344,6 +1424,7 @@ static struct kunit_case kfd_criu_gpu_test_cases[] = {
 	KUNIT_CASE(kfd_criu_test_first_data),
 	KUNIT_CASE(kfd_criu_test_gpu_round_trip),
 	KUNIT_CASE(kfd_criu_test_counts_without_records),
+	KUNIT_CASE(kfd_criu_test_svm_round_trip),
 	{}
 };
 

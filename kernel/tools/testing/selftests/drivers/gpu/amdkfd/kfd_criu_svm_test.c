@@ -40,10 +40,8 @@
 #include "../../../kselftest_harness.h"
 #include "kfd_criu_util.h"
 
-#ifndef ENOTSUPP
-/* The kernel-internal errno that some KFD paths return */
-#define ENOTSUPP		524
-#endif
+/* The kernel-internal "not supported" errno (524) some KFD paths leak */
+#define KERNEL_NOTSUPP		524
 
 #define NO_GPU_REASON		"no GPU in the KFD topology"
 #define RANGE_SIZE		(2UL << 20)
@@ -303,7 +301,7 @@ static int apply_range(int kfd, struct svm_plan *plan, int i)
 /* Whether a SET_ATTR error says that there is no SVM to test */
 static bool svm_unsupported(int ret)
 {
-	return ret == -EPERM || ret == -ENOTSUPP || ret == -EOPNOTSUPP;
+	return ret == -EPERM || ret == -KERNEL_NOTSUPP || ret == -EOPNOTSUPP;
 }
 
 static const char *unsupported_reason(int err)
@@ -311,8 +309,8 @@ static const char *unsupported_reason(int err)
 	switch (err) {
 	case EPERM:
 		return "SVM SET_ATTR fails with EPERM: no CONFIG_HSA_AMD_SVM";
-	case ENOTSUPP:
-		return "SVM SET_ATTR fails with ENOTSUPP";
+	case KERNEL_NOTSUPP:
+		return "SVM SET_ATTR fails with errno 524 (kernel-internal)";
 	default:
 		return "SVM SET_ATTR fails with EOPNOTSUPP";
 	}
