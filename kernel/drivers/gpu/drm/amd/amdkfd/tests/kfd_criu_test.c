@@ -346,8 +346,9 @@ static const struct kfd_criu_feature_case kfd_criu_feature_cases[] = {
 	{ "restore into legacy pause", KFD_CRIU_FEAT(LEGACY_PAUSE), true, -EBUSY,
 	  "a legacy CRIU pause" },
 	{ "first refused feature wins", KFD_CRIU_FEAT(SVM_RANGES) |
-	  KFD_CRIU_FEAT(QUEUES) | KFD_CRIU_FEAT(BOS), false, -EOPNOTSUPP,
-	  "SVM ranges" },
+	  KFD_CRIU_FEAT(QUEUES) | KFD_CRIU_FEAT(RUNTIME_PENDING) |
+	  KFD_CRIU_FEAT(GPU_EVENT_PAGE) | KFD_CRIU_FEAT(BOS), false,
+	  -EOPNOTSUPP, "an event page in GPU memory" },
 	{ "first refused restore feature wins", KFD_CRIU_FEAT(SVM_RANGES) |
 	  KFD_CRIU_FEAT(QUEUES) | KFD_CRIU_FEAT(BOS), true, -EBUSY,
 	  "buffer objects" },
