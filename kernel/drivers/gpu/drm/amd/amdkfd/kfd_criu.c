@@ -1029,6 +1029,7 @@ out_unlock:
  * @buf: payload of @rec, %KFD_CRIU_READ_BUF_SIZE bytes
  * @version: format version of the image
  * @file_open: @fio holds the image file
+ * @old_xnack: the XNACK mode the process had before the restore
  */
 struct kfd_criu_restore {
 	struct kfd_criu_file_io fio;
@@ -1040,6 +1041,7 @@ struct kfd_criu_restore {
 	void *buf;
 	u32 version;
 	bool file_open;
+	bool old_xnack;
 };
 
 static void kfd_criu_restore_free(struct kfd_criu_restore *ctx,
@@ -1197,7 +1199,7 @@ static int kfd_criu_restore_gpu_state(struct kfd_process *p,
 	if (ret)
 		goto out_gpus;
 	kfd_criu_traps_restore(p, &img->traps, &ctx->gst);
-	kfd_criu_runtime_restore(p, &img->events.process);
+	ctx->old_xnack = kfd_criu_runtime_restore(p, &img->events.process);
 	ret = kfd_criu_bos_restore(p, &img->bos, &ctx->gst);
 	if (ret)
 		goto out_runtime;
@@ -1216,7 +1218,7 @@ out_queues:
 out_bos:
 	kfd_criu_bos_unwind(p, &img->bos, &ctx->gst);
 out_runtime:
-	kfd_criu_runtime_unwind(p, &img->events.process);
+	kfd_criu_runtime_unwind(p, &img->events.process, ctx->old_xnack);
 	kfd_criu_traps_unwind(p, &img->traps, &ctx->gst);
 out_gpus:
 	kfd_criu_gpus_unwind(p, &ctx->gst);
@@ -1228,7 +1230,8 @@ static void kfd_criu_undo_gpu_state(struct kfd_process *p,
 {
 	kfd_criu_queues_unwind(p, &ctx->img.queues);
 	kfd_criu_bos_unwind(p, &ctx->img.bos, &ctx->gst);
-	kfd_criu_runtime_unwind(p, &ctx->img.events.process);
+	kfd_criu_runtime_unwind(p, &ctx->img.events.process,
+				ctx->old_xnack);
 	kfd_criu_traps_unwind(p, &ctx->img.traps, &ctx->gst);
 	kfd_criu_gpus_unwind(p, &ctx->gst);
 }

@@ -83,10 +83,11 @@ int kfd_criu_events_restore(struct file *devkfd, struct kfd_process *p,
 			    const struct kfd_criu_events_image *img);
 void kfd_criu_events_count(struct kfd_process *p, u32 *num_events,
 			   u32 *signal_page_size);
-void kfd_criu_runtime_restore(struct kfd_process *p,
+bool kfd_criu_runtime_restore(struct kfd_process *p,
 			      const struct kfd_criu_process_rec *rec);
 void kfd_criu_runtime_unwind(struct kfd_process *p,
-			     const struct kfd_criu_process_rec *rec);
+			     const struct kfd_criu_process_rec *rec,
+			     bool old_xnack);
 
 /**
  * struct kfd_criu_gpus_image - the GPU records of an image

@@ -578,53 +578,10 @@ static int kfd_criu_process_state_check(struct kfd_process *p,
 	return 0;
 }
 
-/**
- * kfd_criu_runtime_restore - enable the runtime of a restored process
- * @p: the process, with its GPUs restored and no queues yet
- * @rec: the validated PROCESS record
- *
- * An enabled runtime programs the GPUs (MES debug mode, trap temporaries)
- * before any queue exists, as RUNTIME_ENABLE does; the queues the restore
- * creates next depend on it. kfd_criu_runtime_unwind() undoes it.
- *
- * Context: p->mutex held.
- */
-void kfd_criu_runtime_restore(struct kfd_process *p,
-			      const struct kfd_criu_process_rec *rec)
-{
-	lockdep_assert_held(&p->mutex);
-
-	if (le32_to_cpu(rec->runtime_state) != DEBUG_RUNTIME_STATE_ENABLED)
-		return;
-	p->runtime_info.runtime_state = DEBUG_RUNTIME_STATE_ENABLED;
-	p->runtime_info.r_debug = le64_to_cpu(rec->r_debug);
-	p->runtime_info.ttmp_setup = le32_to_cpu(rec->ttmp_setup);
-	kfd_runtime_enable_devices(p);
-}
-
-/**
- * kfd_criu_runtime_unwind - undo kfd_criu_runtime_restore()
- * @p: the process
- * @rec: the PROCESS record kfd_criu_runtime_restore() applied
- *
- * Context: p->mutex held.
- */
-void kfd_criu_runtime_unwind(struct kfd_process *p,
-			     const struct kfd_criu_process_rec *rec)
-{
-	lockdep_assert_held(&p->mutex);
-
-	if (le32_to_cpu(rec->runtime_state) != DEBUG_RUNTIME_STATE_ENABLED)
-		return;
-	kfd_runtime_disable_devices(p, true);
-	p->runtime_info.runtime_state = DEBUG_RUNTIME_STATE_DISABLED;
-	p->runtime_info.r_debug = 0;
-}
-
 /*
- * Without a GPU VM (RESTORE refuses a target with one, and p->mutex keeps
- * it from acquiring one) the process has no SVM ranges whose reserved
- * memory depends on the mode. The mode still changes under svms.lock, as
+ * RESTORE refuses a target with SVM ranges, and applies the image's ranges
+ * only at RESUME, so no range's reserved memory depends on the mode here.
+ * The mode still changes under svms.lock, as
  * svm_range_switch_xnack_reserve_mem() does.
  */
 static void kfd_criu_set_xnack(struct kfd_process *p, bool enabled)
@@ -637,6 +594,60 @@ static void kfd_criu_set_xnack(struct kfd_process *p, bool enabled)
 	WARN_ON_ONCE(!list_empty(&p->svms.list));
 	p->xnack_enabled = enabled;
 	mutex_unlock(&p->svms.lock);
+}
+
+/**
+ * kfd_criu_runtime_restore - give a restored process its XNACK mode and
+ *	runtime before it has queues
+ * @p: the process, with its GPUs restored and no queues yet
+ * @rec: the validated PROCESS record
+ *
+ * The first queue on a GPU programs SH_MEM_CONFIG from the XNACK mode, and
+ * an enabled runtime programs the GPUs (MES debug mode, trap temporaries)
+ * before any queue exists, as RUNTIME_ENABLE does. Both are applied here,
+ * before the restore creates buffers and queues;
+ * kfd_criu_runtime_unwind() undoes them.
+ *
+ * Context: p->mutex held.
+ * Return: the XNACK mode @p had, for kfd_criu_runtime_unwind().
+ */
+bool kfd_criu_runtime_restore(struct kfd_process *p,
+			      const struct kfd_criu_process_rec *rec)
+{
+	bool old_xnack = p->xnack_enabled;
+
+	lockdep_assert_held(&p->mutex);
+
+	kfd_criu_set_xnack(p, le32_to_cpu(rec->xnack_enabled));
+	if (le32_to_cpu(rec->runtime_state) != DEBUG_RUNTIME_STATE_ENABLED)
+		return old_xnack;
+	p->runtime_info.runtime_state = DEBUG_RUNTIME_STATE_ENABLED;
+	p->runtime_info.r_debug = le64_to_cpu(rec->r_debug);
+	p->runtime_info.ttmp_setup = le32_to_cpu(rec->ttmp_setup);
+	kfd_runtime_enable_devices(p);
+	return old_xnack;
+}
+
+/**
+ * kfd_criu_runtime_unwind - undo kfd_criu_runtime_restore()
+ * @p: the process
+ * @rec: the PROCESS record kfd_criu_runtime_restore() applied
+ * @old_xnack: what kfd_criu_runtime_restore() returned
+ *
+ * Context: p->mutex held.
+ */
+void kfd_criu_runtime_unwind(struct kfd_process *p,
+			     const struct kfd_criu_process_rec *rec,
+			     bool old_xnack)
+{
+	lockdep_assert_held(&p->mutex);
+
+	if (le32_to_cpu(rec->runtime_state) == DEBUG_RUNTIME_STATE_ENABLED) {
+		kfd_runtime_disable_devices(p, true);
+		p->runtime_info.runtime_state = DEBUG_RUNTIME_STATE_DISABLED;
+		p->runtime_info.r_debug = 0;
+	}
+	kfd_criu_set_xnack(p, old_xnack);
 }
 
 /**
@@ -657,15 +668,6 @@ int kfd_criu_events_check(struct kfd_process *p,
 	lockdep_assert_held(&p->mutex);
 
 	return kfd_criu_process_state_check(p, &img->process);
-}
-
-static void kfd_criu_process_state_apply(struct kfd_process *p,
-					 const struct kfd_criu_process_rec *rec)
-{
-	kfd_criu_set_xnack(p, le32_to_cpu(rec->xnack_enabled));
-	p->runtime_info.runtime_state = le32_to_cpu(rec->runtime_state);
-	p->runtime_info.r_debug = le64_to_cpu(rec->r_debug);
-	p->runtime_info.ttmp_setup = le32_to_cpu(rec->ttmp_setup);
 }
 
 /**
@@ -705,8 +707,6 @@ int kfd_criu_events_restore(struct file *devkfd, struct kfd_process *p,
 	mmap_read_unlock(mm);
 	mutex_unlock(&p->event_mutex);
 
-	if (!ret)
-		kfd_criu_process_state_apply(p, &img->process);
 	kfd_criu_events_put(evs, img->num_events);
 	return ret;
 }
