@@ -85,7 +85,7 @@ static int signal_and_wait(int fd, __u32 id)
 }
 
 /* The debuggee: sends its kfd file, then uses its event after the dumps */
-static void debuggee_main(int sock)
+static void debuggee_main(int sock, void *ctx)
 {
 	int fd = kfd_open();
 	__u32 id;
@@ -112,46 +112,33 @@ static int dump_once(struct __test_metadata *_metadata, int kfd, int memfd)
 
 TEST(dump_with_debugger_is_busy)
 {
-	int sv[2], kfd, dbg, memfd, events[2];
+	int dbg, memfd, events[2];
+	struct kfd_dumpee d;
 	__u32 id;
-	pid_t pid;
 
 	if (!have_kfd())
 		SKIP(return, "no /dev/kfd");
-	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		close(sv[0]);
-		debuggee_main(sv[1]);
-	}
-	close(sv[1]);
-	kfd = recv_fd(sv[0], &id, sizeof(id));
-	ASSERT_LE(0, kfd);
-	ASSERT_EQ(0, ptrace(PTRACE_SEIZE, pid, 0, 0));
+	ASSERT_EQ(0, kfd_dumpee_start(&d, debuggee_main, NULL, &id, sizeof(id)));
 	dbg = kfd_open();
 	ASSERT_LE(0, dbg);
 	ASSERT_EQ(0, pipe2(events, O_CLOEXEC | O_NONBLOCK));
 	memfd = memfd_create("kfd-criu-image", MFD_CLOEXEC);
 	ASSERT_LE(0, memfd);
 
-	ASSERT_EQ(0, debug_trap(dbg, pid, true, events[1]));
-	EXPECT_EQ(-EBUSY, dump_once(_metadata, kfd, memfd));
+	ASSERT_EQ(0, debug_trap(dbg, d.pid, true, events[1]));
+	EXPECT_EQ(-EBUSY, dump_once(_metadata, d.kfd, memfd));
 	EXPECT_EQ(0, fd_size(memfd)) TH_LOG("a refused dump wrote to the image");
 
 	/* Detached, the same process dumps */
-	ASSERT_EQ(0, debug_trap(dbg, pid, false, -1));
-	EXPECT_EQ(0, dump_once(_metadata, kfd, memfd));
+	ASSERT_EQ(0, debug_trap(dbg, d.pid, false, -1));
+	EXPECT_EQ(0, dump_once(_metadata, d.kfd, memfd));
 	EXPECT_LT(0, fd_size(memfd));
 
-	sync_send(sv[0]);
-	EXPECT_EQ(0, wait_child(pid)) TH_LOG("the debuggee's event broke");
+	EXPECT_EQ(0, kfd_dumpee_finish(&d)) TH_LOG("the debuggee's event broke");
 	close(memfd);
 	close(events[0]);
 	close(events[1]);
 	close(dbg);
-	close(kfd);
-	close(sv[0]);
 }
 
 /* A process that debugs itself has a debugger attached, too. */
