@@ -79,7 +79,7 @@ static const struct kfd_img_field gpu_fields[] = {
 	{ "partition_mode", 20, 4 }, { "vram_size", 24, 8 },
 	{ "cwsr_size", 32, 4 }, { "ctl_stack_size", 36, 4 },
 	{ "mec_fw_version", 40, 4 }, { "sdma_fw_version", 44, 4 },
-	{ "reserved", 48, 4 }, { "reserved2", 52, 4 },
+	{ "flags", 48, 4 }, { "reserved2", 52, 4 },
 };
 
 static const struct kfd_img_field bo_fields[] = {

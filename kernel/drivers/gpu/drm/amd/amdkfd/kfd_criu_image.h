@@ -314,7 +314,7 @@ struct kfd_criu_event_rec {
  * @ctl_stack_size: bytes of the control stack per queue
  * @mec_fw_version: MEC firmware version
  * @sdma_fw_version: SDMA firmware version
- * @reserved: must be zero
+ * @flags: %KFD_CRIU_GPU_CWSR or 0; other bits must be zero
  * @reserved2: must be zero
  *
  * GPU records follow COMPAT, in the order the process's per-GPU data is
@@ -334,9 +334,16 @@ struct kfd_criu_gpu_rec {
 	__le32 ctl_stack_size;
 	__le32 mec_fw_version;
 	__le32 sdma_fw_version;
-	__le32 reserved;
+	__le32 flags;
 	__le32 reserved2;
 };
+
+/**
+ * KFD_CRIU_GPU_CWSR - &struct kfd_criu_gpu_rec flag: the driver saves the
+ * waves of a preempted queue to its CWSR area (amdgpu.cwsr_enable). Queue
+ * state saved that way only resumes where the flag is set too.
+ */
+#define KFD_CRIU_GPU_CWSR		BIT(0)
 
 /**
  * struct kfd_criu_trap_rec - payload of %KFD_CRIU_REC_TRAP_HANDLER

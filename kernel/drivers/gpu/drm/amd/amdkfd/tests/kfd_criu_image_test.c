@@ -1572,6 +1572,7 @@ static void test_fill_gpu(struct kfd_criu_gpu_rec *gpu, u32 gpu_id)
 	gpu->ctl_stack_size = cpu_to_le32(0x4000);
 	gpu->mec_fw_version = cpu_to_le32(TEST_MEC_FW);
 	gpu->sdma_fw_version = cpu_to_le32(TEST_SDMA_FW);
+	gpu->flags = cpu_to_le32(KFD_CRIU_GPU_CWSR);
 }
 
 #define GPU_FIELD(f)	offsetof(struct kfd_criu_gpu_rec, f)
@@ -1587,7 +1588,11 @@ static const struct test_field_case test_gpu_cases[] = {
 	  -EINVAL },
 	{ "~0 XCCs", 0, GPU_FIELD(num_xcc), ~0U, -EINVAL },
 	{ "no VRAM", 0, GPU_FIELD(vram_size), 0, 0 },
-	{ "reserved set", 0, GPU_FIELD(reserved), 1, -EINVAL },
+	{ "no CWSR", 0, GPU_FIELD(flags), 0, 0 },
+	{ "unknown flag", 0, GPU_FIELD(flags), KFD_CRIU_GPU_CWSR << 1,
+	  -EINVAL },
+	{ "top flag", 0, GPU_FIELD(flags), 0x80000000 | KFD_CRIU_GPU_CWSR,
+	  -EINVAL },
 	{ "reserved2 set", 0, GPU_FIELD(reserved2), 0x80000000, -EINVAL },
 };
 
@@ -1709,7 +1714,8 @@ static const struct test_compatible_case test_compatible_cases[] = {
 	{ "newer SDMA firmware", GPU_FIELD(sdma_fw_version), 4, 1, NULL },
 	{ "older SDMA firmware", GPU_FIELD(sdma_fw_version), 4, -1,
 	  "sdma_fw_version" },
-	{ "reserved differs", GPU_FIELD(reserved), 4, 1, NULL },
+	{ "CWSR only in the image", GPU_FIELD(flags), 4, -1, "cwsr_enable" },
+	{ "reserved2 differs", GPU_FIELD(reserved2), 4, 1, NULL },
 };
 
 KUNIT_ARRAY_PARAM_DESC(test_compatible, test_compatible_cases, desc);
