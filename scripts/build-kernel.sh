@@ -11,12 +11,14 @@ FRAGMENTS=(qemu-base.config debug.config kfd-criu.config)
 
 usage() {
 	cat <<'TXT'
-Usage: scripts/build-kernel.sh [make-args...]
+Usage: scripts/build-kernel.sh [--prepare] [make-args...]
 
 Prepares build/linux (scripts/prepare-tree.sh), configures it from
 config/*.config on top of tinyconfig, checks that every requested symbol
-took effect, builds bzImage with ccache and installs the uAPI headers into
-build/headers. Extra arguments go to the kernel's make (e.g. W=1).
+took effect, installs the uAPI headers into build/headers and builds
+bzImage with ccache. Extra arguments go to the kernel's make (e.g. W=1).
+--prepare  stop before the bzImage build: the tree, its config and the
+           uAPI headers, all that the host tier reads.
 TXT
 }
 
@@ -67,11 +69,16 @@ warn_about_our_files() {
 }
 
 main() {
+	local prepare_only=0
+
 	case "${1:-}" in
 	-h|--help) usage; exit 0 ;;
+	--prepare) prepare_only=1; shift ;;
 	esac
 	"$TOP/scripts/prepare-tree.sh"
 	configure_kernel
+	make -C "$KSRC" -s headers_install INSTALL_HDR_PATH="$KHDR" >/dev/null
+	[ "$prepare_only" -eq 0 ] || return 0
 	mkdir -p "$CCACHE_DIR"
 	log "building bzImage (make -j$(nproc)), log in build/kernel-build.log"
 	# Compiler noise from upstream files (KASAN frame sizes) goes to the
@@ -82,7 +89,6 @@ main() {
 		die "kernel build failed (full log: build/kernel-build.log)"
 	fi
 	warn_about_our_files
-	make -C "$KSRC" -s headers_install INSTALL_HDR_PATH="$KHDR" >/dev/null
 	log "kernel ready: $KSRC/arch/x86/boot/bzImage"
 }
 

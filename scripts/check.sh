@@ -15,7 +15,7 @@ Runs the host tier, builds the kernel, test programs and initramfs, boots
 the test VM (kunit, selftests, e2e tiers) and prints
 "TIER: N passed, N failed, N skipped" per tier and a total line. Exits
 non-zero if anything failed or an expected tier did not run.
---no-vm  only the host tier (it still builds the kernel for its uAPI headers).
+--no-vm  only the host tier (it needs the prepared tree, not a kernel build).
 TXT
 }
 
@@ -27,13 +27,37 @@ step() {
 	log "$name: $((SECONDS - start)) s"
 }
 
-# Each host test program writes its own TAP file.
-run_host_tier() {
+# Each host test program writes its own TAP file. All but the fuzzer's
+# timed run need only the prepared tree, so they run while the kernel
+# builds, at the lowest priority: they take the CPU the build leaves idle
+# (configuring, linking) rather than the build's own.
+run_host_tests() {
 	make -s -C "$TOP/host" KSRC="$KSRC" check > "$BUILD_DIR/host-codec.tap" 2>&1 || true
-	make -s -C "$TOP/plugin" KHDR="$KHDR" O="$BUILD_DIR/plugin" check \
+	make -s -C "$TOP/plugin" KHDR="$KHDR" O="$BUILD_DIR/plugin-check" check \
 		> "$BUILD_DIR/host-plugin.tap" 2>&1 || true
-	run_fuzz
+	make -s -C "$TOP/fuzz" KSRC="$KSRC" O="$BUILD_DIR/fuzz" all \
+		> "$BUILD_DIR/fuzz-build.log" 2>&1 || true
 	run_checkpatch
+}
+
+start_host_tests() {
+	HOST_START=$SECONDS
+	log "host tests started in the background"
+	setsid nice -n 19 "$0" --host-tests &
+	HOST_PID=$!
+	trap stop_background EXIT
+}
+
+wait_host_tests() {
+	wait "$HOST_PID" || true
+	HOST_PID=
+	log "host tests: done $((SECONDS - HOST_START)) s after they started"
+}
+
+# The fuzzer's run is timed, so it runs at normal priority beside the VM.
+run_host_tier() {
+	wait_host_tests
+	run_fuzz
 }
 
 # The quick form of the series checks: checkpatch --strict and kernel-doc
@@ -74,12 +98,13 @@ start_vm() {
 	log "VM run started in the background"
 	setsid "$TOP/scripts/run-vm.sh" --mode check > "$BUILD_DIR/vm/run.log" 2>&1 &
 	VM_PID=$!
-	trap stop_vm EXIT
 }
 
-# An interrupted or failed check must not leave QEMU running.
-stop_vm() {
+# An interrupted or failed check must not leave QEMU or the host tests
+# running.
+stop_background() {
 	[ -z "${VM_PID:-}" ] || kill -- "-$VM_PID" 2>/dev/null || true
+	[ -z "${HOST_PID:-}" ] || kill -- "-$HOST_PID" 2>/dev/null || true
 }
 
 wait_vm() {
@@ -101,6 +126,7 @@ main() {
 	case "${1:-}" in
 	-h|--help) usage; exit 0 ;;
 	--no-vm) vm=0 ;;
+	--host-tests) run_host_tests; return ;;
 	"") ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -109,12 +135,14 @@ main() {
 	flock 9
 	step "dependencies" "$TOP/scripts/install-deps.sh"
 	# The host tier reads the patched tree's uAPI headers.
-	step "kernel" "$TOP/scripts/build-kernel.sh"
+	step "kernel tree" "$TOP/scripts/build-kernel.sh" --prepare
+	start_host_tests
 	if [ "$vm" -eq 0 ]; then
 		step "host tier" run_host_tier
 		"$TOP/scripts/parse-results.py" $HOST_TAPS --expect host
 		return
 	fi
+	step "kernel" "$TOP/scripts/build-kernel.sh"
 	step "test programs" build_test_programs
 	step "initramfs" "$TOP/scripts/build-initramfs.sh"
 	# The VM spends most of its time in one TCG thread, so the host tier
