@@ -112,8 +112,8 @@ static int kfd_criu_gpu_to_rec(struct kfd_node *node, u32 gpu_id,
 	rec->ctl_stack_size = cpu_to_le32(topo->node_props.ctl_stack_size);
 	rec->mec_fw_version = cpu_to_le32(node->kfd->mec_fw_version);
 	rec->sdma_fw_version = cpu_to_le32(node->kfd->sdma_fw_version);
-	if (node->kfd->cwsr_enabled)
-		rec->flags = cpu_to_le32(KFD_CRIU_GPU_CWSR);
+	if (!node->kfd->cwsr_enabled)
+		rec->flags = cpu_to_le32(KFD_CRIU_GPU_NO_CWSR);
 	return 0;
 }
 

@@ -956,7 +956,7 @@ int kfd_criu_validate_gpu(const struct kfd_criu_gpu_rec *rec)
 		return -EINVAL;
 	if (num_xcc < 1 || num_xcc > KFD_CRIU_MAX_XCC)
 		return -EINVAL;
-	if (le32_to_cpu(rec->flags) & ~KFD_CRIU_GPU_CWSR ||
+	if ((le32_to_cpu(rec->flags) & ~KFD_CRIU_GPU_FLAGS) ||
 	    le32_to_cpu(rec->reserved2))
 		return -EINVAL;
 	return 0;
@@ -1028,7 +1028,7 @@ int kfd_criu_check_traps(const struct kfd_criu_trap_rec *traps, u32 n,
  * Return: NULL when @local is compatible, else the name of the first field
  * that differs: "gfx_target_version", "device_id", "revision_id",
  * "num_xcc", "partition_mode", "cwsr_size", "ctl_stack_size", "cwsr_enable"
- * (%KFD_CRIU_GPU_CWSR, either way), "vram_size", "mec_fw_version" or
+ * (%KFD_CRIU_GPU_NO_CWSR, either way), "vram_size", "mec_fw_version" or
  * "sdma_fw_version".
  */
 const char *kfd_criu_gpu_incompatible(const struct kfd_criu_gpu_rec *image,
@@ -1048,7 +1048,7 @@ const char *kfd_criu_gpu_incompatible(const struct kfd_criu_gpu_rec *image,
 		return "cwsr_size";
 	if (image->ctl_stack_size != local->ctl_stack_size)
 		return "ctl_stack_size";
-	if ((image->flags ^ local->flags) & cpu_to_le32(KFD_CRIU_GPU_CWSR))
+	if ((image->flags ^ local->flags) & cpu_to_le32(KFD_CRIU_GPU_NO_CWSR))
 		return "cwsr_enable";
 	if (le64_to_cpu(local->vram_size) < le64_to_cpu(image->vram_size))
 		return "vram_size";

@@ -314,7 +314,7 @@ struct kfd_criu_event_rec {
  * @ctl_stack_size: bytes of the control stack per queue
  * @mec_fw_version: MEC firmware version
  * @sdma_fw_version: SDMA firmware version
- * @flags: %KFD_CRIU_GPU_CWSR or 0; other bits must be zero
+ * @flags: %KFD_CRIU_GPU_NO_CWSR or 0; other bits must be zero
  * @reserved2: must be zero
  *
  * GPU records follow COMPAT, in the order the process's per-GPU data is
@@ -339,11 +339,17 @@ struct kfd_criu_gpu_rec {
 };
 
 /**
- * KFD_CRIU_GPU_CWSR - &struct kfd_criu_gpu_rec flag: the driver saves the
- * waves of a preempted queue to its CWSR area (amdgpu.cwsr_enable). Queue
- * state saved that way only resumes where the flag is set too.
+ * KFD_CRIU_GPU_NO_CWSR - &struct kfd_criu_gpu_rec flag: the driver does
+ * not save the waves of a preempted queue to its CWSR area
+ * (amdgpu.cwsr_enable=0; clear, the default, when it does). Queue state
+ * only resumes on a GPU with the same setting: saved with CWSR it carries
+ * control-stack and work-group offsets that a GPU without it ignores, and
+ * saved without CWSR it carries none, which a GPU with it would take as
+ * offsets into a full control stack.
  */
-#define KFD_CRIU_GPU_CWSR		BIT(0)
+#define KFD_CRIU_GPU_NO_CWSR		BIT(0)
+/** KFD_CRIU_GPU_FLAGS - every &struct kfd_criu_gpu_rec flag */
+#define KFD_CRIU_GPU_FLAGS		KFD_CRIU_GPU_NO_CWSR
 
 /**
  * struct kfd_criu_trap_rec - payload of %KFD_CRIU_REC_TRAP_HANDLER

@@ -1572,7 +1572,6 @@ static void test_fill_gpu(struct kfd_criu_gpu_rec *gpu, u32 gpu_id)
 	gpu->ctl_stack_size = cpu_to_le32(0x4000);
 	gpu->mec_fw_version = cpu_to_le32(TEST_MEC_FW);
 	gpu->sdma_fw_version = cpu_to_le32(TEST_SDMA_FW);
-	gpu->flags = cpu_to_le32(KFD_CRIU_GPU_CWSR);
 }
 
 #define GPU_FIELD(f)	offsetof(struct kfd_criu_gpu_rec, f)
@@ -1588,10 +1587,10 @@ static const struct test_field_case test_gpu_cases[] = {
 	  -EINVAL },
 	{ "~0 XCCs", 0, GPU_FIELD(num_xcc), ~0U, -EINVAL },
 	{ "no VRAM", 0, GPU_FIELD(vram_size), 0, 0 },
-	{ "no CWSR", 0, GPU_FIELD(flags), 0, 0 },
-	{ "unknown flag", 0, GPU_FIELD(flags), KFD_CRIU_GPU_CWSR << 1,
+	{ "no CWSR", 0, GPU_FIELD(flags), KFD_CRIU_GPU_NO_CWSR, 0 },
+	{ "unknown flag", 0, GPU_FIELD(flags), KFD_CRIU_GPU_NO_CWSR << 1,
 	  -EINVAL },
-	{ "top flag", 0, GPU_FIELD(flags), 0x80000000 | KFD_CRIU_GPU_CWSR,
+	{ "top flag", 0, GPU_FIELD(flags), 0x80000000 | KFD_CRIU_GPU_NO_CWSR,
 	  -EINVAL },
 	{ "reserved2 set", 0, GPU_FIELD(reserved2), 0x80000000, -EINVAL },
 };
@@ -1714,7 +1713,8 @@ static const struct test_compatible_case test_compatible_cases[] = {
 	{ "newer SDMA firmware", GPU_FIELD(sdma_fw_version), 4, 1, NULL },
 	{ "older SDMA firmware", GPU_FIELD(sdma_fw_version), 4, -1,
 	  "sdma_fw_version" },
-	{ "CWSR only in the image", GPU_FIELD(flags), 4, -1, "cwsr_enable" },
+	{ "CWSR only in the image", GPU_FIELD(flags), 4, KFD_CRIU_GPU_NO_CWSR,
+	  "cwsr_enable" },
 	{ "reserved2 differs", GPU_FIELD(reserved2), 4, 1, NULL },
 };
 
@@ -1754,6 +1754,22 @@ static void test_gpu_incompatible(struct kunit *test)
 	}
 	KUNIT_ASSERT_NOT_NULL(test, why);
 	KUNIT_EXPECT_STREQ(test, why, p->why);
+}
+
+/* Saved without CWSR: only a GPU without CWSR takes the image. */
+static void test_gpu_incompatible_no_cwsr_image(struct kunit *test)
+{
+	struct kfd_criu_gpu_rec image, local;
+	const char *why;
+
+	test_fill_gpu(&image, TEST_GPU_A);
+	image.flags = cpu_to_le32(KFD_CRIU_GPU_NO_CWSR);
+	local = image;
+	KUNIT_EXPECT_TRUE(test, !kfd_criu_gpu_incompatible(&image, &local));
+	local.flags = 0;
+	why = kfd_criu_gpu_incompatible(&image, &local);
+	KUNIT_ASSERT_NOT_NULL(test, why);
+	KUNIT_EXPECT_STREQ(test, why, "cwsr_enable");
 }
 
 /* Local GPU models: the image's, or one field worse. */
@@ -3831,6 +3847,7 @@ static struct kunit_case kfd_criu_image_cases[] = {
 	KUNIT_CASE_PARAM(test_validate_trap, test_trap_gen_params),
 	KUNIT_CASE(test_check_traps),
 	KUNIT_CASE_PARAM(test_gpu_incompatible, test_compatible_gen_params),
+	KUNIT_CASE(test_gpu_incompatible_no_cwsr_image),
 	KUNIT_CASE_PARAM(test_map_gpus, test_map_gpus_gen_params),
 	KUNIT_CASE(test_map_gpus_no_why),
 	KUNIT_CASE_PARAM(test_validate_gpu_map, test_gpu_map_gen_params),
