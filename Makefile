@@ -73,7 +73,8 @@ mutate: deps
 	@scripts/mutate.sh --images $(N) --seed $(SEED)
 
 clean:
-	rm -rf $(BUILD)/selftests $(BUILD)/e2e $(BUILD)/vm $(BUILD)/host.tap
+	rm -rf $(BUILD)/selftests $(BUILD)/e2e $(BUILD)/vm $(BUILD)/host.tap \
+		$(BUILD)/plugin-check
 	$(MAKE) -C host clean 2>/dev/null || true
 	[ ! -d $(BUILD)/linux ] || $(MAKE) -C $(BUILD)/linux -s clean
 
