@@ -19,7 +19,9 @@ export CCACHE_NOHASHDIR=true
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
 # Key on the compiler's own dependency output (kbuild's -Wp,-MMD) instead
 # of running the preprocessor a second time: a cold build through ccache
-# then costs no more than one without it (measured: +55% without this).
+# then costs about what one without it does (25 amdgpu objects, empty
+# cache: 11.9-13.3 s, against 15.9-16.3 s without it and 13.5 s with
+# plain gcc).
 export CCACHE_DEPEND=${CCACHE_DEPEND:-true}
 # Reproducible build metadata keeps ccache hits across checkouts.
 export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026'

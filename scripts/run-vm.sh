@@ -34,14 +34,14 @@ TXT
 # A guest that printed but did not finish in time proves nothing either
 # way: that run uses TCG and the next one probes again.
 kvm_really_works() {
-	local cache=$CACHE_DIR/kvm-probe out
+	local cache=$CACHE_DIR/kvm-probe out wait=12
 	mkdir -p "$CACHE_DIR"
 	[ -w /dev/kvm ] || return 1
 	if [ -f "$cache" ] && [ "$(cat "$cache.boot" 2>/dev/null)" = "$(cat /proc/sys/kernel/random/boot_id)" ]; then
 		[ "$(cat "$cache")" = yes ]
 		return
 	fi
-	out=$(timeout -k 5 12 qemu-system-x86_64 -accel kvm -m 512 \
+	out=$(timeout -k 5 "$wait" qemu-system-x86_64 -accel kvm -m 512 \
 		-kernel "$KSRC/arch/x86/boot/bzImage" \
 		-initrd "$BUILD_DIR/vm/initramfs.cpio.gz" \
 		-append "console=ttyS0 panic=-1 kfdcriu.mode=probe kunit.enable=0" \
@@ -50,7 +50,7 @@ kvm_really_works() {
 	if grep -q 'kfdcriu-probe-ok' <<<"$out"; then
 		echo yes > "$cache"
 	elif grep -q 'Linux version' <<<"$out"; then
-		log "KVM probe: the guest started but did not finish in 12 s; using TCG this time"
+		log "KVM probe: the guest started but did not finish in $wait s; using TCG this time"
 		return 1
 	else
 		echo no > "$cache"
