@@ -691,8 +691,6 @@ static int validate(struct fuzz_image *img)
 		ret = kfd_criu_validate_event(&img->events[i]);
 		if (!ret)
 			ret = kfd_criu_validate_event_slot(proc, &img->events[i]);
-		if (!ret && !le64_to_cpu(img->events[i].event_age))
-			ret = -EINVAL;
 	}
 	if (!ret)
 		ret = validate_gpu_state(img);

@@ -856,10 +856,12 @@ static int kfd_criu_check_hw_exception(const struct kfd_criu_event_rec *rec,
  * %KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID to %KFD_CRIU_LAST_NONSIGNAL_EVENT_ID.
  * Memory exception fields may only be set for %KFD_IOC_EVENT_MEMORY and
  * hardware exception fields only for %KFD_IOC_EVENT_HW_EXCEPTION, each
- * within the values the uAPI defines. @event_age takes any value.
+ * within the values the uAPI defines. @event_age is at most
+ * %KFD_CRIU_MAX_EVENT_AGE, far from the wrap set_event() warns about.
  *
  * Return: 0, or -EINVAL for an unknown type, an id outside its type's
- * range, a boolean that is not 0 or 1, an exception field that is out of
+ * range, an event age above %KFD_CRIU_MAX_EVENT_AGE, a boolean that is
+ * not 0 or 1, an exception field that is out of
  * range or set for the wrong type, or a reserved field that is set.
  */
 int kfd_criu_validate_event(const struct kfd_criu_event_rec *rec)
@@ -870,6 +872,8 @@ int kfd_criu_validate_event(const struct kfd_criu_event_rec *rec)
 	if (!kfd_criu_is_bool(rec->auto_reset) ||
 	    !kfd_criu_is_bool(rec->signaled) ||
 	    le32_to_cpu(rec->reserved) || le32_to_cpu(rec->reserved2))
+		return -EINVAL;
+	if (le64_to_cpu(rec->event_age) > KFD_CRIU_MAX_EVENT_AGE)
 		return -EINVAL;
 	ret = kfd_criu_check_event_id(type, le32_to_cpu(rec->event_id));
 	if (ret)

@@ -103,6 +103,15 @@
 #define KFD_CRIU_MAX_RECORD_LEN		SZ_1M
 /** KFD_CRIU_MAX_EVENTS - most event records one image may carry */
 #define KFD_CRIU_MAX_EVENTS		65536
+/**
+ * KFD_CRIU_MAX_EVENT_AGE - largest event age an image may carry
+ *
+ * A new event has age 1 and every signal adds one; set_event() warns when
+ * the counter wraps. 2^62 signals are more than a process makes in a
+ * century at a billion a second, so a larger age is not a real process's
+ * and would bring the restored event closer to that wrap.
+ */
+#define KFD_CRIU_MAX_EVENT_AGE		BIT_ULL(62)
 /** KFD_CRIU_SIGNAL_PAGE_MAX - largest signal page payload (4096 slots) */
 #define KFD_CRIU_SIGNAL_PAGE_MAX	(4096 * 8)
 /** KFD_CRIU_RECORD_OVERHEAD - stream bytes of a record beyond its payload */
@@ -251,7 +260,8 @@ struct kfd_criu_process_rec {
  * @type: KFD_IOC_EVENT_* from the uAPI header
  * @auto_reset: 0 or 1
  * @signaled: 0 or 1
- * @event_age: the event's age counter, for waits that pass an age
+ * @event_age: the event's age counter, for waits that pass an age; 0 (an
+ *	event the legacy interface restored) to %KFD_CRIU_MAX_EVENT_AGE
  * @mem_va: memory exception: faulting address
  * @mem_gpu_id: memory exception: gpu_id
  * @mem_error_type: memory exception: RAS error type

@@ -1370,7 +1370,13 @@ static const struct test_field_case test_event_cases[] = {
 	{ "hw id ~0", EV_HW, EV_FIELD(event_id), ~0U, -EINVAL },
 	{ "auto reset 2", EV_SIGNAL, EV_FIELD(auto_reset), 2, -EINVAL },
 	{ "signaled 2", EV_SIGNAL, EV_FIELD(signaled), 2, -EINVAL },
-	{ "any age", EV_SIGNAL, EV_FIELD(event_age), ~0U, 0 },
+	{ "age 0", EV_SIGNAL, EV_FIELD(event_age), 0, 0 },
+	{ "age low word ~0", EV_SIGNAL, EV_FIELD(event_age), ~0U, 0 },
+	{ "age below the bound", EV_SIGNAL, EV_FIELD(event_age) + 4,
+	  0x3fffffff, 0 },
+	{ "age above the bound", EV_SIGNAL, EV_FIELD(event_age) + 4,
+	  0x40000000, -EINVAL },
+	{ "age at the wrap", EV_SIGNAL, EV_FIELD(event_age) + 4, ~0U, -EINVAL },
 	{ "reserved", EV_SIGNAL, EV_FIELD(reserved), 1, -EINVAL },
 	{ "reserved2", EV_MEMORY, EV_FIELD(reserved2), 1, -EINVAL },
 	{ "signal with mem_va", EV_SIGNAL, EV_FIELD(mem_va), 1, -EINVAL },
@@ -1449,6 +1455,20 @@ static void test_validate_event(struct kunit *test)
 		memcpy((u8 *)&ev + p->field, &v, sizeof(v));
 	}
 	KUNIT_EXPECT_EQ(test, kfd_criu_validate_event(&ev), p->err);
+}
+
+/* The exact edge of the age bound, which the 32-bit field table cannot set */
+static void test_validate_event_age_bound(struct kunit *test)
+{
+	struct kfd_criu_event_rec ev;
+
+	test_event_base(&ev, EV_SIGNAL);
+	ev.event_age = cpu_to_le64(KFD_CRIU_MAX_EVENT_AGE);
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_event(&ev), 0);
+	ev.event_age = cpu_to_le64(KFD_CRIU_MAX_EVENT_AGE + 1);
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_event(&ev), -EINVAL);
+	ev.event_age = cpu_to_le64(U64_MAX);
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_event(&ev), -EINVAL);
 }
 
 struct test_slot_case {
@@ -3840,6 +3860,7 @@ static struct kunit_case kfd_criu_image_cases[] = {
 	KUNIT_CASE_PARAM(test_validate_compat, test_compat_gen_params),
 	KUNIT_CASE_PARAM(test_validate_process, test_process_gen_params),
 	KUNIT_CASE_PARAM(test_validate_event, test_event_gen_params),
+	KUNIT_CASE(test_validate_event_age_bound),
 	KUNIT_CASE_PARAM(test_validate_event_slot, test_slot_gen_params),
 	KUNIT_CASE_PARAM(test_event_ids, test_ids_gen_params),
 	KUNIT_CASE(test_event_ids_most),
