@@ -469,6 +469,17 @@ static int kfd_criu_io_errno(ssize_t ret, int at_zero)
 	return ret;
 }
 
+/*
+ * The image file's own errors pass through, but for -EAGAIN: it invites
+ * the caller to repeat a call whose stream is partly consumed. The file
+ * gets it from a socket timeout (SO_RCVTIMEO, SO_SNDTIMEO) or from
+ * O_NONBLOCK set by another holder after kfd_criu_file_check().
+ */
+static int kfd_criu_file_errno(ssize_t ret, int at_zero)
+{
+	return ret == -EAGAIN ? -ETIMEDOUT : kfd_criu_io_errno(ret, at_zero);
+}
+
 static loff_t *kfd_criu_file_ppos(struct kfd_criu_file_io *fio)
 {
 	return fio->file->f_mode & FMODE_STREAM ? NULL : &fio->pos;
@@ -485,7 +496,7 @@ static int kfd_criu_file_write(void *ctx, const void *buf, size_t len)
 		ret = kernel_write(fio->file, buf, min_t(size_t, len, KFD_CRIU_IO_CHUNK),
 				   kfd_criu_file_ppos(fio));
 		if (ret <= 0)
-			return kfd_criu_io_errno(ret, -EIO);
+			return kfd_criu_file_errno(ret, -EIO);
 		buf += ret;
 		len -= ret;
 		fio->bytes += ret;
@@ -504,7 +515,7 @@ static int kfd_criu_file_read(void *ctx, void *buf, size_t len)
 		ret = kernel_read(fio->file, buf, min_t(size_t, len, KFD_CRIU_IO_CHUNK),
 				  kfd_criu_file_ppos(fio));
 		if (ret <= 0)
-			return kfd_criu_io_errno(ret, -ENODATA);
+			return kfd_criu_file_errno(ret, -ENODATA);
 		buf += ret;
 		len -= ret;
 		fio->bytes += ret;

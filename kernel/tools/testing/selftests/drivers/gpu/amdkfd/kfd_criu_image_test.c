@@ -9,13 +9,16 @@
  * own /dev/kfd and check ids, signaled states, ages, the event page, the
  * XNACK mode and the runtime state. Further tests cover the legacy
  * interface with the old argument size, the op ordering errors, bad images
- * (each must leave the process without any KFD state), streams through
- * pipes, and privileges.
+ * (each must leave the process without any KFD state), the largest event
+ * age an image may carry, streams through pipes, arguments on a read-only
+ * page and image files that fail (each op must change nothing), and
+ * privileges.
  */
 
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,6 +62,9 @@
 #define REC_GPU			6
 #define RECORD_MANDATORY	1
 #define PROCESS_NUM_EVENTS_OFF	20
+#define EVENT_AGE_OFF		16
+/* KFD_CRIU_MAX_EVENT_AGE: the largest event age an image may carry */
+#define MAX_EVENT_AGE		(1ULL << 62)
 #define END_RECORD_SIZE		(RECORD_OVERHEAD + 16)
 #define END_PAYLOAD_BYTES_OFF	8
 /* struct kfd_criu_gpu_rec: its size and the offsets of its fields */
@@ -595,6 +601,7 @@ static void fix_record_crc(unsigned char *data, size_t off)
  * @header_crc: break the header CRC
  * @num_events: PROCESS num_events to write with a matching CRC, 0 to keep
  * @mandatory_type: give the SIGNAL_PAGE record this unknown type
+ * @event_age: age to write into the first EVENT record, 0 to keep
  */
 struct bad_image {
 	const char *name;
@@ -605,6 +612,7 @@ struct bad_image {
 	bool header_crc;
 	__u32 num_events;
 	__u32 mandatory_type;
+	__u64 event_age;
 };
 
 static const struct bad_image bad_images[] = {
@@ -623,7 +631,25 @@ static const struct bad_image bad_images[] = {
 	  .num_events = 1 },
 	{ .name = "unknown mandatory record", .errno_expected = EOPNOTSUPP,
 	  .mandatory_type = 0x7777 },
+	/* SET_EVENT would wrap it and warn */
+	{ .name = "event age at the wrap", .errno_expected = EINVAL,
+	  .event_age = UINT64_MAX },
+	{ .name = "event age past the bound", .errno_expected = EINVAL,
+	  .event_age = MAX_EVENT_AGE + 1 },
 };
+
+/* Sets the age of the first EVENT record and its CRC. */
+static void set_first_event_age(unsigned char *data, size_t len, __u64 age)
+{
+	size_t off = find_record(data, len, REC_EVENT);
+	int i;
+
+	if (!off)
+		return;
+	for (i = 0; i < 8; i++)
+		data[off + RECORD_HEADER_SIZE + EVENT_AGE_OFF + i] = age >> (8 * i);
+	fix_record_crc(data, off);
+}
 
 static size_t break_image(const struct bad_image *bad, unsigned char *data,
 			  size_t len)
@@ -655,6 +681,8 @@ static size_t break_image(const struct bad_image *bad, unsigned char *data,
 		put_le32(data + off + 4, RECORD_MANDATORY);
 		fix_record_crc(data, off);
 	}
+	if (bad->event_age)
+		set_first_event_age(data, len, bad->event_age);
 	return len - bad->cut;
 }
 
@@ -1146,6 +1174,272 @@ TEST(foreign_fd_needs_ptrace)
 	EXPECT_EQ(0, wait_child(pid));
 	close(kfd);
 	close(sv[0]);
+}
+
+/*
+ * Restores @image_fd, whose first event (auto-reset, signaled) has the
+ * largest age an image may carry, resumes itself and signals the event:
+ * the age goes on counting, with no wrap for set_event() to warn about.
+ */
+static void max_age_restoree_main(int image_fd, __u32 id)
+{
+	struct kfd_ioctl_criu_args args;
+	__u32 result;
+	__u64 age = 1;
+	int fd = kfd_open();
+
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(!criu_image_op(fd, KFD_CRIU_OP_RESTORE, image_fd, &args));
+	CHILD_CHECK(!criu_resume(fd, getpid()));
+	CHILD_CHECK(!wait_event(fd, id, &age, &result));
+	CHILD_CHECK(age == MAX_EVENT_AGE);
+	CHILD_CHECK(!event_op(fd, AMDKFD_IOC_SET_EVENT, id));
+	CHILD_CHECK(!wait_event(fd, id, &age, &result));
+	CHILD_CHECK(age == MAX_EVENT_AGE + 1);
+	_exit(0);
+}
+
+TEST(event_age_at_the_bound_keeps_counting)
+{
+	struct image img;
+	int memfd;
+	pid_t pid;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	dump_child(_metadata, &img);
+	set_first_event_age(img.data, img.len, MAX_EVENT_AGE);
+	memfd = memfd_from(img.data, img.len);
+	ASSERT_LE(0, memfd);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		max_age_restoree_main(memfd, img.plan.id[AUTO_SET2]);
+	EXPECT_EQ(0, wait_child(pid));
+	close(memfd);
+	free(img.data);
+}
+
+/*
+ * An image-mode op whose arguments lie on a read-only page. The kernel
+ * can read them but not return its results.
+ */
+static int criu_op_readonly(int fd, __u32 op, int image_fd, pid_t pid)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct kfd_ioctl_criu_args *args;
+	int ret;
+
+	args = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (args == MAP_FAILED)
+		return -ENOMEM;
+	args->op = op;
+	args->flags = KFD_CRIU_FLAG_IMAGE;
+	args->image_fd = image_fd;
+	args->pid = pid;
+	ret = mprotect(args, page, PROT_READ) ? -ENOMEM :
+	      kfd_ioctl(fd, AMDKFD_IOC_CRIU_OP, args);
+	munmap(args, page);
+	return ret;
+}
+
+/* RESTORE and RESUME with read-only arguments, in a fresh process. */
+static void readonly_restoree_main(int image_fd)
+{
+	struct kfd_ioctl_criu_args args;
+	int fd = kfd_open();
+
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(criu_op_readonly(fd, KFD_CRIU_OP_RESTORE, image_fd, 0) == -EFAULT);
+	/* Nothing restored, not a byte of the image read */
+	check_no_state(fd);
+	CHILD_CHECK(lseek(image_fd, 0, SEEK_CUR) == 0);
+	CHILD_CHECK(!criu_image_op(fd, KFD_CRIU_OP_RESTORE, image_fd, &args));
+	CHILD_CHECK(criu_op_readonly(fd, KFD_CRIU_OP_RESUME, -1, getpid()) == -EFAULT);
+	/* Still restored and not resumed */
+	CHILD_CHECK(!criu_resume(fd, getpid()));
+	_exit(0);
+}
+
+/* A failed copy of the results means that the op did nothing. */
+TEST_F(kfd, readonly_args_change_nothing)
+{
+	struct kfd_ioctl_criu_args args;
+	int memfd = memfd_create("kfd-criu-image", MFD_CLOEXEC);
+	__u32 id;
+	pid_t pid;
+
+	ASSERT_LE(0, memfd);
+	ASSERT_EQ(0, create_event(self->fd, KFD_IOC_EVENT_SIGNAL, true, &id));
+	EXPECT_EQ(-EFAULT, criu_op_readonly(self->fd, KFD_CRIU_OP_PROCESS_INFO, -1, 0));
+	/* Not paused */
+	EXPECT_EQ(-EBADFD, criu_image_op(self->fd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+
+	ASSERT_EQ(0, criu_image_op(self->fd, KFD_CRIU_OP_PROCESS_INFO, -1, &args));
+	EXPECT_EQ(-EFAULT, criu_op_readonly(self->fd, KFD_CRIU_OP_CHECKPOINT, memfd, 0));
+	EXPECT_EQ(0, fd_size(memfd));
+	EXPECT_EQ(-EFAULT, criu_op_readonly(self->fd, KFD_CRIU_OP_UNPAUSE, -1, 0));
+	/* Still paused: CHECKPOINT needs that */
+	ASSERT_EQ(0, criu_image_op(self->fd, KFD_CRIU_OP_CHECKPOINT, memfd, &args));
+	EXPECT_EQ((off_t)args.image_size, fd_size(memfd));
+	ASSERT_EQ(0, criu_image_op(self->fd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+
+	ASSERT_EQ(0, lseek(memfd, 0, SEEK_SET));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		readonly_restoree_main(memfd);
+	EXPECT_EQ(0, wait_child(pid));
+	close(memfd);
+}
+
+/* Restores from @image_fd, which fails with @err and leaves no state. */
+static void failing_restoree_main(int image_fd, int err)
+{
+	struct kfd_ioctl_criu_args args;
+	int fd = kfd_open();
+	int ret;
+
+	CHILD_CHECK(fd >= 0);
+	ret = criu_image_op(fd, KFD_CRIU_OP_RESTORE, image_fd, &args);
+	if (ret != -err) {
+		fprintf(stderr, "RESTORE returned %d, expected %d\n", ret, -err);
+		_exit(1);
+	}
+	check_no_state(fd);
+	_exit(0);
+}
+
+static int restore_in_child(int image_fd, int err)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (!pid)
+		failing_restoree_main(image_fd, err);
+	return wait_child(pid);
+}
+
+/* A socket that times out: before the image, and half-way through it */
+TEST(image_socket_timeout)
+{
+	struct timeval tv = { .tv_usec = 100000 };
+	struct image img;
+	int sv[2];
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	dump_child(_metadata, &img);
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	ASSERT_EQ(0, setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	EXPECT_EQ(0, restore_in_child(sv[0], ETIMEDOUT)) TH_LOG("no data");
+	ASSERT_EQ((ssize_t)img.len / 2, write(sv[1], img.data, img.len / 2));
+	EXPECT_EQ(0, restore_in_child(sv[0], ETIMEDOUT)) TH_LOG("half an image");
+	close(sv[0]);
+	close(sv[1]);
+	free(img.data);
+}
+
+/* A TCP socket that is not connected gives the file's own error. */
+TEST(image_socket_not_connected)
+{
+	int sock;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ASSERT_LE(0, sock);
+	EXPECT_EQ(0, restore_in_child(sock, ENOTCONN));
+	close(sock);
+}
+
+/* True once thread @tid of this process sleeps in ioctl(2). */
+static bool thread_in_ioctl(pid_t tid)
+{
+	char path[64], buf[64];
+	long nr;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	if (read_text(path, buf, sizeof(buf)) < 0)
+		return false;
+	nr = strtol(buf, NULL, 10);
+	return nr == SYS_ioctl;
+}
+
+/**
+ * struct nonblock_switch - what the thread that switches the pipe needs
+ * @tid: the thread that runs RESTORE
+ * @pipe: the image pipe
+ * @data: bytes to write once the pipe is non-blocking
+ * @len: bytes at @data
+ * @ok: the restorer was seen in ioctl(2) and the bytes were written
+ */
+struct nonblock_switch {
+	pid_t tid;
+	int pipe[2];
+	const void *data;
+	size_t len;
+	bool ok;
+};
+
+/*
+ * Waits until RESTORE sleeps on the empty pipe, makes the pipe
+ * non-blocking behind its back and feeds it a few bytes: the next read
+ * of the stream would block.
+ */
+static void *nonblock_switch_thread(void *arg)
+{
+	struct nonblock_switch *sw = arg;
+	__u64 deadline = now_ms() + 10000;
+
+	while (!thread_in_ioctl(sw->tid) && now_ms() < deadline)
+		usleep(10000);
+	usleep(100000);		/* into the pipe's wait */
+	if (fcntl(sw->pipe[0], F_SETFL, O_NONBLOCK))
+		return NULL;
+	sw->ok = write(sw->pipe[1], sw->data, sw->len) == (ssize_t)sw->len;
+	return NULL;
+}
+
+static void nonblock_restoree_main(const void *data, size_t len)
+{
+	struct nonblock_switch sw = { .tid = gettid(), .data = data, .len = len };
+	struct kfd_ioctl_criu_args args;
+	pthread_t thread;
+	int fd = kfd_open();
+	int ret;
+
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(!pipe2(sw.pipe, O_CLOEXEC));
+	CHILD_CHECK(!pthread_create(&thread, NULL, nonblock_switch_thread, &sw));
+	ret = criu_image_op(fd, KFD_CRIU_OP_RESTORE, sw.pipe[0], &args);
+	CHILD_CHECK(!pthread_join(thread, NULL));
+	CHILD_CHECK(sw.ok);
+	if (ret != -ETIMEDOUT) {
+		fprintf(stderr, "RESTORE returned %d, expected %d\n", ret, -ETIMEDOUT);
+		_exit(1);
+	}
+	check_no_state(fd);
+	_exit(0);
+}
+
+/* Another holder of the pipe sets O_NONBLOCK while RESTORE reads it. */
+TEST(image_pipe_turns_nonblocking)
+{
+	struct image img;
+	pid_t pid;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	dump_child(_metadata, &img);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		nonblock_restoree_main(img.data, 16);
+	EXPECT_EQ(0, wait_child(pid));
+	free(img.data);
 }
 
 TEST_HARNESS_MAIN
