@@ -579,7 +579,7 @@ static void seed_limits(void)
 	seed_runtime(~0ULL);
 	seed.process.ttmp_setup = cpu_to_le32(1);
 	seed_event(KFD_SIGNAL_EVENT_LIMIT - 1, KFD_IOC_EVENT_SIGNAL, false, true,
-		   ~0ULL);
+		   KFD_CRIU_MAX_EVENT_AGE);
 	seed_event(KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID, KFD_IOC_EVENT_QUEUE_EVENT,
 		   true, true, 2);
 	seed_event(KFD_CRIU_LAST_NONSIGNAL_EVENT_ID, KFD_IOC_EVENT_SYSTEM_EVENT,
