@@ -1252,10 +1252,10 @@ static void kfd_criu_undo_gpu_state(struct kfd_process *p,
  * space and task, and a userptr BO registers with the caller's address
  * space: only the process itself can restore GPU state into itself.
  */
-static int kfd_criu_check_restorer(struct kfd_process *p,
+static int kfd_criu_check_restorer(struct mm_struct *mm,
 				   const struct kfd_criu_proc_image *img)
 {
-	if (!img->gpus.num_gpus || current->mm == p->mm)
+	if (!img->gpus.num_gpus || current->mm == mm)
 		return 0;
 	pr_warn_ratelimited("CRIU image: an image with GPUs must be restored by the process itself\n");
 	return -EINVAL;
@@ -1263,6 +1263,7 @@ static int kfd_criu_check_restorer(struct kfd_process *p,
 
 /* The checks that need the process, before anything is touched. */
 static int kfd_criu_restore_check_locked(struct kfd_process *p,
+					 struct mm_struct *mm,
 					 struct kfd_criu_restore *ctx,
 					 struct kfd_ioctl_criu_args *args,
 					 enum kfd_criu_state *next)
@@ -1275,7 +1276,7 @@ static int kfd_criu_restore_check_locked(struct kfd_process *p,
 	if (!ret)
 		ret = kfd_criu_events_check(p, &ctx->img.events);
 	if (!ret)
-		ret = kfd_criu_check_restorer(p, &ctx->img);
+		ret = kfd_criu_check_restorer(mm, &ctx->img);
 	if (!ret)
 		ret = kfd_criu_check_offset_map(p, ctx, args);
 	if (!ret)
@@ -1293,7 +1294,7 @@ static int kfd_criu_restore_locked(struct file *filep, struct kfd_process *p,
 
 	lockdep_assert_held(&p->mutex);
 
-	ret = kfd_criu_restore_check_locked(p, ctx, args, &next);
+	ret = kfd_criu_restore_check_locked(p, mm, ctx, args, &next);
 	if (ret)
 		return ret;
 
@@ -1334,6 +1335,42 @@ static int kfd_criu_restore_allowed(struct kfd_process *p)
 	return ret;
 }
 
+/**
+ * kfd_criu_restore_mm - the address space a RESTORE fills, referenced
+ * @p: the process that owns the /dev/kfd file
+ *
+ * The MMU notifier release clears p->mm while the address space is torn
+ * down, and the process outlives it: its file may be held by a ptrace
+ * parent that got it over SCM_RIGHTS and restores through it after the
+ * owner exited. So p->mm is read once, and only taken through a task that
+ * still uses it, which keeps it from being freed meanwhile: the caller,
+ * when it is a thread of @p (the usual case, and the only one for an
+ * image with GPUs), or else the leader of @p. A ptrace parent restoring
+ * into a process whose leader exited gets -ESRCH, like one whose address
+ * space is gone.
+ *
+ * Return: the address space of @p with a reference the caller drops with
+ * mmput() (not under p->mutex), or NULL when it is gone.
+ */
+static struct mm_struct *kfd_criu_restore_mm(struct kfd_process *p)
+{
+	struct mm_struct *mm = READ_ONCE(p->mm);
+	struct mm_struct *task_mm;
+
+	if (!mm)
+		return NULL;
+	if (current->mm == mm) {
+		mmget(mm);
+		return mm;
+	}
+	task_mm = get_task_mm(p->lead_thread);
+	if (task_mm && task_mm != mm) {
+		mmput(task_mm);
+		task_mm = NULL;
+	}
+	return task_mm;
+}
+
 static int kfd_criu_op_restore(struct file *filep, struct kfd_process *p,
 			       struct kfd_ioctl_criu_args *args)
 {
@@ -1341,12 +1378,18 @@ static int kfd_criu_op_restore(struct file *filep, struct kfd_process *p,
 	struct mm_struct *mm;
 	int ret;
 
+	/* The target's state and address space, before any of the image */
 	ret = kfd_criu_restore_allowed(p);
 	if (ret)
 		return ret;
+	mm = kfd_criu_restore_mm(p);
+	if (!mm)
+		return -ESRCH;
 	ctx = kvzalloc(sizeof(*ctx), GFP_KERNEL);
-	if (!ctx)
-		return -ENOMEM;
+	if (!ctx) {
+		ret = -ENOMEM;
+		goto out_mmput;
+	}
 	ret = kfd_criu_copy_gpu_map(args, &ctx->gst);
 	if (!ret)
 		ret = kfd_criu_load_metadata(args, ctx);
@@ -1354,25 +1397,32 @@ static int kfd_criu_op_restore(struct file *filep, struct kfd_process *p,
 		goto out_free_ctx;
 	args->format_version = ctx->version;
 
-	/*
-	 * mmput() may tear down the address space: not under p->mutex. The
-	 * leader may have exited while other threads live on.
-	 */
-	mm = mmget_not_zero(p->mm) ? p->mm : NULL;
-	if (!mm) {
-		ret = -ESRCH;
-		goto out_free_ctx;
-	}
 	mutex_lock(&p->mutex);
 	ret = kfd_criu_restore_locked(filep, p, mm, ctx, args);
 	mutex_unlock(&p->mutex);
-	mmput(mm);
 
 out_free_ctx:
 	kfd_criu_restore_free(ctx, args);
+out_mmput:
+	/* It may tear down the address space: not under p->mutex */
+	mmput(mm);
 	return ret;
 }
 
+/**
+ * kfd_criu_may_resume - whether the caller may start the process @pid names
+ * @pid: the target, as the caller named it
+ *
+ * The dispatcher checked the capability, but RESUME names its target by
+ * pid and so needs a relation to it as well. Either the caller is the
+ * target process itself, or it is the target's tracer: CRIU restores
+ * every task under ptrace and stays attached until after RESUME, and the
+ * attach already passed ptrace_may_access() and the LSMs for the tracer,
+ * as the dispatcher relies on for a /dev/kfd file of another process.
+ * Nothing beyond what drivers can reach is needed.
+ *
+ * Return: 0, -ESRCH if @pid has no task, or -EPERM.
+ */
 static int kfd_criu_may_resume(struct pid *pid)
 {
 	struct task_struct *task;
