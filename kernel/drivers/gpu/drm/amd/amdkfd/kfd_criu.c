@@ -14,7 +14,8 @@
  * - CHECKPOINT snapshots the paused process and streams the image to the
  *   caller's file descriptor. A failure leaves the process paused and
  *   unchanged, so the dump can be retried or abandoned with UNPAUSE.
- * - UNPAUSE resumes a paused process.
+ * - UNPAUSE resumes a paused process, but not while a CHECKPOINT still
+ *   streams its image: nothing else holds the process paused then.
  * - RESTORE reads all metadata of an image into kernel memory, validates
  *   it as a set and places the image's GPUs on this machine's GPUs, and
  *   only then fills the process: GPU VMs, BOs, user queues (created
@@ -967,6 +968,11 @@ static int kfd_criu_snapshot_locked(struct kfd_process *p,
 	return 0;
 }
 
+/*
+ * The snapshot is streamed with no lock held, so nothing keeps the process
+ * paused but the count of streaming CHECKPOINTs: UNPAUSE refuses to run
+ * while it is not zero.
+ */
 static int kfd_criu_op_checkpoint(struct kfd_process *p,
 				  struct kfd_ioctl_criu_args *args)
 {
@@ -985,19 +991,24 @@ static int kfd_criu_op_checkpoint(struct kfd_process *p,
 		ret = kfd_criu_dump_supported_locked(p);
 	if (!ret)
 		ret = kfd_criu_snapshot_locked(p, img);
+	if (!ret)
+		p->criu_dumps++;
 	mutex_unlock(&p->mutex);
 	if (ret)
 		goto out_free_img;
 
-	/* The process stays paused: streaming needs no lock */
 	ret = kfd_criu_file_get(&fio, args->image_fd, FMODE_WRITE);
 	if (ret)
-		goto out_free_img;
+		goto out_end_dump;
 	ret = kfd_criu_write_image(&fio.io, p, img);
 	args->image_size = fio.bytes;
 	args->format_version = KFD_CRIU_IMAGE_VERSION;
 	kfd_criu_file_put(&fio);
 
+out_end_dump:
+	mutex_lock(&p->mutex);
+	p->criu_dumps--;
+	mutex_unlock(&p->mutex);
 out_free_img:
 	kfd_criu_proc_image_free(img);
 	kfree(img);
@@ -1013,6 +1024,11 @@ static int kfd_criu_op_unpause(struct kfd_process *p)
 	ret = kfd_criu_next_state(p->criu_state, KFD_CRIU_OP_UNPAUSE, &next);
 	if (ret)
 		goto out_unlock;
+	/* A CHECKPOINT still copies the paused state */
+	if (p->criu_dumps) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
 	/*
 	 * kfd_process_restore_queues() tries every GPU and reports the first
 	 * error. A retry would restore the GPUs that succeeded a second time,
