@@ -25,9 +25,9 @@
  *   failure, a bad record at the end of the stream included, undoes
  *   everything.
  * - RESUME starts a restored process, found by pid; the caller must be
- *   allowed to ptrace it. It first applies the SVM ranges the restore
- *   kept; if that fails the process stays restored and RESUME can be
- *   retried.
+ *   that process or its tracer. It first applies the SVM ranges the
+ *   restore kept; if that fails the process stays restored and RESUME can
+ *   be retried.
  *
  * Each process carries an &enum kfd_criu_state, stepped by one pure
  * function, kfd_criu_next_state(), under p->mutex. An op that is not valid
@@ -1447,7 +1447,10 @@ static int kfd_criu_may_resume(struct pid *pid)
 	task = get_pid_task(pid, PIDTYPE_PID);
 	if (!task)
 		return -ESRCH;
-	allowed = ptrace_may_access(task, PTRACE_MODE_ATTACH_REALCREDS);
+	rcu_read_lock();
+	allowed = same_thread_group(task, current) ||
+		  ptrace_parent(task) == current;
+	rcu_read_unlock();
 	put_task_struct(task);
 	return allowed ? 0 : -EPERM;
 }

@@ -315,7 +315,7 @@ static void restore_and_check(struct __test_metadata *_metadata,
 	}
 	kfd = kfd_open();
 	ASSERT_LE(0, kfd);
-	EXPECT_EQ(0, criu_resume(kfd, pid));
+	EXPECT_EQ(0, criu_resume_traced(kfd, pid));
 	ASSERT_EQ(1, write(sv[0], &c, 1));
 	EXPECT_EQ(0, wait_child(pid));
 	close(kfd);

@@ -438,8 +438,8 @@ static void resume_restoree(struct __test_metadata *_metadata, pid_t pid,
 	int kfd = kfd_open();
 
 	ASSERT_LE(0, kfd);
-	ASSERT_EQ(0, criu_resume(kfd, pid));
-	EXPECT_EQ(-EBADFD, criu_resume(kfd, pid));
+	ASSERT_EQ(0, criu_resume_traced(kfd, pid));
+	EXPECT_EQ(-EBADFD, criu_resume_traced(kfd, pid));
 	ASSERT_EQ(1, write(sock, &c, 1));
 	EXPECT_EQ(0, wait_child(pid));
 	close(kfd);
@@ -1064,7 +1064,10 @@ TEST_F(kfd, op_order)
 	close(memfd);
 }
 
-/* Without ptrace access to the target, RESUME fails even with the cap. */
+/*
+ * RESUME needs the target itself or its tracer, on top of the capability:
+ * a caller that does not trace the target gets -EPERM, privileged or not.
+ */
 static void unprivileged_resume_main(int sock, pid_t target)
 {
 	struct __user_cap_header_struct hdr = {
@@ -1090,7 +1093,7 @@ static void unprivileged_resume_main(int sock, pid_t target)
 TEST(resume_needs_ptrace_access)
 {
 	struct image img;
-	int memfd, sock, sv[2];
+	int memfd, sock, sv[2], kfd;
 	pid_t pid, helper;
 	char c;
 

@@ -118,6 +118,25 @@ static inline int criu_resume(int fd, pid_t pid)
 	return kfd_ioctl(fd, AMDKFD_IOC_CRIU_OP, &args);
 }
 
+/*
+ * RESUMEs @pid as CRIU does, as its tracer: seizes it, RESUMEs it and
+ * detaches again (the tracee is stopped for the detach). Returns RESUME's
+ * result, or -errno of the ptrace step that failed.
+ */
+static inline int criu_resume_traced(int fd, pid_t pid)
+{
+	int ret, status;
+
+	if (ptrace(PTRACE_SEIZE, pid, 0, 0))
+		return -errno;
+	ret = criu_resume(fd, pid);
+	if (ptrace(PTRACE_INTERRUPT, pid, 0, 0) ||
+	    waitpid(pid, &status, __WALL) != pid || !WIFSTOPPED(status) ||
+	    ptrace(PTRACE_DETACH, pid, 0, 0))
+		return ret ? ret : -ECHILD;
+	return ret;
+}
+
 /* Sends @fd and @len bytes at @data over the unix socket @sock */
 static inline int send_fd(int sock, int fd, const void *data, size_t len)
 {
@@ -475,7 +494,8 @@ static inline int kfd_dumpee_finish(struct kfd_dumpee *d)
 /*
  * Runs @fn(sock, @ctx) in a fresh child that restores an image: it
  * sync_send()s once its RESTORE succeeded and then sync_wait()s, while
- * this function RESUMEs it through a /dev/kfd file of the test's. Returns
+ * this function RESUMEs it as its tracer through a /dev/kfd file of the
+ * test's. Returns
  * the child's exit status, or -1; *@resume_ret is RESUME's result, or 1
  * when the child ended before it asked for RESUME.
  */
@@ -503,7 +523,7 @@ static inline int kfd_restoree_run(void (*fn)(int sock, void *ctx),
 	close(sv[1]);
 	if (read(sv[0], &c, 1) == 1) {
 		kfd = kfd_open();
-		*resume_ret = kfd < 0 ? -errno : criu_resume(kfd, pid);
+		*resume_ret = kfd < 0 ? -errno : criu_resume_traced(kfd, pid);
 		if (*resume_ret || write(sv[0], &c, 1) != 1)
 			kill(pid, SIGKILL);
 		if (kfd >= 0)
