@@ -14,8 +14,10 @@ usage() {
 Usage: scripts/series-check.sh [--no-clang] [--no-docs]
 
 Checks the series in build/series ("make series" writes it) in
-build/series-check/: git am patch by patch onto its own unpack of the
-pinned tree, with the test config (tinyconfig + config/*.config), and an
+build/series-check/: that every file a patch touches is one the amdgpu
+tree takes (drivers/gpu/drm/amd, the amdkfd uAPI header, Documentation,
+MAINTAINERS, tools/testing/selftests: no core-kernel export), then git am
+patch by patch onto its own unpack of the pinned tree, with the test config (tinyconfig + config/*.config), and an
 incremental build after each patch of drivers/gpu/drm/amd/amdgpu/ and the
 other directories the patch touches (selftests, "make headers" for uAPI
 changes), then bzImage. Then: checkpatch --strict on every patch, W=1
@@ -110,6 +112,25 @@ verify_config() {
 # Files patch $1 touches.
 patch_paths() {
 	sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$1"
+}
+
+# What the series may touch: it goes through the amdgpu tree and builds
+# as a module against a stock kernel, so nothing of the core kernel (no
+# export from kernel/, nothing in mm/ or include/linux).
+SCOPE_RE='^(drivers/gpu/drm/amd/|include/uapi/linux/kfd_ioctl\.h$|Documentation/|MAINTAINERS$|tools/testing/selftests/)'
+
+check_scope() {
+	local p f n=0 bad=0
+	for p in $(series_patches); do
+		for f in $(patch_paths "$p"); do
+			n=$((n + 1))
+			grep -Eq "$SCOPE_RE" <<< "$f" && continue
+			echo "$(basename "$p"): $f is outside what the amdgpu tree takes"
+			bad=1
+		done
+	done
+	[ "$bad" -eq 0 ] || { echo "the series touches files outside its scope"; return 1; }
+	echo "$n files, all under drivers/gpu/drm/amd, the kfd uAPI header, Documentation, MAINTAINERS, selftests"
 }
 
 # The make goals that build what patch $1 touches.
@@ -489,6 +510,7 @@ main() {
 	rm -rf "$LOGS" "$CHECK_DIR/ours"
 	mkdir -p "$LOGS"
 
+	run_check scope check_scope || true
 	run_check base check_base || exit 1
 	run_check config configure || exit 1
 	kernel_doc_baseline
