@@ -7,12 +7,12 @@
  * DOC: CRC32C for the host build
  *
  * A table-driven software CRC32C (Castagnoli, reflected polynomial
- * 0x82f63b78) behind the kernel's __crc32c_le() signature, so the codec
+ * 0x82f63b78) behind the kernel's crc32c() signature, so the codec
  * builds unchanged in userspace. Like the kernel's, it applies no
  * inversion itself; kfd_criu_crc32c() does that.
  */
 
-#include <linux/crc32.h>
+#include <linux/crc32c.h>
 
 #define CRC32C_POLY_REFLECTED	0x82f63b78U
 
@@ -32,9 +32,11 @@ __attribute__((constructor)) static void crc32c_init_table(void)
 	}
 }
 
-u32 __crc32c_le(u32 crc, unsigned char const *p, size_t len)
+u32 crc32c(u32 crc, const void *address, unsigned int length)
 {
-	while (len--)
+	const unsigned char *p = address;
+
+	while (length--)
 		crc = crc32c_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
 	return crc;
 }

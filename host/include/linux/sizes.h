@@ -12,5 +12,6 @@
 #define SZ_256K	0x00040000
 #define SZ_512K	0x00080000
 #define SZ_1M	0x00100000
+#define SZ_1G	0x40000000
 
 #endif /* HOST_LINUX_SIZES_H */

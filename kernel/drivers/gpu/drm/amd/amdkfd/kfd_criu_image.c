@@ -29,7 +29,7 @@
 #include <linux/array_size.h>
 #include <linux/bitops.h>
 #include <linux/build_bug.h>
-#include <linux/crc32.h>
+#include <linux/crc32c.h>
 #include <linux/errno.h>
 #include <linux/kfd_ioctl.h>
 #include <linux/limits.h>
@@ -121,13 +121,26 @@ static_assert(KFD_CRIU_LIM_RPTR_RING <= U8_MAX);
  *
  * Uses the common convention (all-ones seed, inverted result), so
  * kfd_criu_crc32c(0, "123456789", 9) is 0xe3069283 and a CRC over a
- * buffer equals the CRC continued over its pieces.
+ * buffer equals the CRC continued over its pieces. crc32c() is the
+ * crypto API's, which picks the CPU's CRC32C instruction where there is
+ * one; it takes the raw register, without inversion.
  *
  * Return: the CRC32C of everything fed in so far.
  */
 u32 kfd_criu_crc32c(u32 crc, const void *buf, size_t len)
 {
-	return ~__crc32c_le(~crc, buf, len);
+	const u8 *p = buf;
+	unsigned int chunk;
+
+	crc = ~crc;
+	/* crc32c() counts in unsigned int */
+	while (len) {
+		chunk = min_t(size_t, len, SZ_1G);
+		crc = crc32c(crc, p, chunk);
+		p += chunk;
+		len -= chunk;
+	}
+	return ~crc;
 }
 
 /*
