@@ -1273,7 +1273,7 @@ static int kfd_criu_check_restorer(struct mm_struct *mm,
 {
 	if (!img->gpus.num_gpus || current->mm == mm)
 		return 0;
-	pr_warn_ratelimited("CRIU image: an image with GPUs must be restored by the process itself\n");
+	pr_debug("CRIU image: an image with GPUs must be restored by the process itself\n");
 	return -EINVAL;
 }
 

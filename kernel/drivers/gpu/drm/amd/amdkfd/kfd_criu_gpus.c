@@ -465,8 +465,8 @@ static int kfd_criu_acquire_vm(struct kfd_process *p, u32 idx, int drm_fd,
 	if (!ret)
 		ret = kfd_process_device_init_vm(pdd, drm_file);
 	if (ret) {
-		pr_warn_ratelimited("CRIU image: fd %d is not a usable render node of GPU 0x%x: %d\n",
-				    drm_fd, pdd->dev->id, ret);
+		pr_debug("CRIU image: fd %d is not a usable render node of GPU 0x%x: %d\n",
+			 drm_fd, pdd->dev->id, ret);
 		fput(drm_file);
 		/* A failed first VM leaves the process pointing at freed state */
 		kfd_process_device_fini_vm(pdd);
@@ -497,8 +497,8 @@ static int kfd_criu_restore_gpu(struct kfd_process *p,
 		return kfd_criu_acquire_vm(p, idx, entry->drm_fd, st);
 	if (!needed)
 		return 0;
-	pr_warn_ratelimited("CRIU image: image GPU 0x%x needs a render node fd for local GPU 0x%x\n",
-			    le32_to_cpu(img->gpus[i].gpu_id), local_id);
+	pr_debug("CRIU image: image GPU 0x%x needs a render node fd for local GPU 0x%x\n",
+		 le32_to_cpu(img->gpus[i].gpu_id), local_id);
 	return -EINVAL;
 }
 

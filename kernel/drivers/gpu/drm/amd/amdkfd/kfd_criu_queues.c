@@ -795,8 +795,8 @@ static int kfd_criu_queue_check_target(struct kfd_process *p,
 
 	kfd_criu_queue_props(rec, &qp);
 	if (!pdd->drm_priv) {
-		pr_warn_ratelimited("CRIU image: queue %u: GPU 0x%x has no VM\n",
-				    qid, dev->id);
+		pr_debug("CRIU image: queue %u: GPU 0x%x has no VM\n",
+			 qid, dev->id);
 		return -EINVAL;
 	}
 	/* As the create ioctl does; the doorbell bitmap comes with it */
@@ -824,9 +824,9 @@ static int kfd_criu_queue_check_target(struct kfd_process *p,
 						pdd->qpd.doorbell_bitmap);
 	ret = kfd_criu_queue_sdma_id(dev, rec, &sdma_id);
 	if (ret)
-		pr_warn_ratelimited("CRIU image: queue %u: doorbell %u is no SDMA doorbell of engine %u here\n",
-				    qid, le32_to_cpu(rec->doorbell_offset),
-				    le32_to_cpu(rec->sdma_engine_id));
+		pr_debug("CRIU image: queue %u: doorbell %u is no SDMA doorbell of engine %u here\n",
+			 qid, le32_to_cpu(rec->doorbell_offset),
+			 le32_to_cpu(rec->sdma_engine_id));
 	return ret;
 }
 
@@ -931,8 +931,8 @@ static int kfd_criu_queue_create(struct kfd_process *p,
 	}
 	ret = kfd_queue_acquire_buffers(pdd, &qp);
 	if (ret) {
-		pr_warn_ratelimited("CRIU image: queue %u: its buffers are not mapped as it needs: %d\n",
-				    ids.q_id, ret);
+		pr_debug("CRIU image: queue %u: its buffers are not mapped as it needs: %d\n",
+			 ids.q_id, ret);
 		return ret;
 	}
 	/* The ids alone: the MQD comes from init_mqd(), never the image */

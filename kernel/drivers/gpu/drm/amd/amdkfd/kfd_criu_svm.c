@@ -513,7 +513,7 @@ static int kfd_criu_svm_check_supported(struct kfd_process *p, u64 named)
 	}
 	if (p->kgd_process_info)
 		return 0;
-	pr_warn_ratelimited("CRIU image: SVM ranges need a GPU VM; the GPU map gives no render node\n");
+	pr_debug("CRIU image: SVM ranges need a GPU VM; the GPU map gives no render node\n");
 	return -EINVAL;
 }
 
