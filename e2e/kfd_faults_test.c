@@ -18,6 +18,7 @@
  * - the image goes to a pipe whose reader closes mid-stream (EPIPE), to a
  *   full tmpfs (ENOSPC) and to /dev/full (EINVAL: no write_iter);
  * - two CHECKPOINTs race on one process, and CHECKPOINT races UNPAUSE;
+ *   UNPAUSE comes while a CHECKPOINT is blocked on a full pipe (EBUSY);
  * - two RESTOREs race in one process, and RESTORE races CREATE_EVENT;
  * - threads of the dumpee storm SET_EVENT and RESET_EVENT during the dump,
  *   stopped first as CRIU stops them, and not stopped;
@@ -86,6 +87,7 @@
  * @done: per thread, operations completed (written after it returned)
  * @ids: per thread, the ids of its events
  * @race_done: set by the test when its side of a race is over
+ * @unpause_busy: UNPAUSEs the dumpee's race thread saw refused with EBUSY
  *
  * Operation k of a thread acts on its event k % STORM_EVENTS and is a
  * SET_EVENT when k / STORM_EVENTS is even, a RESET_EVENT when it is odd,
@@ -99,6 +101,7 @@ struct storm {
 	uint64_t done[STORM_THREADS];
 	uint32_t ids[STORM_THREADS][STORM_EVENTS];
 	int race_done;
+	int unpause_busy;
 };
 
 /**
@@ -426,14 +429,21 @@ static void *self_checkpoint_thread(void *arg)
 	return (void *)bad;
 }
 
-/* Dumpee thread: UNPAUSE and PROCESS_INFO of itself; returns failures. */
+/*
+ * Dumpee thread: UNPAUSE and PROCESS_INFO of itself; returns failures.
+ * UNPAUSE must wait for no CHECKPOINT: while one streams it is refused.
+ */
 static void *self_unpause_thread(void *arg)
 {
 	uintptr_t bad = 0;
+	int ret;
 
 	(void)arg;
 	while (!LOAD(storm->race_done)) {
-		bad += !!criu_op(dumpee_fd, KFD_CRIU_OP_UNPAUSE, -1, NULL);
+		ret = criu_op(dumpee_fd, KFD_CRIU_OP_UNPAUSE, -1, NULL);
+		if (ret == -EBUSY)
+			__atomic_add_fetch(&storm->unpause_busy, 1, __ATOMIC_SEQ_CST);
+		bad += ret && ret != -EBUSY;
 		bad += !!criu_op(dumpee_fd, KFD_CRIU_OP_PROCESS_INFO, -1, NULL);
 	}
 	return (void *)bad;
@@ -664,6 +674,8 @@ static bool pipe_filled(int fd, int bytes)
  * @thread: the thread that reads
  * @fd: the pipe's read end
  * @kill_pid: a process to SIGKILL once the writer blocks, or 0
+ * @unpause: a dumpee to tell to UNPAUSE itself once the writer blocks, or NULL
+ * @unpause_ret: the dumpee's UNPAUSE result
  * @close_early: read a little once the writer blocks, then close the pipe
  * @finished: set when CHECKPOINT returned
  * @img: what was read
@@ -677,6 +689,8 @@ struct pipe_reader {
 	pthread_t thread;
 	int fd;
 	pid_t kill_pid;
+	struct dumpee *unpause;
+	int unpause_ret;
 	bool close_early;
 	int finished;
 	struct image img;
@@ -719,6 +733,8 @@ static void *pipe_reader_thread(void *arg)
 	usleep(200000);
 	if (r->kill_pid)
 		kill(r->kill_pid, SIGKILL);
+	if (r->unpause)
+		r->unpause_ret = dumpee_cmd(r->unpause, 'u');
 	if (r->close_early) {
 		r->ok = read(r->fd, buf, sizeof(buf)) > 0 && r->ok;
 		close(r->fd);
@@ -944,15 +960,48 @@ static bool test_checkpoint_races(void)
 
 	/* Against UNPAUSE: CHECKPOINT of a running process is refused */
 	STORE(storm->race_done, 0);
+	STORE(storm->unpause_busy, 0);
 	ok = ok && CHECK(send(d.sock, "U", 1, MSG_NOSIGNAL) == 1);
 	if (!ok)
 		goto out;
 	tracer_checkpoints(d.kfd, &written, &refused, &bad);
 	STORE(storm->race_done, 1);
 	reply = dumpee_reply(&d);
-	printf("# CHECKPOINT vs UNPAUSE: %d written, %d refused\n", written, refused);
+	printf("# CHECKPOINT vs UNPAUSE: %d written, %d refused, %d UNPAUSEs busy\n",
+	       written, refused, LOAD(storm->unpause_busy));
 	ok = CHECK(bad == 0) && CHECK(reply == 0) && dumpee_intact_paused(&d);
 out:
+	dumpee_stop(&d);
+	return ok;
+}
+
+/*
+ * UNPAUSE while CHECKPOINT blocks on a full pipe, with no lock held: the
+ * process must stay paused until the stream is written, so the dumpee's
+ * own UNPAUSE is refused with EBUSY, the image is the reference, and
+ * UNPAUSE works once the dump is over.
+ */
+static bool test_unpause_during_checkpoint(void)
+{
+	struct pipe_reader r = { 0 };
+	struct dumpee d;
+	int p[2] = { -1, -1 }, ret;
+	bool ok;
+
+	ok = dumpee_start(&d, true, false) && small_pipe(p) &&
+	     CHECK(criu_op(d.kfd, KFD_CRIU_OP_PROCESS_INFO, -1, NULL) == 0);
+	if (ok) {
+		r.unpause = &d;
+		ret = checkpoint_to_reader(d.kfd, p, &r);
+		printf("# UNPAUSE during CHECKPOINT: %d; CHECKPOINT: %d\n",
+		       r.unpause_ret, ret);
+		ok = CHECK(r.ok) && CHECK(ret == 0) &&
+		     CHECK(r.unpause_ret == -EBUSY) &&
+		     CHECK(same_image(&r.img, &reference));
+	}
+	ok = ok && dumpee_intact_paused(&d);
+	free(r.img.data);
+	close_pipe(p);
 	dumpee_stop(&d);
 	return ok;
 }
@@ -1284,7 +1333,7 @@ int main(void)
 	if (kmsg_fd >= 0)
 		lseek(kmsg_fd, 0, SEEK_END);
 
-	printf("1..16\n");
+	printf("1..17\n");
 	tap(test_reference() && no_new_splats(),
 	    "dump, retry, UNPAUSE and restore of the dumpee (the reference image)");
 	if (!reference.len) {
@@ -1303,6 +1352,8 @@ int main(void)
 	    "full tmpfs: ENOSPC; /dev/full: EINVAL; dumpee intact, dump again, UNPAUSE");
 	tap(test_checkpoint_races() && no_new_splats(),
 	    "two CHECKPOINTs race, CHECKPOINT races UNPAUSE: same image or EBADFD");
+	tap(test_unpause_during_checkpoint() && no_new_splats(),
+	    "UNPAUSE while CHECKPOINT streams: EBUSY, same image, still paused");
 	tap(test_restore_races() && no_new_splats(),
 	    "RESTORE races RESTORE (one wins, one EBUSY) and CREATE_EVENT");
 	tap(test_storm(true) && no_new_splats(),

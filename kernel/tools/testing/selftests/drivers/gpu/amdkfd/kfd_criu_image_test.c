@@ -11,8 +11,10 @@
  * interface with the old argument size, the op ordering errors, bad images
  * (each must leave the process without any KFD state), the largest event
  * age an image may carry, streams through pipes, arguments on a read-only
- * page and image files that fail (each op must change nothing), and
- * privileges.
+ * page and image files that fail (each op must change nothing),
+ * privileges (RESUME only by the target or its tracer), RESTORE through
+ * the file of an owner that exited, and a legacy op that waited for the
+ * process's lock while image mode paused it.
  */
 
 #define _GNU_SOURCE
@@ -38,6 +40,7 @@
 
 #include <linux/capability.h>
 #include <linux/kfd_ioctl.h>
+#include <linux/userfaultfd.h>
 
 #include "../../../kselftest_harness.h"
 #include "kfd_criu_util.h"
@@ -1117,10 +1120,227 @@ TEST(resume_needs_ptrace_access)
 	EXPECT_EQ(0, wait_child(helper));
 	close(sv[0]);
 
-	/* The refused RESUME left the target restored: it still resumes */
+	/* Root with every capability, but not the target's tracer */
+	kfd = kfd_open();
+	ASSERT_LE(0, kfd);
+	EXPECT_EQ(-EPERM, criu_resume(kfd, pid));
+	close(kfd);
+
+	/* The refused RESUMEs left the target restored: its tracer resumes it */
 	resume_restoree(_metadata, pid, sock);
 	close(memfd);
 	free(img.data);
+}
+
+/* The owner of a /dev/kfd file: hands it out, then exits when told. */
+static void exiting_owner_main(int sock)
+{
+	int fd = kfd_open();
+
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(!send_fd(sock, fd, "", 1));
+	sync_wait(sock);
+	_exit(0);
+}
+
+/*
+ * RESTORE through the file of an owner that exited: its ptrace parent may
+ * still use the file (the owner is a traced zombie), but the address space
+ * is gone. RESTORE must say so with -ESRCH before it reads any of the
+ * image, not dereference the cleared mm of the process.
+ */
+TEST(restore_through_a_zombie_owners_file)
+{
+	struct kfd_ioctl_criu_args args;
+	struct image img;
+	int sv[2], kfd, memfd;
+	siginfo_t info;
+	char byte;
+	pid_t pid;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	dump_child(_metadata, &img);
+	memfd = memfd_from(img.data, img.len);
+	ASSERT_LE(0, memfd);
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(sv[0]);
+		exiting_owner_main(sv[1]);
+	}
+	close(sv[1]);
+	kfd = recv_fd(sv[0], &byte, 1);
+	ASSERT_LE(0, kfd);
+	ASSERT_EQ(0, ptrace(PTRACE_SEIZE, pid, 0, 0));
+	sync_send(sv[0]);
+	ASSERT_EQ(0, waitid(P_PID, pid, &info, WEXITED | WNOWAIT));
+
+	EXPECT_EQ(-ESRCH, criu_image_op(kfd, KFD_CRIU_OP_RESTORE, memfd, &args));
+	EXPECT_EQ(0, args.image_size);
+	EXPECT_EQ(0, lseek(memfd, 0, SEEK_CUR)) TH_LOG("RESTORE read the image");
+
+	EXPECT_EQ(0, wait_child(pid));
+	close(kfd);
+	close(sv[0]);
+	close(memfd);
+	free(img.data);
+}
+
+/* The state letter of thread @tid of this process, from its stat file. */
+static char thread_state(pid_t tid)
+{
+	char path[64], buf[512], *end;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	if (read_text(path, buf, sizeof(buf)))
+		return '?';
+	end = strrchr(buf, ')');
+	return end && end[1] == ' ' ? end[2] : '?';
+}
+
+/* Waits (up to 10 s) until thread @tid sleeps uninterruptibly. */
+static bool thread_blocked(pid_t tid)
+{
+	__u64 deadline = now_ms() + 10000;
+
+	while (thread_state(tid) != 'D') {
+		if (now_ms() > deadline)
+			return false;
+		usleep(10000);
+	}
+	usleep(50000);
+	return true;
+}
+
+/**
+ * struct criu_caller - a thread that runs one CRIU op on a kfd file
+ * @thread: the thread
+ * @tid: its thread id, 0 until it runs
+ * @fd: the kfd file
+ * @legacy: legacy arguments (the 1.17 struct), or NULL for image mode
+ * @op: the image-mode op
+ * @ret: the op's result
+ */
+struct criu_caller {
+	pthread_t thread;
+	pid_t tid;
+	int fd;
+	struct criu_args_v1_17 *legacy;
+	__u32 op;
+	int ret;
+};
+
+static void *criu_caller_thread(void *arg)
+{
+	struct criu_caller *c = arg;
+	struct kfd_ioctl_criu_args args;
+
+	__atomic_store_n(&c->tid, gettid(), __ATOMIC_SEQ_CST);
+	if (c->legacy)
+		c->ret = kfd_ioctl(c->fd, AMDKFD_IOC_CRIU_OP_V1_17, c->legacy);
+	else
+		c->ret = criu_image_op(c->fd, c->op, -1, &args);
+	return NULL;
+}
+
+static bool criu_caller_start(struct criu_caller *c)
+{
+	c->tid = 0;
+	if (pthread_create(&c->thread, NULL, criu_caller_thread, c))
+		return false;
+	while (!__atomic_load_n(&c->tid, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	return true;
+}
+
+/* A page whose first touch, even by the kernel, waits for userfaultfd. */
+static void *uffd_page(int *uffd)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	void *page;
+
+	*uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (*uffd < 0 || ioctl(*uffd, UFFDIO_API, &api))
+		return NULL;
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return NULL;
+	reg.range.start = (uintptr_t)page;
+	reg.range.len = 4096;
+	return ioctl(*uffd, UFFDIO_REGISTER, &reg) ? NULL : page;
+}
+
+/*
+ * A legacy RESTORE whose private data is a userfaultfd page holds
+ * p->mutex until the page arrives. Behind it wait an image-mode
+ * PROCESS_INFO and then a legacy PROCESS_INFO, in that order. The
+ * PROCESS_INFO pauses the process first, so the legacy op that waited
+ * must find it paused and refuse with -EBUSY: checked before the lock,
+ * it would run on the paused process (and fail with -ENODEV here, as
+ * the process has no GPU).
+ */
+static void legacy_waiter_main(void)
+{
+	struct criu_args_v1_17 restore = { 0 }, info = { 0 };
+	struct criu_caller c[3] = { 0 };
+	struct kfd_ioctl_criu_args args;
+	struct uffdio_zeropage zero = { 0 };
+	struct uffd_msg msg;
+	__u64 devices[8] = { 0 };
+	int fd = kfd_open(), uffd, i;
+	void *page = uffd_page(&uffd);
+
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(page);
+	restore.op = KFD_CRIU_OP_RESTORE;
+	restore.devices = (uintptr_t)devices;
+	restore.num_devices = 1;
+	restore.priv_data = (uintptr_t)page;
+	restore.priv_data_size = 4096;
+	info.op = KFD_CRIU_OP_PROCESS_INFO;
+	for (i = 0; i < 3; i++)
+		c[i].fd = fd;
+	c[0].legacy = &restore;
+	c[1].op = KFD_CRIU_OP_PROCESS_INFO;
+	c[2].legacy = &info;
+
+	/* The RESTORE holds the lock once its fault is reported */
+	CHILD_CHECK(criu_caller_start(&c[0]));
+	CHILD_CHECK(read(uffd, &msg, sizeof(msg)) == sizeof(msg));
+	CHILD_CHECK(msg.event == UFFD_EVENT_PAGEFAULT);
+	CHILD_CHECK(criu_caller_start(&c[1]) && thread_blocked(c[1].tid));
+	CHILD_CHECK(criu_caller_start(&c[2]) && thread_blocked(c[2].tid));
+
+	zero.range.start = (uintptr_t)page;
+	zero.range.len = 4096;
+	CHILD_CHECK(!ioctl(uffd, UFFDIO_ZEROPAGE, &zero));
+	for (i = 0; i < 3; i++)
+		CHILD_CHECK(!pthread_join(c[i].thread, NULL));
+	fprintf(stderr, "legacy RESTORE %d, PROCESS_INFO %d, legacy PROCESS_INFO %d\n",
+		c[0].ret, c[1].ret, c[2].ret);
+	/* A zero version is refused before it changes anything */
+	CHILD_CHECK(c[0].ret == -EINVAL);
+	CHILD_CHECK(c[1].ret == 0);
+	CHILD_CHECK(c[2].ret == -EBUSY);
+	CHILD_CHECK(!criu_image_op(fd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+	_exit(0);
+}
+
+TEST(legacy_op_that_waited_for_the_lock)
+{
+	pid_t pid;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		legacy_waiter_main();
+	EXPECT_EQ(0, wait_child(pid));
 }
 
 /* Without CAP_CHECKPOINT_RESTORE and CAP_SYS_ADMIN no op runs. */
