@@ -33,12 +33,25 @@ step() {
 # builds, at the lowest priority: they take the CPU the build leaves idle
 # (configuring, linking) rather than the build's own.
 run_host_tests() {
-	make -s -C "$TOP/host" KSRC="$KSRC" check > "$BUILD_DIR/host-codec.tap" 2>&1 || true
-	make -s -C "$TOP/plugin" KHDR="$KHDR" O="$BUILD_DIR/plugin-check" check \
-		> "$BUILD_DIR/host-plugin.tap" 2>&1 || true
+	run_host_test "$BUILD_DIR/host-codec.tap" make -s -C "$TOP/host" KSRC="$KSRC" check
+	run_host_test "$BUILD_DIR/host-plugin.tap" make -s -C "$TOP/plugin" \
+		KHDR="$KHDR" O="$BUILD_DIR/plugin-check" check
+	run_host_test "$BUILD_DIR/host-harness.tap" "$TOP/scripts/tests/parse-results-test.py"
+	# Its failure shows as the fuzzer's own failure to run
 	make -s -C "$TOP/fuzz" KSRC="$KSRC" O="$BUILD_DIR/fuzz" all \
 		> "$BUILD_DIR/fuzz-build.log" 2>&1 || true
 	run_checkpatch
+}
+
+# run_host_test TAP CMD...: one host test program, its output in TAP and
+# its exit status appended, which parse-results.py checks: a sanitizer
+# report after a complete plan fails the program only through its status.
+run_host_test() {
+	local tap=$1 rc=0
+
+	shift
+	"$@" > "$tap" 2>&1 || rc=$?
+	echo "# exit status $rc" >> "$tap"
 }
 
 # A host test that never ran must not be read from a previous run's TAP.
@@ -75,16 +88,14 @@ run_checkpatch() {
 		sed 's/^/# /' "$log" | tail -n 40 >> "$tap"
 		echo "not ok 1 - checkpatch --strict and kernel-doc" >> "$tap"
 	fi
+	echo "# exit status 0" >> "$tap"
 }
 
 # The codec fuzzer: corpus and regression replay plus a bounded run
 # (FUZZ_SECONDS, default 30). Failing to build or start is a failed test.
 run_fuzz() {
-	local tap=$BUILD_DIR/host-fuzz.tap
-	make -s -C "$TOP/fuzz" KSRC="$KSRC" O="$BUILD_DIR/fuzz" \
-		FUZZ_SECONDS="${FUZZ_SECONDS:-30}" check > "$tap" 2>&1 ||
-		grep -q '^1\.\.' "$tap" ||
-		echo "not ok - fuzz: make -C fuzz check did not run" >> "$tap"
+	run_host_test "$BUILD_DIR/host-fuzz.tap" make -s -C "$TOP/fuzz" \
+		KSRC="$KSRC" O="$BUILD_DIR/fuzz" FUZZ_SECONDS="${FUZZ_SECONDS:-30}" check
 }
 
 build_test_programs() {
@@ -123,6 +134,10 @@ wait_vm() {
 HOST_TAPS="--host-tap $BUILD_DIR/host-codec.tap --host-tap $BUILD_DIR/host-plugin.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-fuzz.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-checkpatch.tap"
+HOST_TAPS+=" --host-tap $BUILD_DIR/host-harness.tap"
+# What must have run, and the campaign's base images the fuzzer seeds from
+VERDICT="--manifest $TOP/scripts/test-manifest --corpus $TOP/fuzz/corpus"
+VERDICT+=" --seed-images empty,selftest,types,many"
 
 main() {
 	local vm=1 rc=0
@@ -149,7 +164,7 @@ main() {
 	start_host_tests
 	if [ "$vm" -eq 0 ]; then
 		step "host tier" run_host_tier
-		"$TOP/scripts/parse-results.py" $HOST_TAPS --expect host
+		"$TOP/scripts/parse-results.py" $HOST_TAPS $VERDICT --expect host
 		return
 	fi
 	step "kernel" "$TOP/scripts/build-kernel.sh"
@@ -161,7 +176,7 @@ main() {
 	step "host tier" run_host_tier
 	wait_vm || rc=$?
 	[ "$rc" -eq 0 ] || log "QEMU exited with status $rc (124: timeout)"
-	"$TOP/scripts/parse-results.py" $HOST_TAPS \
+	"$TOP/scripts/parse-results.py" $HOST_TAPS $VERDICT \
 		--console "$BUILD_DIR/vm/console.log" \
 		--results "$BUILD_DIR/vm/results.log"
 }
