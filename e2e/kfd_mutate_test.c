@@ -218,6 +218,7 @@ static int worker_kmsg_fd = -1;
 static bool worker_splat;
 
 static bool splat_line(const char *msg);
+static bool kmsg_clean(char *why, const char *op, uint32_t id);
 
 static int create_event(int fd, uint32_t type, bool auto_reset, uint32_t *id)
 {
@@ -683,6 +684,8 @@ static bool check_event_use(int fd, const struct model *mdl, uint32_t *created,
 		ret = event_op(fd, AMDKFD_IOC_SET_EVENT, ev->id);
 		if (ret != (ev->type == KFD_IOC_EVENT_SIGNAL ? 0 : -EINVAL))
 			return fail(why, "SET_EVENT %#x: %d", ev->id, ret);
+		if (!kmsg_clean(why, "first SET_EVENT", ev->id))
+			return false;
 	}
 	/* The page is mapped at full size now: 4096 slots */
 	want = model_next_id(mdl, true);
@@ -699,7 +702,7 @@ static bool check_event_use(int fd, const struct model *mdl, uint32_t *created,
 	if (ret || id != want)
 		return fail(why, "CREATE_EVENT other: %d id %#x, want %#x", ret,
 			    id, want);
-	return true;
+	return kmsg_clean(why, "CREATE_EVENT", id);
 }
 
 static bool check_process(int fd, const struct model *mdl, char *why)
@@ -981,10 +984,12 @@ static bool check_restored(int fd, const uint8_t *data, size_t len,
 	if (args->image_size != mdl.consumed || args->format_version != 1)
 		return fail(why, "RESTORE read %llu bytes, END ends at %zu",
 			    (unsigned long long)args->image_size, mdl.consumed);
-	if (!check_resume(fd, &mdl, why) || !check_page(fd, &mdl, why))
+	if (!kmsg_clean(why, "RESTORE", 0) || !check_resume(fd, &mdl, why) ||
+	    !kmsg_clean(why, "RESUME", 0) || !check_page(fd, &mdl, why))
 		return false;
 	for (i = 0; i < mdl.num_events; i++)
-		if (!check_event(fd, &mdl.events[i], why))
+		if (!check_event(fd, &mdl.events[i], why) ||
+		    !kmsg_clean(why, "first WAIT_EVENTS", mdl.events[i].id))
 			return false;
 	return check_event_use(fd, &mdl, created, why) &&
 	       check_process(fd, &mdl, why) &&
