@@ -69,6 +69,8 @@ static int criu_stage = -1;
 static bool criu_dups_vma_fd;
 /* Tasks of this restore that restored KFD state: shared with them */
 static unsigned int *nr_restored;
+/* This dump listed the plugin in CRIU's inventory (4.1 and later) */
+static bool in_inventory;
 
 /* The local GPUs (-1: not read yet), their render files, the offset map */
 static struct kfd_criu_gpu_map gpu_map[MAX_GPU_MAP];
@@ -514,6 +516,7 @@ static void kfd_plugin_fini(int stage, int ret)
 	free(dumped);
 	dumped = NULL;
 	nr_dumped = 0;
+	in_inventory = false;
 	if (nr_restored)
 		munmap(nr_restored, sizeof(*nr_restored));
 	nr_restored = NULL;
@@ -582,12 +585,10 @@ static int write_kfd_meta(KfdCriuMeta *meta)
 /* Lists this plugin in a 4.x dump's inventory: the images need it */
 static void register_in_inventory(void)
 {
-	static bool registered;
-
-	if (registered || !add_inventory_plugin)
+	if (in_inventory || !add_inventory_plugin)
 		return;
-	registered = !add_inventory_plugin(CR_PLUGIN_DESC.name);
-	if (!registered)
+	in_inventory = !add_inventory_plugin(CR_PLUGIN_DESC.name);
+	if (!in_inventory)
 		pr_warn("cannot list kfd_criu in the images' inventory\n");
 }
 

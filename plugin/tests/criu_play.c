@@ -28,17 +28,19 @@
  * @nr_moved: entries in @moved
  * @gpus: the GPU map of the last RESTORE
  * @nr_gpus: entries in @gpus
+ * @old_kernel: answer as a kernel without image mode
  * @paused: processes PROCESS_INFO paused and no UNPAUSE resumed
+ * @probes: image-mode probes (UNPAUSE with nothing paused)
  * @restores: RESTOREs since reset; a second one is -EBUSY
  * @resumes: RESUMEs since reset
  */
 static struct fake_kfd {
-	bool on;
+	bool on, old_kernel;
 	struct kfd_criu_offset_map moved[8];
 	unsigned int nr_moved;
 	struct kfd_criu_gpu_map gpus[MAX_GPU_MAP];
 	unsigned int nr_gpus;
-	unsigned int paused, restores, resumes;
+	unsigned int paused, probes, restores, resumes;
 } fake_kfd;
 
 static bool is_fake_kfd(int fd)
@@ -71,12 +73,15 @@ static int fake_restore(struct kfd_ioctl_criu_args *args)
 
 static int fake_criu_op(struct kfd_ioctl_criu_args *args)
 {
+	if (fake_kfd.old_kernel)	/* which ignores flags */
+		return args->op == KFD_CRIU_OP_UNPAUSE ? -EINVAL : 0;
 	switch (args->op) {
 	case KFD_CRIU_OP_PROCESS_INFO:
 		args->pid = 4242;
 		fake_kfd.paused++;
 		return 0;
 	case KFD_CRIU_OP_UNPAUSE:	/* also the plugin's probe */
+		fake_kfd.probes += !fake_kfd.paused;
 		if (!fake_kfd.paused)
 			return -EBADFD;
 		fake_kfd.paused--;
@@ -108,6 +113,27 @@ int fake_ioctl(int fd, unsigned long request, ...)
 	ret = request == AMDKFD_IOC_CRIU_OP ? fake_criu_op(arg) : -ENOTTY;
 	errno = -ret;
 	return ret ? -1 : 0;
+}
+
+/* A topology node whose files a device cgroup would refuse, or -1 */
+static int hidden_node = -1;
+
+int fake_openat(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	char node[32];
+	va_list ap;
+
+	va_start(ap, flags);
+	if (flags & O_CREAT)
+		mode = va_arg(ap, mode_t);
+	va_end(ap);
+	snprintf(node, sizeof(node), "/nodes/%d/", hidden_node);
+	if (hidden_node >= 0 && strstr(path, TOPOLOGY) && strstr(path, node)) {
+		errno = EPERM;
+		return -1;
+	}
+	return openat(dirfd, path, flags, mode);
 }
 
 /* The fake root's render nodes are DRM character devices */
@@ -474,4 +500,164 @@ static void test_play(enum criu_convention c)
 		nr_offsets = 0;
 	}
 	fake_kfd_switch(false);
+}
+
+/*
+ * CRIU 4.1 and later export these to plugins; criu-dev is played with
+ * them, 3.17 without (the plugin's weak references stay NULL).
+ */
+#ifdef KFD_CRIU_RESTORE_RETRY
+static char inventory[4][32];
+
+int add_inventory_plugin(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(inventory) && inventory[i][0]; i++)
+		;
+	if (i == ARRAY_SIZE(inventory))
+		return -1;
+	snprintf(inventory[i], sizeof(inventory[i]), "%s", name);
+	return 0;
+}
+
+bool check_and_remove_inventory_plugin(const char *name, size_t n)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(inventory); i++) {
+		if (inventory[i][0] && !strncmp(inventory[i], name, n)) {
+			inventory[i][0] = '\0';
+			return true;
+		}
+	}
+	return false;
+}
+
+static void test_inventory(void)
+{
+	fake_kfd_switch(true);
+	ok(!play_dump() && !strcmp(inventory[0], "kfd_criu") && !inventory[1][0],
+	   "criu-dev: a dump of a KFD process lists kfd_criu in the inventory, once");
+	ok(!kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE) && !inventory[0][0],
+	   "criu-dev: the restore takes kfd_criu off the inventory's list, as CRIU requires");
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	fake_kfd_switch(false);
+}
+#else
+static void test_inventory(void)
+{
+	fake_kfd_switch(true);
+	ok(!play_dump() && !add_inventory_plugin && !check_and_remove_inventory_plugin,
+	   "CRIU 3.17 has no plugin inventory: the dump works without");
+	fake_kfd_switch(false);
+}
+#endif
+
+/* The restore of a process that used GPU 4660 with GPU 17185 hidden */
+static void test_hidden_gpu(void)
+{
+	struct play_vma v[] = { RENDER_VMA(129, 0x1000, 0x9000, 0), LIB_VMA };
+	int kfd, render, i, hidden = 0;
+
+	fake_kfd_switch(true);
+	fake_kfd.moved[0] = (struct kfd_criu_offset_map){ 0x1000, 0x9000 };
+	fake_kfd.nr_moved = 1;
+	play_dump();
+	hidden_node = 2;
+	kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	set_criu_convention(CRIU_3_19);
+	render = play_restore_file(61);
+	kfd = play_restore_file(60);
+	for (i = 0; i < (int)fake_kfd.nr_gpus; i++)
+		hidden += fake_kfd.gpus[i].local_gpu_id == 17185;
+	ok(render >= 0 && kfd >= 0 && logged("node 2: Operation not permitted") &&
+	   fake_kfd.nr_gpus && !hidden && gpu_map[0].local_gpu_id == 4660,
+	   "a GPU hidden by the device cgroup (EPERM) is skipped; RESTORE gets the others");
+	ok(!play_open_vmas(CRIU_3_19, v, ARRAY_SIZE(v)) && !play_restorer(v, ARRAY_SIZE(v)) &&
+	   kfd_resume_devices_late(4242) == 0,
+	   "... and the process's mappings land on the visible GPU");
+	ok(play_restore_file(62) == -ENODEV && logged("file 62: no render node for GPU 0x4321"),
+	   "a render file of the hidden GPU: -ENODEV, naming the file");
+	close(render);
+	close(kfd);
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	hidden_node = -1;
+	forget_gpus();
+	fake_kfd_switch(false);
+}
+
+/* What is claimed at dump, and what is refused */
+static void test_claims(void)
+{
+	struct stat st = { .st_mode = S_IFCHR };
+	int fd;
+
+	fake_kfd_switch(true);
+	kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
+	st.st_rdev = makedev(DRM_MAJOR, 129);
+	ok(!kfd_handle_device_vma(-1, &st), "HANDLE_DEVICE_VMA of a KFD GPU's render node: ours");
+	st.st_rdev = makedev(DRM_MAJOR, 131);
+	ok(kfd_handle_device_vma(-1, &st) == -ENOTSUP,
+	   "HANDLE_DEVICE_VMA of another GPU's render node: -ENOTSUP, CRIU refuses it");
+	ok(!stat(KFD_DEV_PATH, &st) && !kfd_handle_device_vma(-1, &st),
+	   "HANDLE_DEVICE_VMA of /dev/kfd with image mode: ours");
+	kfd_plugin_init(CR_PLUGIN_STAGE__PRE_DUMP);
+	ok(kfd_handle_device_vma(-1, &st) == -EINVAL && logged("cannot pre-dump"),
+	   "pre-dump of a KFD mapping is refused, saying why");
+	kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
+	close(openat(image_dir_fd, "streamer-capture.sock", O_CREAT | O_RDWR, 0600));
+	fd = open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC);
+	ok(kfd_dump_file(fd, 70) == -EINVAL && logged("file 70: criu --stream is not supported") &&
+	   !fake_kfd.paused, "criu --stream: the dump is refused before pausing");
+	close(fd);
+	unlinkat(image_dir_fd, "streamer-capture.sock", 0);
+	fake_kfd_switch(true);
+	fake_kfd.old_kernel = true;
+	fd = open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC);
+	ok(kfd_dump_file(fd, 71) == -ENOTSUP && logged("no KFD CRIU image mode") &&
+	   !logged("Error"), "a kernel that refuses the probe: not ours, one info line");
+	close(fd);
+	fake_kfd_switch(false);
+}
+
+/* RESUME only after a restore of KFD state, and where the render fds go */
+static void test_restore_side(void)
+{
+	int base = criu_get_image_dir() + IMG_FD_BELOW_BASE;
+
+	fake_kfd_switch(true);
+	kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	ok(kfd_resume_devices_late(4242) == -ENOTSUP && !fake_kfd.probes,
+	   "RESUME_DEVICES_LATE of a restore without KFD state does not open /dev/kfd");
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	forget_gpus();
+	ok(!restore_gpus() && gpu_map[0].drm_fd >= base && gpu_map[0].drm_fd < base + 8 &&
+	   gpu_map[1].drm_fd > gpu_map[0].drm_fd,
+	   "the render files sit just above CRIU's service fds, not half way up RLIMIT_NOFILE");
+	forget_gpus();
+	fake_kfd_switch(false);
+}
+
+/* CRIU's amdgpu plugin beside this one, or loaded before it */
+static void test_stock_plugin(const char *standin)
+{
+	char path[PATH_MAX], dir[PATH_MAX];
+	void *h;
+
+	snprintf(dir, sizeof(dir), "%s", program_invocation_name);
+	snprintf(path, sizeof(path), "%s/" STOCK_PLUGIN, dirname(dir));
+	close(open(path, O_CREAT | O_RDWR, 0600));
+	ok(kfd_plugin_init(CR_PLUGIN_STAGE__DUMP) == -EEXIST &&
+	   logged("amdgpu plugin") && logged(path) && logged("libdir"),
+	   "CRIU's amdgpu_plugin.so beside this plugin: init fails with one line");
+	unlink(path);
+	ok(!kfd_plugin_init(CR_PLUGIN_STAGE__DUMP), "... and works without it");
+	if (!standin)
+		return;
+	h = dlopen(standin, RTLD_NOW);
+	ok(h && kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE) == -EEXIST && logged(standin),
+	   "CRIU's amdgpu_plugin.so loaded before this plugin: init fails");
+	if (h)
+		dlclose(h);
 }

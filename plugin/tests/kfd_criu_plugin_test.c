@@ -9,14 +9,18 @@
  * Given the built plugin's path, it also loads that the way criu does.
  * Prints TAP; exits 1 if any check fails.
  *
- * The plugin's ioctl() and stat() calls go to the harness (criu_play.c):
- * with fake_kfd.on it answers for KFD, else they pass through.
+ * The plugin's ioctl(), stat() and openat() calls go to the harness
+ * (criu_play.c): with fake_kfd.on it answers for KFD, it shows fake render
+ * nodes as devices and hides GPUs as a device cgroup does; else they pass
+ * through.
  */
 #define ioctl fake_ioctl
+#define openat fake_openat
 #define stat(path, buf) fake_stat(path, buf)
 #define fstat(fd, buf) fake_fstat(fd, buf)
 #include "../kfd_criu_plugin.c"
 #undef ioctl
+#undef openat
 #undef stat
 #undef fstat
 
@@ -25,6 +29,7 @@
 #include <stdarg.h>
 
 int ioctl(int fd, unsigned long request, ...);
+int openat(int dirfd, const char *path, int flags, ...);
 int stat(const char *path, struct stat *buf);
 int fstat(int fd, struct stat *buf);
 
@@ -642,6 +647,11 @@ int main(int argc, char **argv)
 	test_play(CRIU_3_17);
 #endif
 	test_play(CRIU_3_19);
+	test_inventory();
+	test_hidden_gpu();
+	test_claims();
+	test_restore_side();
+	test_stock_plugin(argc > 2 ? argv[2] : NULL);
 	if (argc > 1)
 		test_shared_object(argv[1]);
 	printf("1..%u\n", nr_tests);
