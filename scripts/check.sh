@@ -34,8 +34,11 @@ step() {
 # (configuring, linking) rather than the build's own.
 run_host_tests() {
 	make -s -C "$TOP/host" KSRC="$KSRC" check > "$BUILD_DIR/host-codec.tap" 2>&1 || true
-	make -s -C "$TOP/plugin" KHDR="$KHDR" O="$BUILD_DIR/plugin-check" check \
+	# The plugin's harness twice: as CRIU 3.17 and 3.19-4.2, and as criu-dev
+	make -s -C "$TOP/plugin" KHDR="$KHDR" O="$BUILD_DIR/plugin-check" check-installed \
 		> "$BUILD_DIR/host-plugin.tap" 2>&1 || true
+	make -s -C "$TOP/plugin" KHDR="$KHDR" O="$BUILD_DIR/plugin-check" check-criu-dev \
+		> "$BUILD_DIR/host-plugin-criu-dev.tap" 2>&1 || true
 	make -s -C "$TOP/fuzz" KSRC="$KSRC" O="$BUILD_DIR/fuzz" all \
 		> "$BUILD_DIR/fuzz-build.log" 2>&1 || true
 	run_checkpatch
@@ -121,6 +124,7 @@ wait_vm() {
 }
 
 HOST_TAPS="--host-tap $BUILD_DIR/host-codec.tap --host-tap $BUILD_DIR/host-plugin.tap"
+HOST_TAPS+=" --host-tap $BUILD_DIR/host-plugin-criu-dev.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-fuzz.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-checkpatch.tap"
 
