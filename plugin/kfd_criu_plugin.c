@@ -43,10 +43,29 @@
 #define IMAGE_NAME_MAX		32
 #define META_MAX_SIZE		4096	/* kfdcriu-<id>.img: 64 GPUs fit */
 #define STOCK_PLUGIN		"amdgpu_plugin.so"	/* CRIU's own */
+#define SHM_HEAD_MAX		64	/* a sem_t and the thunk's magic fit */
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 /* CRIU's service fds count down from a base: its log, then images dir */
 #define IMG_FD_BELOW_BASE	2
 
 enum dev_kind { DEV_OTHER, DEV_KFD, DEV_RENDER };
+
+/* Files in /dev/shm that ROCm's thunk (libhsakmt) opens and maps */
+static const char *const thunk_shm_files[] = {
+	"hsakmt_shared_mem", "sem.hsakmt_semaphore",
+};
+
+/**
+ * struct thunk_shm - the thunk's files of a dumped process, for its metadata
+ * @files: one per file found
+ * @ptrs: the metadata's array of them
+ * @heads: their first bytes
+ */
+struct thunk_shm {
+	KfdCriuShmFile files[ARRAY_SIZE(thunk_shm_files)];
+	KfdCriuShmFile *ptrs[ARRAY_SIZE(thunk_shm_files)];
+	uint8_t heads[ARRAY_SIZE(thunk_shm_files)][SHM_HEAD_MAX];
+};
 
 /**
  * struct kfd_dumped_file - a /dev/kfd file whose process this dump paused
@@ -560,6 +579,43 @@ static int dump_render_file(int fd, int id, int minor)
 }
 
 /*
+ * Notes the thunk's files in /dev/shm as process @pid sees them: CRIU
+ * restores them by path, and a fresh host has none.
+ */
+static void find_thunk_shm(pid_t pid, struct thunk_shm *shm, KfdCriuMeta *meta)
+{
+	unsigned int i, n = 0;
+	char path[512];
+	struct stat st;
+	ssize_t len;
+	int fd;
+
+	for (i = 0; i < ARRAY_SIZE(thunk_shm_files); i++) {
+		snprintf(path, sizeof(path), "%s/proc/%d/root/dev/shm/%s", root, pid,
+			 thunk_shm_files[i]);
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		len = fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ? -1 :
+		      pread(fd, shm->heads[n], SHM_HEAD_MAX, 0);
+		if (fd >= 0)
+			close(fd);
+		if (len < 0)
+			continue;
+		kfd_criu_shm_file__init(&shm->files[n]);
+		shm->files[n].name = (char *)thunk_shm_files[i];
+		shm->files[n].size = st.st_size;
+		shm->files[n].mode = st.st_mode & 07777;
+		shm->files[n].uid = st.st_uid;
+		shm->files[n].gid = st.st_gid;
+		shm->files[n].head.len = len;
+		shm->files[n].head.data = shm->heads[n];
+		shm->ptrs[n] = &shm->files[n];
+		n++;
+	}
+	meta->n_shm_files = n;
+	meta->shm_files = shm->ptrs;
+}
+
+/*
  * The dumping machine's GPUs and render minors go with a /dev/kfd file's
  * metadata: a render node mapping is restored by the minor it had.
  */
@@ -598,6 +654,7 @@ static int dump_kfd_file(int fd, int id)
 	struct kfd_ioctl_criu_args args = { 0 };
 	KfdCriuMeta meta = KFD_CRIU_META__INIT;
 	char name[IMAGE_NAME_MAX];
+	struct thunk_shm shm;
 	int ret;
 
 	ret = kfd_criu_op(fd, KFD_CRIU_OP_PROCESS_INFO, &args);
@@ -609,6 +666,7 @@ static int dump_kfd_file(int fd, int id)
 	ret = remember_dumped_file(fd, id, args.pid);
 	if (ret)
 		return ret < 0 ? ret : 0;
+	find_thunk_shm(args.pid, &shm, &meta);
 	image_name(name, id, "stream");
 	memset(&args, 0, sizeof(args));
 	args.image_fd = openat(criu_get_image_dir(), name,
@@ -706,6 +764,52 @@ static void keep_image_minors(const KfdCriuMeta *meta)
 	nr_image_minors = i;
 }
 
+/*
+ * Re-creates thunk file @f of /dev/kfd file @id if this task's /dev/shm
+ * lacks it, with the dumped size, first bytes, owner and mode (CRIU checks
+ * size and mode when it opens it).
+ */
+static int recreate_shm_file(unsigned int id, const KfdCriuShmFile *f)
+{
+	char path[512];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/dev/shm/%s", root, f->name);
+	if (strchr(f->name, '/') || f->head.len > f->size) {
+		pr_err("file %u: %s: bad metadata\n", id, path);
+		return -EBADMSG;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST)
+		return 0;
+	errno = EIO;	/* what a short write means */
+	if (fd < 0 || ftruncate(fd, f->size) ||
+	    pwrite(fd, f->head.data, f->head.len, 0) != (ssize_t)f->head.len ||
+	    fchown(fd, f->uid, f->gid) || fchmod(fd, f->mode & 07777))
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (ret && fd >= 0)
+		unlink(path);
+	if (ret)
+		pr_err("file %u: cannot re-create %s: %s\n", id, path, strerror(-ret));
+	else
+		pr_info("file %u: %s was missing: re-created as dumped, %" PRIu64 " bytes, mode %o\n",
+			id, path, f->size, f->mode & 07777);
+	return ret;
+}
+
+/* Before RESTORE, so before CRIU opens or maps them in this task */
+static int recreate_thunk_shm(const KfdCriuMeta *meta)
+{
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < meta->n_shm_files; i++)
+		ret = recreate_shm_file(meta->file_id, meta->shm_files[i]);
+	return ret;
+}
+
 /* RESTORE from the images of /dev/kfd file @meta into a new /dev/kfd fd */
 static int restore_from_images(const KfdCriuMeta *meta)
 {
@@ -713,6 +817,9 @@ static int restore_from_images(const KfdCriuMeta *meta)
 	char name[IMAGE_NAME_MAX];
 	int sfd, kfd, ret;
 
+	ret = recreate_thunk_shm(meta);
+	if (ret)
+		return ret;
 	image_name(name, meta->file_id, "stream");
 	/* The kernel checks the stream: its records carry CRCs, END counts */
 	sfd = openat(criu_get_image_dir(), name, O_RDONLY | O_CLOEXEC);

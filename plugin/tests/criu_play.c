@@ -661,3 +661,74 @@ static void test_stock_plugin(const char *standin)
 	if (h)
 		dlclose(h);
 }
+
+/* Writes @len bytes of @head and zeros to fake file @path, with @mode */
+static void fake_shm_file(const char *path, const char *head, off_t len, mode_t mode)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	if (fd < 0 || pwrite(fd, head, strlen(head), 0) < 0 || ftruncate(fd, len) ||
+	    fchmod(fd, mode))
+		printf("# cannot make %s\n", path);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Whether fake file @path has @len bytes starting with @head, and @mode */
+static bool shm_file_is(const char *path, const char *head, off_t len, mode_t mode)
+{
+	char buf[SHM_HEAD_MAX] = "";
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+	bool same = fd >= 0 && !fstat(fd, &st) && st.st_size == len &&
+		    (st.st_mode & 07777) == mode &&
+		    pread(fd, buf, strlen(head), 0) == (ssize_t)strlen(head) &&
+		    !memcmp(buf, head, strlen(head));
+
+	if (fd >= 0)
+		close(fd);
+	return same;
+}
+
+/* The thunk's /dev/shm files: noted at dump, re-created on a fresh host */
+static void test_thunk_shm(void)
+{
+	char dumped[256], here[256], mem[600], sem[600];
+	int kfd;
+
+	snprintf(dumped, sizeof(dumped), "%s/proc/4242/root/dev/shm", fake_root);
+	snprintf(here, sizeof(here), "%s/dev/shm", fake_root);
+	make_dirs(dumped);
+	make_dirs(here);
+	snprintf(mem, sizeof(mem), "%s/hsakmt_shared_mem", dumped);
+	fake_shm_file(mem, "MAGIC", 4096, 0666);
+	snprintf(sem, sizeof(sem), "%s/sem.hsakmt_semaphore", dumped);
+	fake_shm_file(sem, "\1", 32, 0640);
+	fake_kfd_switch(true);
+	play_dump();
+	snprintf(mem, sizeof(mem), "%s/hsakmt_shared_mem", here);
+	snprintf(sem, sizeof(sem), "%s/sem.hsakmt_semaphore", here);
+	unlink(mem);
+	unlink(sem);
+	kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	kfd = play_restore_file(60);
+	ok(kfd >= 0 && shm_file_is(mem, "MAGIC", 4096, 0666) &&
+	   shm_file_is(sem, "\1", 32, 0640) && logged("hsakmt_shared_mem was missing"),
+	   "restore into an empty /dev/shm re-creates the thunk's files as dumped");
+	close(kfd);
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	forget_gpus();
+	fake_shm_file(mem, "OTHER", 100, 0600);
+	kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	fake_kfd.restores = 0;
+	kfd = play_restore_file(60);
+	ok(kfd >= 0 && shm_file_is(mem, "OTHER", 100, 0600) && !logged("hsakmt_shared_mem was"),
+	   "a thunk file that the restoring host has is left alone");
+	close(kfd);
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	forget_gpus();
+	snprintf(mem, sizeof(mem), "rm -rf %s/proc %s", fake_root, here);
+	if (system(mem))
+		printf("# cannot remove the fake /dev/shm\n");
+	fake_kfd_switch(false);
+}

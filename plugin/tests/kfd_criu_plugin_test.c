@@ -33,8 +33,6 @@ int openat(int dirfd, const char *path, int flags, ...);
 int stat(const char *path, struct stat *buf);
 int fstat(int fd, struct stat *buf);
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-
 static char image_dir[32];
 static int image_dir_fd = -1;
 static char last_log[8192];	/* the log since the last check */
@@ -652,6 +650,7 @@ int main(int argc, char **argv)
 	test_claims();
 	test_restore_side();
 	test_stock_plugin(argc > 2 ? argv[2] : NULL);
+	test_thunk_shm();
 	if (argc > 1)
 		test_shared_object(argv[1]);
 	printf("1..%u\n", nr_tests);
