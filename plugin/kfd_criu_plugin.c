@@ -143,10 +143,11 @@ static int kfd_criu_op(int kfd, __u32 op, struct kfd_ioctl_criu_args *args)
 }
 
 /*
- * A new /dev/kfd fd of a kernel with image mode; -ENOTSUP without it. The
- * probe is an image-mode UNPAUSE of this new, unpaused process: image mode
- * refuses it as a wrong state (-EBADFD), older kernels as an unknown or
- * invalid request.
+ * A new /dev/kfd fd of a kernel with image mode; -ENOTSUP without it, or
+ * the errno of a task not allowed the CRIU ioctl. The probe is an
+ * image-mode UNPAUSE of this new, unpaused process: image mode refuses it
+ * as a wrong state (-EBADFD), older kernels as an unknown or invalid
+ * request.
  */
 static int open_kfd(void)
 {
@@ -159,7 +160,7 @@ static int open_kfd(void)
 	if (ret == -EBADFD)
 		return kfd;
 	close(kfd);
-	return -ENOTSUP;
+	return ret == -EACCES || ret == -EPERM ? ret : -ENOTSUP;
 }
 
 /*
@@ -182,7 +183,7 @@ static bool kfd_image_mode(void)
 		pr_info("the kernel has no KFD CRIU image mode: leaving %s to other plugins\n",
 			KFD_DEV_PATH);
 	else
-		pr_info("cannot open %s: %s: leaving it to other plugins\n",
+		pr_info("cannot use %s: %s: leaving it to other plugins\n",
 			KFD_DEV_PATH, strerror(-kfd));
 	return image_mode;
 }
@@ -826,6 +827,8 @@ static int restore_from_images(const KfdCriuMeta *meta)
 	kfd = sfd < 0 ? -errno : open_kfd();
 	if (kfd == -ENOTSUP)
 		pr_err("file %u: the kernel has no KFD CRIU image mode\n", meta->file_id);
+	else if (kfd < 0 && sfd >= 0)
+		pr_err("file %u: cannot use %s: %s\n", meta->file_id, KFD_DEV_PATH, strerror(-kfd));
 	ret = kfd < 0 ? kfd : restore_gpus() ?: restore_op(kfd, sfd, &args);
 	if (sfd >= 0)
 		close(sfd);

@@ -29,13 +29,14 @@
  * @gpus: the GPU map of the last RESTORE
  * @nr_gpus: entries in @gpus
  * @old_kernel: answer as a kernel without image mode
+ * @denied: answer as to a task without CAP_CHECKPOINT_RESTORE
  * @paused: processes PROCESS_INFO paused and no UNPAUSE resumed
  * @probes: image-mode probes (UNPAUSE with nothing paused)
  * @restores: RESTOREs since reset; a second one is -EBUSY
  * @resumes: RESUMEs since reset
  */
 static struct fake_kfd {
-	bool on, old_kernel;
+	bool on, old_kernel, denied;
 	struct kfd_criu_offset_map moved[8];
 	unsigned int nr_moved;
 	struct kfd_criu_gpu_map gpus[MAX_GPU_MAP];
@@ -73,6 +74,8 @@ static int fake_restore(struct kfd_ioctl_criu_args *args)
 
 static int fake_criu_op(struct kfd_ioctl_criu_args *args)
 {
+	if (fake_kfd.denied)
+		return -EACCES;
 	if (fake_kfd.old_kernel)	/* which ignores flags */
 		return args->op == KFD_CRIU_OP_UNPAUSE ? -EINVAL : 0;
 	switch (args->op) {
@@ -618,6 +621,12 @@ static void test_claims(void)
 	ok(kfd_dump_file(fd, 71) == -ENOTSUP && logged("no KFD CRIU image mode") &&
 	   !logged("Error"), "a kernel that refuses the probe: not ours, one info line");
 	close(fd);
+	fake_kfd_switch(true);
+	fake_kfd.denied = true;
+	make_images(72, 100);
+	ok(kfd_restore_file(72) == -EACCES &&
+	   logged("file 72: cannot use " KFD_DEV_PATH ": Permission denied"),
+	   "a restore without the CRIU ioctl's capability says so, not \"no image mode\"");
 	fake_kfd_switch(false);
 }
 
