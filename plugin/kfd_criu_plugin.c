@@ -795,8 +795,8 @@ static int recreate_shm_file(unsigned int id, const KfdCriuShmFile *f)
 	if (ret)
 		pr_err("file %u: cannot re-create %s: %s\n", id, path, strerror(-ret));
 	else
-		pr_info("file %u: %s was missing: re-created as dumped, %" PRIu64 " bytes, mode %o\n",
-			id, path, f->size, f->mode & 07777);
+		pr_info("file %u: %s was missing: re-created as dumped, %" PRIu64
+			" bytes, mode %o\n", id, path, f->size, f->mode & 07777);
 	return ret;
 }
 
@@ -1012,7 +1012,8 @@ static int kfd_resume_devices_late(int pid)
 		return -ENOTSUP;
 	kfd = open_kfd();
 	if (kfd < 0) {
-		pr_err("pid %d: cannot open %s for RESUME: %s\n", pid, KFD_DEV_PATH, strerror(-kfd));
+		pr_err("pid %d: cannot open %s for RESUME: %s\n", pid, KFD_DEV_PATH,
+		       strerror(-kfd));
 		return kfd == -ENOTSUP ? -EIO : kfd;
 	}
 	ret = kfd_criu_op(kfd, KFD_CRIU_OP_RESUME, &args);
