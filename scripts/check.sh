@@ -34,8 +34,11 @@ step() {
 # (configuring, linking) rather than the build's own.
 run_host_tests() {
 	run_host_test "$BUILD_DIR/host-codec.tap" make -s -C "$TOP/host" KSRC="$KSRC" check
+	# The plugin's harness twice: as CRIU 3.17 and 3.19-4.2, and as criu-dev
 	run_host_test "$BUILD_DIR/host-plugin.tap" make -s -C "$TOP/plugin" \
-		KHDR="$KHDR" O="$BUILD_DIR/plugin-check" check
+		KHDR="$KHDR" O="$BUILD_DIR/plugin-check" check-installed
+	run_host_test "$BUILD_DIR/host-plugin-criu-dev.tap" make -s -C "$TOP/plugin" \
+		KHDR="$KHDR" O="$BUILD_DIR/plugin-check" check-criu-dev
 	run_host_test "$BUILD_DIR/host-harness.tap" "$TOP/scripts/tests/parse-results-test.py"
 	# Its failure shows as the fuzzer's own failure to run
 	make -s -C "$TOP/fuzz" KSRC="$KSRC" O="$BUILD_DIR/fuzz" all \
@@ -132,6 +135,7 @@ wait_vm() {
 }
 
 HOST_TAPS="--host-tap $BUILD_DIR/host-codec.tap --host-tap $BUILD_DIR/host-plugin.tap"
+HOST_TAPS+=" --host-tap $BUILD_DIR/host-plugin-criu-dev.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-fuzz.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-checkpatch.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-harness.tap"
