@@ -87,7 +87,7 @@ def parse_plain_tap(lines, tier, problems, what):
         tier.add("fail", f"{what}: no TAP results")
 
 
-def parse_ktap(console, tier, problems):
+def parse_ktap(console, tier, problems, path):
     """Count KUnit test cases (depth 1) and check every suite reported."""
     lines = [TS_RE.sub("", l) for l in console]
     suites_planned = None
@@ -109,11 +109,12 @@ def parse_ktap(console, tier, problems):
         return
     if suites_done < suites_planned:
         problems.append(f"kunit: {suites_planned} suites planned, only "
-                        f"{suites_done} reported (a suite crashed or hung)")
+                        f"{suites_done} reported (a suite crashed or hung; "
+                        f"see {path})")
         tier.add("fail", "kunit suites incomplete")
 
 
-def parse_results_port(results, tiers, problems):
+def parse_results_port(results, tiers, problems, path):
     current = None
     seen_done = False
     section = []
@@ -124,7 +125,7 @@ def parse_results_port(results, tiers, problems):
             section = []
         elif line.startswith("### exit ") and current:
             _, _, tier, name, rc = line.split()
-            finish_program(current, name, int(rc), section, problems)
+            finish_program(current, name, int(rc), section, problems, path)
         elif line.startswith("### done"):
             seen_done = True
         elif line.startswith("###"):
@@ -134,7 +135,7 @@ def parse_results_port(results, tiers, problems):
     return seen_done
 
 
-def finish_program(tier, name, rc, lines, problems):
+def finish_program(tier, name, rc, lines, problems, path):
     """One test program's TAP; a crash or bad exit is a failure too."""
     before = (tier.failed, tier.total())
     parse_plain_tap(lines, tier, [], name)
@@ -145,7 +146,7 @@ def finish_program(tier, name, rc, lines, problems):
     elif rc not in (0, 4) and failed_now == 0:
         tier.add("fail", f"{name} (exit status {rc})")
     if tier.failed > before[0]:
-        problems.append(f"{tier.name}: {name} failed; its output:\n  " +
+        problems.append(f"{tier.name}: {name} failed; its output, from {path}:\n  " +
                         "\n  ".join(lines[-40:]))
 
 
@@ -205,19 +206,21 @@ def main():
         if console is None:
             problems.append("VM: no console log (QEMU did not start?)")
         else:
-            parse_ktap(console, tiers["kunit"], problems)
+            parse_ktap(console, tiers["kunit"], problems, args.console)
             for splat in console_splats(console):
-                problems.append("kernel splat on the console:\n  " + splat)
+                problems.append(f"kernel splat on the console, in {args.console}:\n  "
+                                + splat)
     if args.results is not None:
         figure_lines += figures(results or [])
-        done = parse_results_port(results or [], tiers, problems)
+        done = parse_results_port(results or [], tiers, problems, args.results)
         if not done:
             tail = "\n  ".join((console or [])[-30:])
             problems.append("VM: the guest did not finish its tests (hang, "
-                            "panic or timeout); last console lines:\n  " + tail)
+                            f"panic or timeout); the last lines of {args.console or 'the console log'}:\n  "
+                            + tail)
         leaks, _ = kmemleak_reports(results or [])
         if leaks:
-            problems.append(f"kmemleak: {len(leaks)} leaked objects:\n  " +
+            problems.append(f"kmemleak: {len(leaks)} leaked objects, in {args.results}:\n  " +
                             "\n  ".join(kmemleak_reports(results)[1][:60]))
 
     for name in filter(None, args.expect.split(",")):
