@@ -271,7 +271,20 @@ def report_failure(args, rc):
 
 
 def interrupted(signum, frame):
+    global caught_signal
+    caught_signal = signum
     raise KeyboardInterrupt
+
+
+caught_signal = signal.SIGINT
+
+
+def die_of_signal(signum):
+    """Die of SIGNUM so that the calling shell stops too: bash carries on
+    after a child that merely exited 130."""
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    return 128 + signum
 
 
 def parse_args(argv):
@@ -299,18 +312,23 @@ def main(argv):
     args = parse_args(argv)
     display = Display(sys.stderr, args.label, args.interval)
     # A kill of this process must not leave the step running unseen.
+    signal.signal(signal.SIGINT, interrupted)
     signal.signal(signal.SIGTERM, interrupted)
     with open(args.output, "wb") as out:
         proc = subprocess.Popen(args.command, stdin=subprocess.DEVNULL,
                                 stdout=out, stderr=subprocess.STDOUT)
     try:
-        follow(args, proc, display)
+        try:
+            follow(args, proc, display)
+        except (OSError, ValueError, IndexError) as e:
+            # A broken display must not break the step it shows.
+            print(f"{args.label}: no progress shown ({e}); waiting", file=sys.stderr)
+        rc = proc.wait()
     except KeyboardInterrupt:
         proc.terminate()
         proc.wait()
         display.finish("interrupted")
-        return 130
-    rc = proc.wait()
+        return die_of_signal(caught_signal)
     if rc:
         report_failure(args, rc)
     return rc
