@@ -8,9 +8,10 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 FRAGMENTS=(qemu-base.config debug.config kfd-criu.config)
-# Objects in the tree after a build of this config, as measured; the
-# cache's count of the last build replaces it (expected_objects).
-KERNEL_OBJECTS=1700
+# Objects in the tree after a build of this config from scratch: 1,914
+# measured (kbuild compiled 1,894 of them); the cache's count of the last
+# build replaces it (expected_objects).
+KERNEL_OBJECTS=1914
 
 usage() {
 	cat <<'TXT'
@@ -71,9 +72,9 @@ warn_about_our_files() {
 		"$BUILD_DIR/kernel-build.log" >&2 || true
 }
 
-# Objects (*.o) in the tree, tools/ left out: kbuild does not build it here.
+# Objects (*.o) in the tree, objtool's and the host programs' included.
 count_objects() {
-	find "$KSRC" -path "$KSRC/tools" -prune -o -name '*.o' -print | wc -l
+	find "$KSRC" -name '*.o' | wc -l
 }
 
 # How many objects this build will compile, for the progress estimate:
