@@ -188,11 +188,12 @@ class VmProgress:
             return text
         return "booting the kernel" if self.kernel else "starting QEMU"
 
+    # The time first: the names of the programs running may not fit.
     def describe(self, elapsed):
-        return f"{self.phase()}, {duration(elapsed)} elapsed"
+        return f"{duration(elapsed)}, {self.phase()}"
 
     def final(self, elapsed):
-        return f"{self.phase()}, {duration(elapsed)}"
+        return f"{duration(elapsed)}, {self.phase()}"
 
 
 class Display:
