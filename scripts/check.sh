@@ -85,7 +85,17 @@ start_host_tier() {
 	TIER_PID=$!
 }
 
+# On a busy machine the host tests can outlast the VM: say so while
+# waiting, as the progress lines do.
 wait_host_tier() {
+	local waited=0
+
+	while pid_running "$TIER_PID"; do
+		[ $((waited % 30)) -ne 0 ] || [ "$waited" -eq 0 ] ||
+			log "host tier: still running, waited $waited s"
+		sleep 1
+		waited=$((waited + 1))
+	done
 	wait "$TIER_PID" || true
 	TIER_PID=
 	wait "$HOST_PID" || true
