@@ -132,7 +132,7 @@ def parse_plain_tap(lines, tier, problems, what, prog=None):
         tier.add("fail", f"{what}: no TAP results")
 
 
-def parse_ktap(console, tier, problems):
+def parse_ktap(console, tier, problems, path):
     """Count KUnit test cases (depth 1) and check every suite reported."""
     lines = [TS_RE.sub("", l) for l in console]
     suites_planned = None
@@ -162,11 +162,12 @@ def parse_ktap(console, tier, problems):
         return
     if suites_done < suites_planned:
         problems.append(f"kunit: {suites_planned} suites planned, only "
-                        f"{suites_done} reported (a suite crashed or hung)")
+                        f"{suites_done} reported (a suite crashed or hung; "
+                        f"see {path})")
         tier.add("fail", "kunit suites incomplete")
 
 
-def parse_results_port(results, tiers, problems):
+def parse_results_port(results, tiers, problems, path):
     current = None
     seen_done = False
     section = []
@@ -177,7 +178,7 @@ def parse_results_port(results, tiers, problems):
             section = []
         elif line.startswith("### exit ") and current:
             _, _, tier, name, rc = line.split()
-            finish_program(current, name, int(rc), section, problems)
+            finish_program(current, name, int(rc), section, problems, path)
         elif line.startswith("### done"):
             seen_done = True
         elif line.startswith("###"):
@@ -187,7 +188,7 @@ def parse_results_port(results, tiers, problems):
     return seen_done
 
 
-def finish_program(tier, name, rc, lines, problems):
+def finish_program(tier, name, rc, lines, problems, path):
     """One test program's TAP; a crash or bad exit is a failure too."""
     before = (tier.failed, tier.total())
     prog = program(tier.name, name)
@@ -206,7 +207,8 @@ def finish_program(tier, name, rc, lines, problems):
         tier.add("fail", f"{name} (exit status {rc})")
     if tier.failed > before[0]:
         why = "; ".join(tier.failures[before[0] - tier.failed:])
-        problems.append(f"{tier.name}: {name} failed ({why}); its output:\n  " +
+        problems.append(f"{tier.name}: {name} failed ({why}); its output, "
+                        f"from {path}:\n  " +
                         "\n  ".join(lines[-40:]))
 
 
@@ -390,16 +392,18 @@ def main():
         if console is None:
             problems.append("VM: no console log (QEMU did not start?)")
         else:
-            parse_ktap(console, tiers["kunit"], problems)
+            parse_ktap(console, tiers["kunit"], problems, args.console)
             for splat in console_splats(console):
-                problems.append("kernel splat on the console:\n  " + splat)
+                problems.append(f"kernel splat on the console, in {args.console}:\n  "
+                                + splat)
     if args.results is not None:
         figure_lines += figures(results or [])
-        done = parse_results_port(results or [], tiers, problems)
+        done = parse_results_port(results or [], tiers, problems, args.results)
         if not done:
             tail = "\n  ".join((console or [])[-30:])
             problems.append("VM: the guest did not finish its tests (hang, "
-                            "panic or timeout); last console lines:\n  " + tail)
+                            f"panic or timeout); the last lines of {args.console or 'the console log'}:\n  "
+                            + tail)
         leaks, report = kmemleak_reports(results or [])
         if done and any("kmemleak: not available" in l for l in report):
             problems.append("kmemleak: not available in the guest; the "
@@ -408,7 +412,7 @@ def main():
             check_seed_images(results or [], args.corpus,
                               args.seed_images.split(","), problems)
         if leaks:
-            problems.append(f"kmemleak: {len(leaks)} leaked objects:\n  " +
+            problems.append(f"kmemleak: {len(leaks)} leaked objects, in {args.results}:\n  " +
                             "\n  ".join(kmemleak_reports(results)[1][:60]))
 
     expected = [t for t in args.expect.split(",") if t]
