@@ -634,6 +634,12 @@ static int kc_check_bos(const struct kc_model *m, u32 n)
 	return kfd_criu_check_bos(m->bos, n, m->num_gpus);
 }
 
+/* The order of BO records: by GPU index, then by handle */
+static u64 kc_bo_key(const struct kfd_criu_bo_rec *bo)
+{
+	return (u64)le32_to_cpu(bo->gpu_index) << 32 | le32_to_cpu(bo->handle);
+}
+
 static void kc_explain_bo_set(struct kc_model *m, int err, u32 i)
 {
 	const struct kfd_criu_bo_rec *bo = &m->bos[i];
@@ -643,7 +649,7 @@ static void kc_explain_bo_set(struct kc_model *m, int err, u32 i)
 		why = kc_explain_bo(bo, m->num_gpus);
 	else if (err == -EEXIST)
 		why = "handle repeats the previous BO's on the same GPU";
-	else if (i && kfd_criu_check_bos(m->bos + i - 1, 2, m->num_gpus))
+	else if (i && kc_bo_key(&m->bos[i]) < kc_bo_key(&m->bos[i - 1]))
 		why = "not after the previous BO (BO records ascend by GPU index and handle)";
 	else
 		why = "its VA range overlaps another BO's in a GPU VM it lives in";
