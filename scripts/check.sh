@@ -38,6 +38,8 @@ run_host_tests() {
 		> "$BUILD_DIR/host-plugin.tap" 2>&1 || true
 	make -s -C "$TOP/fuzz" KSRC="$KSRC" O="$BUILD_DIR/fuzz" all \
 		> "$BUILD_DIR/fuzz-build.log" 2>&1 || true
+	make -s -C "$TOP/kfdcrit" KSRC="$KSRC" O="$BUILD_DIR/kfdcrit" check \
+		> "$BUILD_DIR/host-kfdcrit.tap" 2>&1 || true
 	run_checkpatch
 }
 
@@ -123,6 +125,7 @@ wait_vm() {
 HOST_TAPS="--host-tap $BUILD_DIR/host-codec.tap --host-tap $BUILD_DIR/host-plugin.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-fuzz.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-checkpatch.tap"
+HOST_TAPS+=" --host-tap $BUILD_DIR/host-kfdcrit.tap"
 
 main() {
 	local vm=1 rc=0
