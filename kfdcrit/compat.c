@@ -27,6 +27,7 @@
  * RESTORE itself calls, accepted it.
  */
 
+#include <linux/array_size.h>
 #include <linux/errno.h>
 #include <linux/kfd_ioctl.h>
 #include <linux/kfd_sysfs.h>
@@ -207,7 +208,7 @@ static int kc_local_props(struct kc_local *l, const char *props, u64 *minor)
 	size_t i;
 	u64 v;
 
-	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(map); i++) {
 		if (kc_property(props, map[i].name, &v))
 			return -ENOENT;
 		le = cpu_to_le32(v);

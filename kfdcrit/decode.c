@@ -26,20 +26,6 @@
 
 #include "kfdcrit.h"
 
-/**
- * struct kc_field - one fixed-width little-endian field of a record
- * @name: its name in the kernel header, and in the output
- * @off: offset in the payload
- * @size: 4 or 8
- * @hex: shown in hex in the text output (addresses, masks, ids)
- */
-struct kc_field {
-	const char *name;
-	u16 off;
-	u8 size;
-	bool hex;
-};
-
 #define KC_F(st, m, h) { #m, offsetof(struct st, m), \
 			 sizeof(((struct st *)0)->m), h }
 
@@ -205,7 +191,15 @@ static const struct kc_field kc_svm_fields[] = {
 static const struct kc_field kc_no_fields[] = { { } };
 
 /* The fixed fields of a record type and where its variable part starts */
-static const struct kc_field *kc_fields_of(u32 type, u32 *fixed)
+/**
+ * kc_fields_of() - the fixed fields of a record type
+ * @type: the record type
+ * @fixed: receives the bytes they span; the variable part starts there
+ *
+ * Return: the fields, ended by one with a NULL @name; none for an
+ * unknown type.
+ */
+const struct kc_field *kc_fields_of(u32 type, u32 *fixed)
 {
 	static const struct {
 		const struct kc_field *fields;
@@ -235,7 +229,14 @@ static const struct kc_field *kc_fields_of(u32 type, u32 *fixed)
 	return t[type].fields;
 }
 
-static u64 kc_field_value(const struct kc_field *f, const u8 *payload)
+/**
+ * kc_field_value() - read a field of a payload
+ * @f: the field
+ * @payload: the record's payload, at least as long as its fixed part
+ *
+ * Return: the value, in CPU byte order.
+ */
+u64 kc_field_value(const struct kc_field *f, const u8 *payload)
 {
 	__le64 v64;
 	__le32 v32;
@@ -321,8 +322,7 @@ static void kc_json_record(FILE *f, const struct kc_record *r,
 	fl = r->skipped ? kc_no_fields : kc_fields_of(r->type, &fixed);
 	if (r->skipped)
 		fixed = 0;
-	fprintf(f, "    {\"offset\": %llu, \"type\": \"%s\", \"type_id\": %u, "
-		"\"flags\": %u, \"length\": %u, \"crc32c\": %u, \"skipped\": %s, \"fields\": {",
+	fprintf(f, "    {\"offset\": %llu, \"type\": \"%s\", \"type_id\": %u, \"flags\": %u, \"length\": %u, \"crc32c\": %u, \"skipped\": %s, \"fields\": {",
 		(unsigned long long)r->offset, kc_type_name(r->type), r->type,
 		r->flags, r->length, r->crc, r->skipped ? "true" : "false");
 	for (; fl->name; fl++, sep = ", ")

@@ -142,14 +142,35 @@ struct kc_meta {
 int kc_meta_parse(const u8 *buf, size_t len, struct kc_meta *m);
 int kc_read_file(const char *path, u8 **data, size_t *size);
 
-/* show.c, decode.c, compat.c */
+/* decode.c */
+/**
+ * struct kc_field - one fixed-width little-endian field of a record
+ * @name: its name in the kernel header, and in the output
+ * @off: offset in the payload
+ * @size: 4 or 8
+ * @hex: shown in hex in the text output (addresses, masks, ids)
+ */
+struct kc_field {
+	const char *name;
+	u16 off;
+	u8 size;
+	bool hex;
+};
+
+const struct kc_field *kc_fields_of(u32 type, u32 *fixed);
+u64 kc_field_value(const struct kc_field *f, const u8 *payload);
+
+/* show.c, decode.c, compat.c, diff.c */
 int kc_cmd_show(int argc, char **argv);
 int kc_cmd_decode(int argc, char **argv);
 int kc_cmd_check(int argc, char **argv);
 int kc_cmd_compat(int argc, char **argv);
+int kc_cmd_diff(int argc, char **argv);
 
 /* main.c */
-int kc_for_each_stream(const char *path,
-		       int (*fn)(const char *stream, void *ctx), void *ctx);
+/* Called on each stream file; returns 0 or an exit status */
+typedef int (*kc_stream_fn)(const char *stream, void *ctx);
+
+int kc_for_each_stream(const char *path, kc_stream_fn fn, void *ctx);
 
 #endif /* KFDCRIT_H_INCLUDED */

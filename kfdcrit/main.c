@@ -12,6 +12,7 @@
  * sysexits' EX_USAGE), which no RESTORE errno equals.
  */
 
+#include <linux/array_size.h>
 #include <linux/errno.h>
 
 #include <dirent.h>
@@ -62,6 +63,13 @@ static const char kc_manual[] =
 "                    a KFD_CRIU_GPU_MAP value that places them all, checked\n"
 "                    with the kernel's kfd_criu_map_gpus(). With\n"
 "                    KFD_CRIU_GPU_MAP set, says what RESTORE does with it.\n"
+"  diff [--ignore TYPE.FIELD,...] A B\n"
+"                    record-level differences of two streams (a dump and\n"
+"                    the dump of its restore): records paired by identity\n"
+"                    (event id, BO GPU index and handle, queue id, ...),\n"
+"                    \"- \" only in A, \"+ \" only in B, \"~ \" fields that differ\n"
+"                    (data: variable parts; header.release: the kernel).\n"
+"                    Exits 0 when the same, 1 when different.\n"
 "\n"
 "Options:\n"
 "  --format json|text  decode's output (default text)\n"
@@ -84,12 +92,13 @@ static const char kc_manual[] =
 "       ENODATA 61, EEXIST 17); compat exits with ENODEV (19) when an image\n"
 "       GPU has no place; a file that cannot be read gives its errno\n"
 "       (ENOENT 2, ...)\n"
+"  1    diff: the streams differ\n"
 "  64   a command line kfdcrit does not understand\n"
 "\n"
 "Examples:\n"
 "  kfdcrit show /var/lib/criu/dump\n"
 "  kfdcrit check /var/lib/criu/dump/kfdcriu-7.stream\n"
-"  kfdcrit decode --format json kfdcriu-7.stream | jq '.records[].type'\n"
+"  kfdcrit decode --format json kfdcriu-7.stream | jq .records[].type\n"
 "  kfdcrit compat --sysfs /tmp/fake-sys kfdcriu-7.stream\n"
 "\n"
 "See kfdcrit(1) for the JSON schema and the format's record types.\n";
@@ -111,8 +120,7 @@ static bool kc_is_stream(const char *name)
  * Return: the first non-zero return of @fn, a positive errno when @path
  * cannot be read, or 0.
  */
-int kc_for_each_stream(const char *path,
-		       int (*fn)(const char *stream, void *ctx), void *ctx)
+int kc_for_each_stream(const char *path, kc_stream_fn fn, void *ctx)
 {
 	struct dirent **names;
 	char file[4096];
@@ -200,6 +208,7 @@ int main(int argc, char **argv)
 		{ "decode", kc_cmd_decode },
 		{ "check", kc_cmd_check },
 		{ "compat", kc_cmd_compat },
+		{ "diff", kc_cmd_diff },
 	};
 	size_t i;
 	int ret;
@@ -209,7 +218,7 @@ int main(int argc, char **argv)
 		fputs(kc_manual, stdout);
 		return 0;
 	}
-	for (i = 0; argc >= 2 && i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+	for (i = 0; argc >= 2 && i < ARRAY_SIZE(cmds); i++) {
 		if (strcmp(argv[1], cmds[i].name))
 			continue;
 		ret = cmds[i].fn(argc - 1, argv + 1);
@@ -218,6 +227,6 @@ int main(int argc, char **argv)
 				argv[1]);
 		return ret;
 	}
-	fprintf(stderr, "Usage: kfdcrit show|decode|check|compat ... (kfdcrit --help)\n");
+	fprintf(stderr, "Usage: kfdcrit show|decode|check|compat|diff ... (kfdcrit --help)\n");
 	return KC_EXIT_USAGE;
 }

@@ -64,12 +64,26 @@ static void kc_meta_set(struct kc_meta *m, u32 field, u64 v, u32 *seen)
 {
 	*seen |= 1U << field;
 	switch (field) {
-	case 1: m->format_version = v; break;
-	case 2: m->file_id = v; break;
-	case 3: m->stream_size = v; break;
-	case 5: m->alias_of = v; m->has_alias = true; break;
-	case 6: m->render_gpu_id = v; m->has_render = true; break;
-	case 7: m->open_flags = v; break;
+	case 1:
+		m->format_version = v;
+		break;
+	case 2:
+		m->file_id = v;
+		break;
+	case 3:
+		m->stream_size = v;
+		break;
+	case 5:
+		m->alias_of = v;
+		m->has_alias = true;
+		break;
+	case 6:
+		m->render_gpu_id = v;
+		m->has_render = true;
+		break;
+	case 7:
+		m->open_flags = v;
+		break;
 	}
 }
 

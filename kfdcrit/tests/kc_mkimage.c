@@ -18,6 +18,7 @@
  * each.
  */
 
+#include <linux/array_size.h>
 #include <linux/errno.h>
 #include <linux/kfd_ioctl.h>
 #include <asm/byteorder.h>
@@ -395,8 +396,17 @@ struct mk_case {
 	int after;
 };
 
-enum { MK_NONE, MK_CRC, MK_CUT, MK_NO_END, MK_VERSION, MK_MAGIC, MK_END_COUNT,
-       MK_TRAILING };
+/* What to damage after writing */
+enum mk_after {
+	MK_NONE,
+	MK_CRC,
+	MK_CUT,
+	MK_NO_END,
+	MK_VERSION,
+	MK_MAGIC,
+	MK_END_COUNT,
+	MK_TRAILING,
+};
 
 static const struct mk_case cases[] = {
 	{ "ok-events", base_events, MK_NONE },
@@ -489,11 +499,11 @@ int main(int argc, char **argv)
 	size_t i;
 
 	if (argc == 2 && !strcmp(argv[1], "--list")) {
-		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (i = 0; i < ARRAY_SIZE(cases); i++)
 			printf("%s\n", cases[i].name);
 		return 0;
 	}
-	for (i = 0; argc == 3 && i < sizeof(cases) / sizeof(cases[0]); i++)
+	for (i = 0; argc == 3 && i < ARRAY_SIZE(cases); i++)
 		if (!strcmp(argv[1], cases[i].name))
 			return make(&cases[i], argv[2]);
 	fprintf(stderr, "usage: %s CASE FILE | --list\n", argv[0]);

@@ -31,6 +31,7 @@ Tests kfdcrit (built with ASan and UBSan) and prints TAP:
   - show of a stream and of an images directory with the plugin's
     kfdcriu-<id>.img; check of a directory
   - compat against fake sysfs topologies
+  - diff of images that differ in known records
   - make install with DESTDIR and PREFIX
 Work files go to DIR.
 TXT
@@ -59,7 +60,7 @@ test_help() {
 	local bad=0
 	run --help
 	[ "$RC" -eq 0 ] || bad=1
-	for word in show decode check compat "Exit status" KFDCRIT_SYSFS \
+	for word in show decode check compat diff "Exit status" KFDCRIT_SYSFS \
 		    KFD_CRIU_GPU_MAP "--format" "--data" "--sysfs"; do
 		grep -q -- "$word" <<< "$OUT" || { echo "# --help lacks $word"; bad=1; }
 	done
@@ -311,6 +312,24 @@ test_compat() {
 	tap "$r" "compat: an image without GPUs restores anywhere"
 }
 
+test_diff() {
+	local c=$WORK/cases
+	run diff "$c/ok-gpu.img" "$c/ok-gpu.img"
+	[ "$RC" -eq 0 ] && [ -z "$OUT" ] && r=0 || r=1
+	tap "$r" "diff of an image with itself: nothing, exit 0"
+	run diff "$c/ok-events.img" "$c/event-dup.img"
+	[ "$RC" -eq 1 ] && grep -q '^- EVENT event_id=2 (offset 336)$' <<< "$OUT" &&
+		grep -q '^+ EVENT event_id=1 (offset 336)$' <<< "$OUT" &&
+		[ "$(wc -l <<< "$OUT")" -eq 2 ] && r=0 || r=1
+	tap "$r" "diff pairs events by id: one only in A, one only in B, exit 1"
+	run diff "$c/ok-gpu.img" "$c/bo-overlap.img"
+	[ "$RC" -eq 1 ] &&
+		[ "$OUT" = "~ BO gpu_index=0 handle=2: va 0x7ff000200000 -> 0x7ff000001000" ] && r=0 || r=1
+	run diff --ignore BO.va "$c/ok-gpu.img" "$c/bo-overlap.img"
+	[ "$r" -eq 0 ] && [ "$RC" -eq 0 ] && r=0 || r=1
+	tap "$r" "diff names the field that differs; --ignore TYPE.FIELD leaves it out"
+}
+
 test_install() {
 	local dest=$WORK/dest
 	rm -rf "$dest"
@@ -337,10 +356,10 @@ main() {
 		{ usage >&2; exit 2; }
 	mkdir -p "$WORK"
 	export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
-	echo "1..51"
-	trap '[ "$N" -eq 51 ] || echo "not ok - run-tests.sh stopped after $N of 51 tests"' EXIT
+	echo "1..54"
+	trap '[ "$N" -eq 54 ] || echo "not ok - run-tests.sh stopped after $N of 54 tests"' EXIT
 	for t in test_help test_cases test_agreement test_json test_show \
-		 test_compat test_install; do
+		 test_compat test_diff test_install; do
 		local start=$SECONDS
 		"$t"
 		echo "# $t: $((SECONDS - start)) s"
