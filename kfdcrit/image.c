@@ -22,6 +22,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -207,6 +208,40 @@ static int kc_stream_parse(struct kc_stream *s)
 	return ret;
 }
 
+/*
+ * A stream holds the contents of every VRAM and GTT BO, so it can be as
+ * large as the process's GPU memory: it is mapped, never copied.
+ */
+static int kc_map_file(const char *path, u8 **data, size_t *size)
+{
+	static u8 empty[1];
+	struct stat st;
+	void *p;
+	int fd, ret = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		ret = -errno;
+	} else if (!S_ISREG(st.st_mode)) {
+		ret = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	} else if (!st.st_size) {
+		*data = empty;
+		*size = 0;
+	} else {
+		p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			ret = -errno;
+		} else {
+			*data = p;
+			*size = st.st_size;
+		}
+	}
+	close(fd);
+	return ret;
+}
+
 /**
  * kc_stream_load() - read a stream file with the codec
  * @s: receives the stream; free it with kc_stream_free()
@@ -223,7 +258,7 @@ int kc_stream_load(struct kc_stream *s, const char *path)
 
 	memset(s, 0, sizeof(*s));
 	s->name = path;
-	ret = kc_read_file(path, &s->data, &s->size);
+	ret = kc_map_file(path, &s->data, &s->size);
 	if (!ret)
 		ret = kc_stream_parse(s);
 	if (ret)
@@ -237,7 +272,8 @@ int kc_stream_load(struct kc_stream *s, const char *path)
  */
 void kc_stream_free(struct kc_stream *s)
 {
-	free(s->data);
+	if (s->size)
+		munmap(s->data, s->size);
 	free(s->recs);
 	s->data = NULL;
 	s->recs = NULL;

@@ -118,7 +118,7 @@ static bool kc_is_stream(const char *name)
  * @ctx: passed to @fn
  *
  * Return: the first non-zero return of @fn, a positive errno when @path
- * cannot be read, or 0.
+ * cannot be read, ENOENT for a directory without streams, or 0.
  */
 int kc_for_each_stream(const char *path, kc_stream_fn fn, void *ctx)
 {
@@ -126,6 +126,7 @@ int kc_for_each_stream(const char *path, kc_stream_fn fn, void *ctx)
 	char file[4096];
 	struct stat st;
 	int n, i, ret = 0, one;
+	bool found = false;
 
 	if (stat(path, &st)) {
 		fprintf(stderr, "kfdcrit: %s: %s\n", path, strerror(errno));
@@ -140,6 +141,7 @@ int kc_for_each_stream(const char *path, kc_stream_fn fn, void *ctx)
 	}
 	for (i = 0; i < n; i++) {
 		if (kc_is_stream(names[i]->d_name)) {
+			found = true;
 			snprintf(file, sizeof(file), "%s/%s", path, names[i]->d_name);
 			one = fn(file, ctx);
 			if (!ret)
@@ -148,7 +150,10 @@ int kc_for_each_stream(const char *path, kc_stream_fn fn, void *ctx)
 		free(names[i]);
 	}
 	free(names);
-	return ret;
+	if (found)
+		return ret;
+	fprintf(stderr, "kfdcrit: %s: no kfdcriu-*.stream in it\n", path);
+	return ENOENT;
 }
 
 static int kc_check_one(const char *path, void *ctx)

@@ -302,8 +302,9 @@ static int kc_show_dir(const char *dir)
 		free(names[i]);
 	}
 	free(names);
-	if (!ret)
-		ret = kc_for_each_stream(dir, kc_show_stream, NULL);
+	/* A directory without streams was shown, and said so */
+	if (!ret && kc_for_each_stream(dir, kc_show_stream, NULL) == ENOENT)
+		return 0;
 	return ret;
 }
 
