@@ -45,6 +45,8 @@ run_host_tests() {
 	make -s -C "$TOP/fuzz" KSRC="$KSRC" O="$BUILD_DIR/fuzz" all \
 		> "$BUILD_DIR/fuzz-build.log" 2>&1 || true
 	run_host_test "$BUILD_DIR/host-progress.tap" "$TOP/scripts/tests/progress_test.py"
+	run_host_test "$BUILD_DIR/host-kfdcrit.tap" make -s -C "$TOP/kfdcrit" \
+		KSRC="$KSRC" O="$BUILD_DIR/kfdcrit" check
 	run_checkpatch
 }
 
@@ -177,6 +179,7 @@ HOST_TAPS+=" --host-tap $BUILD_DIR/host-fuzz.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-checkpatch.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-harness.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-progress.tap"
+HOST_TAPS+=" --host-tap $BUILD_DIR/host-kfdcrit.tap"
 # What must have run, and the campaign's base images the fuzzer seeds from
 VERDICT="--manifest $TOP/scripts/test-manifest --corpus $TOP/fuzz/corpus"
 VERDICT+=" --seed-images empty,selftest,types,many"
