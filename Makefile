@@ -8,7 +8,7 @@ TOP := $(CURDIR)
 BUILD := $(TOP)/build
 
 .PHONY: help deps tree kernel test-programs initramfs check check-host \
-	demo bench vm clean distclean fuzz mutate
+	demo bench vm clean distclean fuzz mutate kfdcrit install
 
 help:
 	@echo "make demo        build everything, boot the VM, show checkpoint/restore"
@@ -17,8 +17,11 @@ help:
 	@echo "make kernel      prepare build/linux and build the test kernel"
 	@echo "make bench       dump+restore time and CRIU peak RSS, with and without KFD"
 	@echo "make vm          interactive shell in the test VM"
+	@echo "                 (demo, bench, vm: V=1 shows the kernel log on the terminal)"
 	@echo "make fuzz        fuzz the image codec (FUZZ_SECONDS=600, FUZZ_MERGE=1 to grow fuzz/corpus)"
 	@echo "make mutate      mutation campaign through RESTORE in the VM (N=10000 SEED=1)"
+	@echo "make kfdcrit     build the image tool, build/kfdcrit/kfdcrit (see kfdcrit/)"
+	@echo "make install     install kfdcrit and its manual (PREFIX=/usr, DESTDIR=)"
 	@echo "make series      export the patch series to build/series (git format-patch)"
 	@echo "make series-check  git am, build every patch, checkpatch, W=1, sparse, clang, docs"
 	@echo "make checkpatch  checkpatch --strict and kernel-doc on kernel/ and patches/"
@@ -48,7 +51,11 @@ check:
 check-host:
 	@scripts/check.sh --no-vm
 
-demo: initramfs
+# The times are this project's 2-core machines (README, "Measured times").
+demo:
+	@echo "make demo: a first run fetches the kernel source and builds the test kernel,"
+	@echo "  about 13 min with an empty cache; later runs take about 2 min."
+	@$(MAKE) --no-print-directory initramfs
 	@scripts/run-vm.sh --mode demo --timeout 900
 
 bench: initramfs
@@ -72,9 +79,20 @@ fuzz: tree
 mutate: deps
 	@scripts/mutate.sh --images $(N) --seed $(SEED)
 
+# The image tool, built from the kernel's codec (kfdcrit/, kfdcrit(1))
+PREFIX ?= /usr
+DESTDIR ?=
+
+kfdcrit: tree
+	@$(MAKE) -s -C kfdcrit KSRC=$(BUILD)/linux O=$(BUILD)/kfdcrit
+
+install: kfdcrit
+	@$(MAKE) -s -C kfdcrit KSRC=$(BUILD)/linux O=$(BUILD)/kfdcrit \
+		PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) install
+
 clean:
 	rm -rf $(BUILD)/selftests $(BUILD)/e2e $(BUILD)/vm $(BUILD)/host.tap \
-		$(BUILD)/plugin-check
+		$(BUILD)/plugin-check $(BUILD)/kfdcrit
 	$(MAKE) -C host clean 2>/dev/null || true
 	[ ! -d $(BUILD)/linux ] || $(MAKE) -C $(BUILD)/linux -s clean
 

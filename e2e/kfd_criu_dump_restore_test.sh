@@ -126,7 +126,7 @@ check_restore() {
 			rc=1
 		fi
 		self_check || rc=1
-		grep -q "kfd_criu: resumed the KFD state of pid $pid" "$dir/restore.log" ||
+		grep -q "kfd_criu: pid $pid: resumed its KFD state" "$dir/restore.log" ||
 			{ echo "# the plugin did not RESUME pid $pid"; rc=1; }
 	fi
 	grep -q 'Error (.*kfd_criu: ' "$dir/restore.log" && rc=1
@@ -206,7 +206,7 @@ if dump "$WORK/fail"; then
 	echo "# the dump succeeded with its stream on a full file system"
 	rc=1
 fi
-grep -q 'kfd_criu: CHECKPOINT of file [0-9]* into .* failed' "$WORK/fail/dump.log" ||
+grep -q 'kfd_criu: file [0-9]*: CHECKPOINT into .* failed' "$WORK/fail/dump.log" ||
 	{ echo "# no failed CHECKPOINT in the dump log"; rc=1; }
 [ "$(cat "$SMALL"/stream-* 2>/dev/null | wc -c)" -gt 0 ] ||
 	{ echo "# the kernel wrote nothing before it failed"; rc=1; }
@@ -235,19 +235,19 @@ cp -r "$WORK/good" "$WORK/bad"
 # Mid-stream lies inside a record (the event page's): its CRC32C breaks.
 printf 'CORRUPTED-BYTES!' |
 	dd of="$WORK/bad/$stream" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
-refused_restore "$WORK/bad" "kfd_criu: RESTORE from $stream failed: Bad message"
+refused_restore "$WORK/bad" "kfd_criu: file $id: RESTORE from $stream failed: Bad message"
 tap_result $? "a corrupted stream: RESTORE fails with the kernel's EBADMSG in CRIU's log"
 
 rm -rf "$WORK/trunc"
 cp -r "$WORK/good" "$WORK/trunc"
 head -c $((size / 2)) "$WORK/good/$stream" > "$WORK/trunc/$stream"
-refused_restore "$WORK/trunc" "kfd_criu: RESTORE from $stream failed: No data available"
+refused_restore "$WORK/trunc" "kfd_criu: file $id: RESTORE from $stream failed: No data available"
 tap_result $? "a truncated stream: RESTORE fails with the kernel's ENODATA"
 
 rm -rf "$WORK/gone"
 cp -r "$WORK/good" "$WORK/gone"
 rm -f "$WORK/gone/$stream"
-refused_restore "$WORK/gone" "kfd_criu: RESTORE from $stream failed: No such file"
+refused_restore "$WORK/gone" "kfd_criu: file $id: RESTORE from $stream failed: No such file"
 tap_result $? "a missing stream file: the restore fails naming it"
 
 check_restore "$WORK/good"

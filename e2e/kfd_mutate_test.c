@@ -9,12 +9,13 @@
  * page mapped and written, the runtime enabled), and the test dumps each
  * the way CRIU does (SCM_RIGHTS, PTRACE_SEIZE, PROCESS_INFO, CHECKPOINT
  * into a memfd, UNPAUSE). Those real images are the base of IMAGES
- * mutated ones (../fuzz/kfd_image_mutator.c): first a sweep that sets
- * every field of the header, COMPAT, PROCESS, END and the last EVENT
- * record of the first image to each of 17 boundary values, then random
- * structure-aware mutations (bit flips, truncations, boundary values in
- * lengths, counts and fields, records reordered, duplicated, dropped and
- * inserted). END counts and CRCs are recomputed, so that most mutations
+ * mutated ones (../fuzz/kfd_image_mutator.c): first a sweep that gives
+ * every field of every record type of the "types" image (an event of
+ * every type) and of the "selftest" image (runtime enabled, full event
+ * page) each boundary of its row in the range table kfd_img_ranges[],
+ * EVENT records once per event type, then random structure-aware
+ * mutations (bit flips, truncations, boundary values in lengths, counts
+ * and fields, records reordered, duplicated, dropped and inserted). END counts and CRCs are recomputed, so that most mutations
  * reach the validators behind them. A worker process feeds the images to
  * RESTORE one by one and checks every outcome:
  *
@@ -22,11 +23,18 @@
  *   process still has no KFD state: PROCESS_INFO estimates an empty image,
  *   the event page cannot be mapped, the XNACK mode and the runtime are
  *   untouched; the worker then takes the next image;
- * - accepted: the process holds exactly what the image says (the bytes
+ * - accepted: every field of the image is inside its row of the range
+ *   table, and the process holds exactly what the image says (the bytes
  *   RESTORE read, the size estimate, every event's signaled state, age and
- *   exception data, the event page, XNACK, the runtime), RESUME works and
- *   so do SET_EVENT and CREATE_EVENT; the worker exits and a fresh one
- *   takes over.
+ *   exception data, the event page, XNACK, the runtime); RESUME works.
+ *   Then the worker does what a real process does next, and reads the
+ *   kernel log after every operation: SET_EVENT and WAIT_EVENTS on every
+ *   event, round after round, each wait's result and reported age as the
+ *   kernel must give them, RESET_EVENT, GET_PROCESS_APERTURES_NEW,
+ *   CREATE_EVENT, DESTROY_EVENT of every event and new events with the
+ *   ids an empty process gets, the runtime disabled. A splat there is
+ *   reported with the operation that caused it. The worker exits and a
+ *   fresh one takes over.
  *
  * After each worker the test reads the kernel log (/dev/kmsg) for splats,
  * and at the end it runs a kmemleak scan and counts unreferenced objects
@@ -86,6 +94,7 @@
  * @STATE_LEFT: RESTORE failed but the process has KFD state
  * @INCONSISTENT: RESTORE succeeded but the process does not match
  * @CRASHED: the worker died on this image
+ * @SPLAT: the kernel logged a splat while the worker used what it restored
  * @NR_VERDICTS: number of verdicts
  */
 enum verdict {
@@ -95,12 +104,13 @@ enum verdict {
 	STATE_LEFT,
 	INCONSISTENT,
 	CRASHED,
+	SPLAT,
 	NR_VERDICTS
 };
 
 static const char * const verdict_names[NR_VERDICTS] = {
 	"rejected", "accepted", "undocumented errno", "state left behind",
-	"inconsistent restore", "worker died",
+	"inconsistent restore", "worker died", "kernel splat",
 };
 
 /**
@@ -139,6 +149,7 @@ struct base_image {
  * struct model_event - an EVENT record as RESTORE must apply it
  * @id: event id
  * @type: KFD_IOC_EVENT_*
+ * @auto_reset: 0 or 1
  * @signaled: 0 or 1
  * @age: event age
  * @rec: the whole payload, for the exception data
@@ -146,6 +157,7 @@ struct base_image {
 struct model_event {
 	uint32_t id;
 	uint32_t type;
+	uint32_t auto_reset;
 	uint32_t signaled;
 	uint64_t age;
 	const uint8_t *rec;
@@ -191,11 +203,22 @@ struct campaign {
 
 static struct base_image bases[4];
 static unsigned int num_bases;
-static uint32_t sweep_steps;
+/*
+ * The bases the sweep visits, by index in bases[]: "types" has an event
+ * of every type, "selftest" the enabled runtime and the full event page.
+ */
+static const unsigned int sweep_bases[] = { 1, 0 };
+static uint32_t sweep_steps[ARRAY_SIZE(sweep_bases)];
+static uint32_t sweep_total;
 static bool extracting;
 static uint64_t campaign_seed = 1;
 static struct campaign stats;
 static int kmsg_fd = -1;
+static int worker_kmsg_fd = -1;
+static bool worker_splat;
+
+static bool splat_line(const char *msg);
+static bool kmsg_clean(char *why, const char *op, uint32_t id);
 
 static int create_event(int fd, uint32_t type, bool auto_reset, uint32_t *id)
 {
@@ -458,6 +481,7 @@ static bool model_read(struct model *mdl, const uint8_t *data, size_t len)
 			ev->rec = p;
 			ev->id = kfd_img_get32(p + KFD_IMG_EV_ID);
 			ev->type = kfd_img_get32(p + KFD_IMG_EV_TYPE);
+			ev->auto_reset = kfd_img_get32(p + KFD_IMG_EV_AUTO_RESET);
 			ev->signaled = kfd_img_get32(p + KFD_IMG_EV_SIGNALED);
 			ev->age = kfd_img_get64(p + KFD_IMG_EV_AGE);
 		}
@@ -641,30 +665,44 @@ static bool check_event(int fd, const struct model_event *ev, char *why)
 	return true;
 }
 
-static bool check_event_use(int fd, const struct model *mdl, char *why)
+/*
+ * SET_EVENT on every event, then one new event of each kind, whose ids
+ * go to @created (UINT32_MAX for none).
+ */
+static bool check_event_use(int fd, const struct model *mdl, uint32_t *created,
+			    char *why)
 {
 	const struct model_event *ev;
 	uint32_t i, id, want;
 	int ret;
+
+	created[0] = UINT32_MAX;
+	created[1] = UINT32_MAX;
 
 	for (i = 0; i < mdl->num_events; i++) {
 		ev = &mdl->events[i];
 		ret = event_op(fd, AMDKFD_IOC_SET_EVENT, ev->id);
 		if (ret != (ev->type == KFD_IOC_EVENT_SIGNAL ? 0 : -EINVAL))
 			return fail(why, "SET_EVENT %#x: %d", ev->id, ret);
+		if (!kmsg_clean(why, "first SET_EVENT", ev->id))
+			return false;
 	}
 	/* The page is mapped at full size now: 4096 slots */
 	want = model_next_id(mdl, true);
 	ret = create_event(fd, KFD_IOC_EVENT_SIGNAL, false, &id);
+	if (!ret)
+		created[0] = id;
 	if (want < KFD_SIGNAL_EVENT_LIMIT && (ret || id != want))
 		return fail(why, "CREATE_EVENT signal: %d id %#x, want %#x", ret,
 			    id, want);
 	want = model_next_id(mdl, false);
 	ret = create_event(fd, KFD_IOC_EVENT_NODECHANGE, false, &id);
+	if (!ret)
+		created[1] = id;
 	if (ret || id != want)
 		return fail(why, "CREATE_EVENT other: %d id %#x, want %#x", ret,
 			    id, want);
-	return true;
+	return kmsg_clean(why, "CREATE_EVENT", id);
 }
 
 static bool check_process(int fd, const struct model *mdl, char *why)
@@ -680,6 +718,230 @@ static bool check_process(int fd, const struct model *mdl, char *why)
 	if (ret != (runtime == DEBUG_RUNTIME_STATE_ENABLED ? -EBUSY : 0))
 		return fail(why, "runtime enable: %d, image state %u", ret, runtime);
 	return true;
+}
+
+/*
+ * The exercise: what a real process does next with what it got back,
+ * with the kernel log read after every operation
+ */
+
+#define EXERCISE_ROUNDS		8
+#define MAX_APERTURES		16
+
+/**
+ * struct live_event - an event between two operations, as the kernel
+ *	must hold it
+ * @id: event id
+ * @type: KFD_IOC_EVENT_*
+ * @auto_reset: a wait consumes the signaled state
+ * @signaled: SET_EVENT ran and no wait consumed it since
+ * @age: the age counter; SET_EVENT adds one
+ */
+struct live_event {
+	uint32_t id;
+	uint32_t type;
+	bool auto_reset;
+	bool signaled;
+	uint64_t age;
+};
+
+/*
+ * Reads the kernel log records the last operation added. False, with the
+ * splat and the operation in @why, when one reports a bug or a warning.
+ */
+static bool kmsg_clean(char *why, const char *op, uint32_t id)
+{
+	char rec[8192], *nl;
+	const char *msg;
+	ssize_t n;
+
+	if (worker_kmsg_fd < 0)
+		return true;
+	for (;;) {
+		n = read(worker_kmsg_fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;	/* records were overwritten */
+		if (n <= 0)
+			return true;
+		rec[n] = '\0';
+		msg = strchr(rec, ';');
+		msg = msg ? msg + 1 : rec;
+		if (!splat_line(msg))
+			continue;
+		nl = strchr(msg, '\n');
+		if (nl)
+			*nl = '\0';
+		worker_splat = true;
+		return fail(why, "after %s %#x: %s", op, id, msg);
+	}
+}
+
+static bool cpu_signaled(const struct live_event *ev)
+{
+	return ev->type == KFD_IOC_EVENT_SIGNAL;
+}
+
+static bool live_set(int fd, struct live_event *ev, char *why)
+{
+	int ret = event_op(fd, AMDKFD_IOC_SET_EVENT, ev->id);
+
+	if (ret != (cpu_signaled(ev) ? 0 : -EINVAL))
+		return fail(why, "SET_EVENT %#x: %d", ev->id, ret);
+	if (!ret) {
+		ev->signaled = true;
+		ev->age++;
+	}
+	return kmsg_clean(why, "SET_EVENT", ev->id);
+}
+
+static bool live_reset(int fd, struct live_event *ev, char *why)
+{
+	int ret = event_op(fd, AMDKFD_IOC_RESET_EVENT, ev->id);
+
+	if (ret != (cpu_signaled(ev) ? 0 : -EINVAL))
+		return fail(why, "RESET_EVENT %#x: %d", ev->id, ret);
+	if (!ret)
+		ev->signaled = false;
+	return kmsg_clean(why, "RESET_EVENT", ev->id);
+}
+
+/*
+ * A wait that does not block. With a non-zero @age (signal events only)
+ * it completes when the event's age differs and reports the age.
+ */
+static bool live_wait(int fd, struct live_event *ev, uint64_t age, char *why)
+{
+	struct kfd_event_data data = { .event_id = ev->id };
+	bool aged = cpu_signaled(ev) && age;
+	uint32_t result, want;
+	int ret;
+
+	data.signal_event_data.last_event_age = age;
+	ret = wait_once(fd, &data, &result);
+	want = ev->signaled || (aged && ev->age != age) ?
+	       KFD_IOC_WAIT_RESULT_COMPLETE : KFD_IOC_WAIT_RESULT_TIMEOUT;
+	if (ret || result != want)
+		return fail(why, "event %#x: wait (age %llu): %d, result %u, want %u",
+			    ev->id, (unsigned long long)age, ret, result, want);
+	if (aged && data.signal_event_data.last_event_age != ev->age)
+		return fail(why, "event %#x: age %llu after SET_EVENT, want %llu",
+			    ev->id,
+			    (unsigned long long)data.signal_event_data.last_event_age,
+			    (unsigned long long)ev->age);
+	if (ev->auto_reset)
+		ev->signaled = false;
+	return kmsg_clean(why, "WAIT_EVENTS", ev->id);
+}
+
+/* Signal and wait, round after round, then RESET_EVENT. */
+static bool live_exercise(int fd, struct live_event *ev, char *why)
+{
+	uint64_t before;
+	int round;
+
+	for (round = 0; round < EXERCISE_ROUNDS; round++) {
+		before = ev->age;
+		if (!live_set(fd, ev, why) ||
+		    !live_wait(fd, ev, before ? before : 1, why) ||
+		    !live_wait(fd, ev, 0, why))
+			return false;
+	}
+	return live_reset(fd, ev, why) && live_wait(fd, ev, 0, why);
+}
+
+static bool live_destroy(int fd, uint32_t id, char *why)
+{
+	struct kfd_event_data data = { .event_id = id };
+	uint32_t result;
+	int ret = event_op(fd, AMDKFD_IOC_DESTROY_EVENT, id);
+
+	if (ret)
+		return fail(why, "DESTROY_EVENT %#x: %d", id, ret);
+	if (!kmsg_clean(why, "DESTROY_EVENT", id))
+		return false;
+	ret = wait_once(fd, &data, &result);
+	if (ret != -EINVAL)
+		return fail(why, "wait on destroyed event %#x: %d", id, ret);
+	return true;
+}
+
+/* A new event: its id, and then the exercise. */
+static bool live_create(int fd, uint32_t type, uint32_t want, char *why)
+{
+	struct live_event ev = { .type = type, .auto_reset = true, .age = 1 };
+	int ret = create_event(fd, type, true, &ev.id);
+
+	if (ret || ev.id != want)
+		return fail(why, "CREATE_EVENT type %u: %d id %#x, want %#x", type,
+			    ret, ev.id, want);
+	return kmsg_clean(why, "CREATE_EVENT", ev.id) &&
+	       live_exercise(fd, &ev, why) && live_destroy(fd, ev.id, why);
+}
+
+static bool check_apertures(int fd, char *why)
+{
+	static struct kfd_process_device_apertures ap[MAX_APERTURES];
+	struct kfd_ioctl_get_process_apertures_new_args args = { 0 };
+	int ret = kfd_ioctl(fd, AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &args);
+
+	if (ret || args.num_of_nodes > MAX_APERTURES)
+		return fail(why, "GET_PROCESS_APERTURES_NEW count: %d, %u nodes",
+			    ret, args.num_of_nodes);
+	args.kfd_process_device_apertures_ptr = (uintptr_t)ap;
+	args.num_of_nodes = MAX_APERTURES;
+	ret = kfd_ioctl(fd, AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &args);
+	if (ret)
+		return fail(why, "GET_PROCESS_APERTURES_NEW: %d", ret);
+	return kmsg_clean(why, "GET_PROCESS_APERTURES_NEW", args.num_of_nodes);
+}
+
+/* What the checks before left of an image event. */
+static void live_from_model(struct live_event *live, const struct model_event *ev)
+{
+	live->id = ev->id;
+	live->type = ev->type;
+	live->auto_reset = ev->auto_reset;
+	live->age = ev->age;
+	live->signaled = ev->signaled && !ev->auto_reset;
+	if (cpu_signaled(live)) {
+		live->age++;
+		live->signaled = true;
+	}
+}
+
+/*
+ * Every restored event signaled and waited on again and again, reset,
+ * the apertures, new events, every event destroyed, new events again
+ * with the ids an empty process gets, the runtime disabled.
+ */
+static bool check_exercise(int fd, const struct model *mdl,
+			   const uint32_t *created, char *why)
+{
+	struct live_event live;
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < mdl->num_events; i++) {
+		live_from_model(&live, &mdl->events[i]);
+		if (!live_exercise(fd, &live, why))
+			return false;
+	}
+	if (!check_apertures(fd, why))
+		return false;
+	for (i = 0; i < mdl->num_events; i++)
+		if (!live_destroy(fd, mdl->events[i].id, why))
+			return false;
+	for (i = 0; i < 2; i++)
+		if (created[i] != UINT32_MAX && !live_destroy(fd, created[i], why))
+			return false;
+	if (!live_create(fd, KFD_IOC_EVENT_SIGNAL, 1, why) ||
+	    !live_create(fd, KFD_IOC_EVENT_MEMORY, KFD_IMG_FIRST_NONSIGNAL_ID,
+			 why))
+		return false;
+	ret = runtime_enable(fd, 0, false);
+	if (ret)
+		return fail(why, "runtime disable: %d", ret);
+	return kmsg_clean(why, "RUNTIME_ENABLE(disable)", 0);
 }
 
 /* The state machine after RESTORE, then RESUME and the size estimate. */
@@ -709,20 +971,29 @@ static bool check_resume(int fd, const struct model *mdl, char *why)
 static bool check_restored(int fd, const uint8_t *data, size_t len,
 			   const struct kfd_ioctl_criu_args *args, char *why)
 {
+	static struct kfd_img_record recs[MAX_MODEL_EVENTS + 8];
 	static struct model mdl;
-	uint32_t i;
+	uint32_t i, created[2];
+	char field[120];
 
 	if (!model_read(&mdl, data, len))
 		return fail(why, "accepted an image without END or PROCESS");
+	if (!kfd_img_check_ranges(data, len, recs, ARRAY_SIZE(recs), field,
+				  sizeof(field)))
+		return fail(why, "accepted %s", field);
 	if (args->image_size != mdl.consumed || args->format_version != 1)
 		return fail(why, "RESTORE read %llu bytes, END ends at %zu",
 			    (unsigned long long)args->image_size, mdl.consumed);
-	if (!check_resume(fd, &mdl, why) || !check_page(fd, &mdl, why))
+	if (!kmsg_clean(why, "RESTORE", 0) || !check_resume(fd, &mdl, why) ||
+	    !kmsg_clean(why, "RESUME", 0) || !check_page(fd, &mdl, why))
 		return false;
 	for (i = 0; i < mdl.num_events; i++)
-		if (!check_event(fd, &mdl.events[i], why))
+		if (!check_event(fd, &mdl.events[i], why) ||
+		    !kmsg_clean(why, "first WAIT_EVENTS", mdl.events[i].id))
 			return false;
-	return check_event_use(fd, &mdl, why) && check_process(fd, &mdl, why);
+	return check_event_use(fd, &mdl, created, why) &&
+	       check_process(fd, &mdl, why) &&
+	       check_exercise(fd, &mdl, created, why);
 }
 
 /*
@@ -741,32 +1012,46 @@ static const struct base_image *pick_base(struct kfd_img_mutator *m)
 	return &bases[i];
 }
 
-/* Steps of kfd_img_sweep() on the first base image. */
-static uint32_t count_sweep_steps(struct kfd_img_mutator *m, uint8_t *buf)
+/* Steps of kfd_img_sweep() on each base of sweep_bases[]. */
+static void count_sweep_steps(struct kfd_img_mutator *m, uint8_t *buf)
 {
-	uint32_t step = 0;
+	const struct base_image *base;
+	uint32_t step;
+	unsigned int i;
 
-	do
-		memcpy(buf, bases[0].data, bases[0].len);
-	while (kfd_img_sweep(m, buf, bases[0].len, step++));
-	return step - 1;
+	sweep_total = 0;
+	for (i = 0; i < ARRAY_SIZE(sweep_bases); i++) {
+		base = &bases[sweep_bases[i]];
+		step = 0;
+		do
+			memcpy(buf, base->data, base->len);
+		while (kfd_img_sweep(m, buf, base->len, step++));
+		sweep_steps[i] = step - 1;
+		sweep_total += sweep_steps[i];
+	}
 }
 
 /*
  * Builds image @index into @buf and returns its length: first each step of
- * the sweep over the first base, then random mutations of any base.
+ * the sweep over each base of sweep_bases[], then random mutations of any
+ * base.
  */
 static size_t make_image(struct kfd_img_mutator *m, uint32_t index,
 			 uint8_t *buf, unsigned int *kind)
 {
 	const struct base_image *base;
+	uint32_t first = 0;
+	unsigned int i;
 	size_t len;
 
-	if (index < sweep_steps) {
-		memcpy(buf, bases[0].data, bases[0].len);
-		kfd_img_sweep(m, buf, bases[0].len, index);
+	for (i = 0; i < ARRAY_SIZE(sweep_bases); first += sweep_steps[i++]) {
+		if (index >= first + sweep_steps[i])
+			continue;
+		base = &bases[sweep_bases[i]];
+		memcpy(buf, base->data, base->len);
+		kfd_img_sweep(m, buf, base->len, index - first);
 		*kind = KIND_SWEEP;
-		return bases[0].len;
+		return base->len;
 	}
 	kfd_img_mutator_seed(m, campaign_seed * 0x100000001b3ULL + index);
 	base = pick_base(m);
@@ -804,8 +1089,9 @@ static bool try_image(int fd, int memfd, int xnack, struct kfd_img_mutator *m,
 	ret = criu_image_op(fd, KFD_CRIU_OP_RESTORE, memfd, &args);
 	res->err = -ret;
 	if (!ret) {
+		worker_splat = false;
 		res->verdict = check_restored(fd, buf, len, &args, res->why) ?
-			       ACCEPTED : INCONSISTENT;
+			       ACCEPTED : worker_splat ? SPLAT : INCONSISTENT;
 		return false;
 	}
 	if (!documented_errno(-ret))
@@ -830,6 +1116,9 @@ static void worker_main(int out, uint32_t first, uint32_t last)
 	if (!buf || fd < 0 || memfd < 0 || xnack < 0 ||
 	    kfd_img_mutator_init(&m, IMAGE_CAP))
 		_exit(2);
+	worker_kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (worker_kmsg_fd >= 0)
+		lseek(worker_kmsg_fd, 0, SEEK_END);
 	for (i = first; i < last && more; i++) {
 		memset(&res, 0, sizeof(res));
 		res.index = i;
@@ -1022,7 +1311,7 @@ static int extract(uint32_t index)
 	extracting = true;
 	if (!buf || kfd_img_mutator_init(&m, IMAGE_CAP) || dump_bases())
 		return 1;
-	sweep_steps = count_sweep_steps(&m, buf);
+	count_sweep_steps(&m, buf);
 	len = make_image(&m, index, buf, &kind);
 	fprintf(stderr, "image %u: %s\n", index, m.desc);
 	return fwrite(buf, 1, len, stdout) == len ? 0 : 1;
@@ -1036,9 +1325,10 @@ static int count_sweep(uint32_t images)
 
 	if (!buf || kfd_img_mutator_init(&m, IMAGE_CAP))
 		return -1;
-	sweep_steps = count_sweep_steps(&m, buf);
-	printf("# %u images: a sweep of %u boundary values over every field, then random mutations\n",
-	       images, sweep_steps);
+	count_sweep_steps(&m, buf);
+	printf("# %u images: a sweep of %u boundary values over every field of every record type (%u of base %s, %u of base %s), then random mutations\n",
+	       images, sweep_total, sweep_steps[0], bases[sweep_bases[0]].name,
+	       sweep_steps[1], bases[sweep_bases[1]].name);
 	kfd_img_mutator_free(&m);
 	free(buf);
 	return 0;

@@ -31,6 +31,10 @@
  *   a restore on the same machine does, are not each placed on itself;
  * - the reader returns an errno the uAPI does not document for RESTORE;
  * - kfd_criu_image_expect_eof() disagrees with where the stream ended;
+ * - an accepted image has a field outside its row of the range table
+ *   (kfd_img_ranges[] of the mutator, the "Accepted values" section of
+ *   the documentation), or a bound of that table differs from the
+ *   constant the codec uses (checked once at start);
  * - an accepted image, written again with the codec's writer from what was
  *   read, differs from the input (when no optional record was skipped, and
  *   up to the MANDATORY flag of known records): reader and writer must
@@ -43,9 +47,11 @@
  * of two inputs.
  */
 
+#include <linux/array_size.h>
 #include <linux/build_bug.h>
 #include <linux/errno.h>
 #include <linux/kfd_ioctl.h>
+#include <linux/limits.h>
 #include <linux/types.h>
 #include <asm/byteorder.h>
 
@@ -906,6 +912,114 @@ static void check_accepted(const u8 *data, size_t consumed,
 }
 
 /**
+ * struct fuzz_limit - a row of the range table and the kernel's constant
+ * @type: record type of the row
+ * @name: field of the row
+ * @ev_types: the row's event types, 0 for rows of every record
+ * @lo: what the row's lower bound must be
+ * @hi: what the row's upper bound must be
+ */
+struct fuzz_limit {
+	u32 type;
+	const char *name;
+	u32 ev_types;
+	u64 lo;
+	u64 hi;
+};
+
+#define SLOT_EVENTS	(BIT(KFD_IOC_EVENT_SIGNAL) | BIT(KFD_IOC_EVENT_DEBUG_EVENT))
+
+/* The bounds of the range table that the codec takes from its header */
+static const struct fuzz_limit fuzz_limits[] = {
+	{ KFD_CRIU_REC_COMPAT, "num_gpus", 0, 0, KFD_CRIU_MAX_GPUS },
+	{ KFD_CRIU_REC_PROCESS, "runtime_state", 0, 0,
+	  DEBUG_RUNTIME_STATE_ENABLED },
+	{ KFD_CRIU_REC_PROCESS, "num_events", 0, 0, KFD_CRIU_MAX_EVENTS },
+	{ KFD_CRIU_REC_PROCESS, "signal_page_size", 0, 0,
+	  KFD_CRIU_SIGNAL_PAGE_MAX },
+	{ KFD_CRIU_REC_PROCESS, "num_bos", 0, 0, KFD_CRIU_MAX_BOS },
+	{ KFD_CRIU_REC_EVENT, "event_id", SLOT_EVENTS, 1,
+	  KFD_SIGNAL_EVENT_LIMIT - 1 },
+	{ KFD_CRIU_REC_EVENT, "event_id", 0x1ff & ~SLOT_EVENTS,
+	  KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID, KFD_CRIU_LAST_NONSIGNAL_EVENT_ID },
+	{ KFD_CRIU_REC_EVENT, "type", 0, 0, KFD_IOC_EVENT_MEMORY },
+	{ KFD_CRIU_REC_EVENT, "event_age", 0, 0, KFD_CRIU_MAX_EVENT_AGE },
+	{ KFD_CRIU_REC_EVENT, "mem_error_type", BIT(KFD_IOC_EVENT_MEMORY), 0,
+	  KFD_MEM_ERR_GPU_HANG },
+	{ KFD_CRIU_REC_EVENT, "hw_reset_type", BIT(KFD_IOC_EVENT_HW_EXCEPTION),
+	  0, KFD_HW_EXCEPTION_PER_ENGINE_RESET },
+	{ KFD_CRIU_REC_EVENT, "hw_reset_cause", BIT(KFD_IOC_EVENT_HW_EXCEPTION),
+	  0, KFD_HW_EXCEPTION_ECC },
+	{ KFD_CRIU_REC_GPU, "flags", 0, 0, KFD_CRIU_GPU_FLAGS },
+	{ KFD_CRIU_REC_TRAP_HANDLER, "gpu_index", 0, 0, KFD_CRIU_MAX_GPUS - 1 },
+	{ KFD_CRIU_REC_TRAP_HANDLER, "tba_addr", 0, 0, KFD_CRIU_MAX_VA - 1 },
+	{ KFD_CRIU_REC_BO, "size", 0, KFD_CRIU_BO_ALIGN, KFD_CRIU_MAX_VA },
+	{ KFD_CRIU_REC_BO, "handle", 0, 0, INT_MAX - 1 },
+	{ KFD_CRIU_REC_BO, "gpu_index", 0, 0, KFD_CRIU_MAX_GPUS - 1 },
+	{ KFD_CRIU_REC_BO_DATA, "bo_index", 0, 0, KFD_CRIU_MAX_BOS - 1 },
+	{ KFD_CRIU_REC_COUNTS, "num_queues", 0, 0, KFD_CRIU_MAX_QUEUES },
+	{ KFD_CRIU_REC_COUNTS, "num_svm_ranges", 0, 0,
+	  KFD_CRIU_MAX_SVM_RANGES },
+	{ KFD_CRIU_REC_QUEUE, "queue_id", 0, 0, KFD_CRIU_MAX_QUEUES - 1 },
+	{ KFD_CRIU_REC_QUEUE, "priority", 0, 0, KFD_MAX_QUEUE_PRIORITY },
+	{ KFD_CRIU_REC_QUEUE, "queue_percent", 0, 0, KFD_MAX_QUEUE_PERCENTAGE },
+	{ KFD_CRIU_REC_QUEUE, "ring_size", 0, KFD_CRIU_MIN_RING_SIZE,
+	  KFD_CRIU_MAX_RING_SIZE },
+	{ KFD_CRIU_REC_QUEUE, "eop_size", 0, 0, KFD_CRIU_MAX_EOP_SIZE },
+	{ KFD_CRIU_REC_QUEUE, "ctl_stack_size", 0, 0,
+	  KFD_CRIU_MAX_CTL_STACK_SIZE },
+	{ KFD_CRIU_REC_QUEUE, "doorbell_offset", 0, 0,
+	  KFD_CRIU_MAX_DOORBELLS - 1 },
+	{ KFD_CRIU_REC_QUEUE, "sdma_engine_id", 0, 0,
+	  KFD_CRIU_MAX_SDMA_ENGINES - 1 },
+	{ KFD_CRIU_REC_QUEUE, "num_cu_mask", 0, 0, KFD_CRIU_MAX_CU_MASK_BITS },
+	{ KFD_CRIU_REC_QUEUE_STATE, "data_len", 0, 0,
+	  KFD_CRIU_MAX_CTL_STACK_SIZE },
+	{ KFD_CRIU_REC_SVM_RANGE, "granularity", 0, 0,
+	  KFD_CRIU_MAX_SVM_GRANULARITY },
+};
+
+/*
+ * The range table is written out in the mutator, which sees no kernel
+ * header: every bound the codec takes from kfd_criu_image.h or the uAPI
+ * must be the same in the table.
+ */
+static void check_range_table(void)
+{
+	const struct fuzz_limit *l;
+	const struct kfd_img_range *r;
+	size_t i, j;
+
+	for (i = 0; i < ARRAY_SIZE(fuzz_limits); i++) {
+		l = &fuzz_limits[i];
+		for (j = 0; j < kfd_img_num_ranges; j++) {
+			r = &kfd_img_ranges[j];
+			if (r->type == l->type && !strcmp(r->name, l->name) &&
+			    r->ev_types == l->ev_types)
+				break;
+		}
+		if (j == kfd_img_num_ranges || r->lo != l->lo || r->hi != l->hi) {
+			fprintf(stderr, "range table: %u.%s is not [%#llx, %#llx]\n",
+				l->type, l->name, (unsigned long long)l->lo,
+				(unsigned long long)l->hi);
+			abort();
+		}
+	}
+}
+
+/* An accepted image has every field inside its row of the range table. */
+static void check_ranges(const u8 *data, size_t consumed)
+{
+	char why[160];
+
+	if (kfd_img_check_ranges(data, consumed, mutator.recs, mutator.max_recs,
+				 why, sizeof(why)))
+		return;
+	fprintf(stderr, "accepted a value outside the range table: %s\n", why);
+	abort();
+}
+
+/**
  * LLVMFuzzerTestOneInput() - read one image as RESTORE does
  * @data: the image
  * @size: its length
@@ -936,6 +1050,8 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 			eof, consumed, size);
 		abort();
 	}
+	if (!ret)
+		check_ranges(data, consumed);
 	if (!ret && !r.skipped)
 		check_accepted(data, consumed, &hdr, &img);
 	fuzz_image_free(&img);
@@ -959,6 +1075,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (!read_buf || !rewrite_buf || !normal_buf ||
 	    kfd_img_mutator_init(&mutator, FUZZ_MAX_IMAGE))
 		abort();
+	check_range_table();
 	return 0;
 }
 

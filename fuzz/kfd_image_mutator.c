@@ -463,6 +463,8 @@ static const char *record_name(uint32_t type)
 		return "SVM_RANGE";
 	case KFD_IMG_REC_COUNTS:
 		return "COUNTS";
+	case KFD_IMG_REC_TRAP_HANDLER:
+		return "TRAP_HANDLER";
 	}
 	return "unknown";
 }
@@ -1060,43 +1062,379 @@ size_t kfd_img_mutate(struct kfd_img_mutator *m, uint8_t *data, size_t len,
 	return s.len;
 }
 
-/* The values a sweep tries in every field: type and limit boundaries */
-static const uint32_t sweep_values[] = {
-	0, 1, 2, 3, 8, 255, 4095, 4096, 32768, 65536, 65537, 0x3fffffff,
-	0x40000000, 0x7ffffffe, 0x7fffffff, 0x80000000, 0xffffffff,
+/*
+ * The range table: what RESTORE accepts in each field, the "Accepted
+ * values" section of Documentation/gpu/amdgpu/amdkfd-criu.rst in C.
+ */
+
+#define U32_ALL		0xffffffffULL
+#define U64_ALL		UINT64_MAX
+#define VA_END		(1ULL << 48)
+#define EV(t)		(1U << (t))
+/* Event types, KFD_IOC_EVENT_*: those with a signal slot and the rest */
+#define EV_SLOT		(EV(0) | EV(5))
+#define EV_NOSLOT	(EV_ALL & ~EV_SLOT)
+#define EV_HW		EV(3)
+#define EV_MEM		EV(8)
+#define EV_ALL		0x1ffU
+#define CTX		KFD_IMG_RANGE_CTX
+#define BITS		KFD_IMG_RANGE_BITS
+#define POW2		KFD_IMG_RANGE_POW2
+
+/* The fields of the memory and hardware exception data of an event */
+#define EV_EXCEPTION(name, off, size, types, hi)			\
+	{ KFD_IMG_REC_EVENT, name, off, size, 0, 0, types, 0, hi, 0 },	\
+	{ KFD_IMG_REC_EVENT, name, off, size, 0, 0, EV_ALL & ~(types), 0, 0, 0 }
+
+const struct kfd_img_range kfd_img_ranges[] = {
+	{ 0, "version", 8, 4, 0, 0, 0, 1, 1, 0 },
+	{ 0, "flags", 12, 4, 0, 0, 0, 0, 0, 0 },
+	{ 0, "header_size", 16, 4, 0, 0, 0, 88, 88, 0 },
+
+	{ KFD_IMG_REC_COMPAT, "num_gpus", 0, 4, CTX, 0, 0, 0, 64, 0 },
+	{ KFD_IMG_REC_COMPAT, "reserved", 4, 4, 0, 0, 0, 0, 0, 0 },
+
+	{ KFD_IMG_REC_PROCESS, "xnack_enabled", 0, 4, 0, 0, 0, 0, 1, 0 },
+	{ KFD_IMG_REC_PROCESS, "runtime_state", 4, 4, 0, 0, 0, 0, 1, 0 },
+	{ KFD_IMG_REC_PROCESS, "r_debug", 8, 8, CTX, 0, 0, 0, U64_ALL, 0 },
+	{ KFD_IMG_REC_PROCESS, "ttmp_setup", 16, 4, CTX, 0, 0, 0, 1, 0 },
+	{ KFD_IMG_REC_PROCESS, "num_events", 20, 4, CTX, 0, 0, 0, 65536, 0 },
+	{ KFD_IMG_REC_PROCESS, "signal_page_size", 24, 4, CTX, 8, 0, 0, 32768,
+	  2048 },
+	{ KFD_IMG_REC_PROCESS, "num_bos", 28, 4, CTX, 0, 0, 0, 262144, 0 },
+
+	{ KFD_IMG_REC_SIGNAL_PAGE, "slot[0]", 0, 8, 0, 0, 0, 0, U64_ALL, 0 },
+	{ KFD_IMG_REC_SIGNAL_PAGE, "slot[1]", 8, 8, 0, 0, 0, 0, U64_ALL, 0 },
+
+	{ KFD_IMG_REC_EVENT, "event_id", 0, 4, CTX, 0, EV_SLOT, 1, 4095, 256 },
+	{ KFD_IMG_REC_EVENT, "event_id", 0, 4, CTX, 0, EV_NOSLOT, 0x40000000,
+	  0x7ffffffe, 0 },
+	{ KFD_IMG_REC_EVENT, "type", 4, 4, 0, 0, 0, 0, 8, 0 },
+	{ KFD_IMG_REC_EVENT, "auto_reset", 8, 4, 0, 0, 0, 0, 1, 0 },
+	{ KFD_IMG_REC_EVENT, "signaled", 12, 4, 0, 0, 0, 0, 1, 0 },
+	{ KFD_IMG_REC_EVENT, "event_age", 16, 8, 0, 0, 0, 0, 1ULL << 62, 0 },
+	EV_EXCEPTION("mem_va", 24, 8, EV_MEM, U64_ALL),
+	EV_EXCEPTION("mem_gpu_id", 32, 4, EV_MEM, U32_ALL),
+	EV_EXCEPTION("mem_error_type", 36, 4, EV_MEM, 3),
+	EV_EXCEPTION("mem_not_present", 40, 4, EV_MEM, 1),
+	EV_EXCEPTION("mem_read_only", 44, 4, EV_MEM, 1),
+	EV_EXCEPTION("mem_no_execute", 48, 4, EV_MEM, 1),
+	EV_EXCEPTION("mem_imprecise", 52, 4, EV_MEM, 1),
+	EV_EXCEPTION("hw_reset_type", 56, 4, EV_HW, 1),
+	EV_EXCEPTION("hw_reset_cause", 60, 4, EV_HW, 1),
+	EV_EXCEPTION("hw_memory_lost", 64, 4, EV_HW, 1),
+	EV_EXCEPTION("hw_gpu_id", 68, 4, EV_HW, U32_ALL),
+	{ KFD_IMG_REC_EVENT, "reserved", 72, 4, 0, 0, 0, 0, 0, 0 },
+	{ KFD_IMG_REC_EVENT, "reserved2", 76, 4, 0, 0, 0, 0, 0, 0 },
+
+	{ KFD_IMG_REC_GPU, "gpu_id", 0, 4, CTX, 0, 0, 1, U32_ALL, 0 },
+	{ KFD_IMG_REC_GPU, "num_xcc", 16, 4, CTX, 0, 0, 1, 16, 0 },
+	{ KFD_IMG_REC_GPU, "flags", 48, 4, BITS, 0, 0, 0, 1, 0 },
+	{ KFD_IMG_REC_GPU, "reserved2", 52, 4, 0, 0, 0, 0, 0, 0 },
+
+	{ KFD_IMG_REC_TRAP_HANDLER, "gpu_index", 0, 4, CTX, 0, 0, 0, 63, 0 },
+	{ KFD_IMG_REC_TRAP_HANDLER, "reserved", 4, 4, 0, 0, 0, 0, 0, 0 },
+	{ KFD_IMG_REC_TRAP_HANDLER, "tba_addr", 8, 8, CTX, 4, 0, 0, VA_END - 1, 0 },
+	{ KFD_IMG_REC_TRAP_HANDLER, "tma_addr", 16, 8, CTX, 0, 0, 0, VA_END - 1, 0 },
+
+	{ KFD_IMG_REC_BO, "va", 0, 8, CTX, 4096, 0, 0, VA_END - 4096, 0 },
+	{ KFD_IMG_REC_BO, "size", 8, 8, CTX, 4096, 0, 4096, VA_END, 0 },
+	{ KFD_IMG_REC_BO, "userptr", 16, 8, CTX, 4096, 0, 0, U64_ALL, 0 },
+	{ KFD_IMG_REC_BO, "mmap_offset", 24, 8, 0, 4096, 0, 0, U64_ALL, 0 },
+	{ KFD_IMG_REC_BO, "mapped_gpus", 32, 8, CTX, 0, 0, 0, U64_ALL, 0 },
+	{ KFD_IMG_REC_BO, "alloc_flags", 40, 4, BITS | CTX, 0, 0, 0,
+	  0xff80001f, 0 },
+	{ KFD_IMG_REC_BO, "handle", 44, 4, CTX, 0, 0, 0, 0x7ffffffe, 0 },
+	{ KFD_IMG_REC_BO, "gpu_index", 48, 4, CTX, 0, 0, 0, 63, 0 },
+	{ KFD_IMG_REC_BO, "reserved", 52, 4, 0, 0, 0, 0, 0, 0 },
+
+	{ KFD_IMG_REC_BO_DATA, "bo_index", 0, 4, CTX, 0, 0, 0, 262143, 0 },
+	{ KFD_IMG_REC_BO_DATA, "reserved", 4, 4, 0, 0, 0, 0, 0, 0 },
+	{ KFD_IMG_REC_BO_DATA, "offset", 8, 8, CTX, 1U << 19, 0, 0,
+	  VA_END - 1, 0 },
+
+	{ KFD_IMG_REC_COUNTS, "num_queues", 0, 4, CTX, 0, 0, 0, 1024, 0 },
+	{ KFD_IMG_REC_COUNTS, "num_svm_ranges", 4, 4, CTX, 0, 0, 0, 262144, 0 },
+	{ KFD_IMG_REC_COUNTS, "reserved", 8, 4, 0, 0, 0, 0, 0, 0 },
+	{ KFD_IMG_REC_COUNTS, "reserved2", 12, 4, 0, 0, 0, 0, 0, 0 },
+
+	{ KFD_IMG_REC_QUEUE, "ring_base", 0, 8, CTX, 256, 0, 256, VA_END - 1024,
+	  0 },
+	{ KFD_IMG_REC_QUEUE, "read_ptr_addr", 8, 8, 0, 4, 0, 4, VA_END - 8, 0 },
+	{ KFD_IMG_REC_QUEUE, "write_ptr_addr", 16, 8, 0, 4, 0, 4, VA_END - 8, 0 },
+	{ KFD_IMG_REC_QUEUE, "eop_base", 24, 8, CTX, 256, 0, 0, VA_END - 1, 0 },
+	{ KFD_IMG_REC_QUEUE, "ctx_save_restore_base", 32, 8, CTX, 4096, 0, 0,
+	  VA_END - 1, 0 },
+	{ KFD_IMG_REC_QUEUE, "queue_id", 40, 4, CTX, 0, 0, 0, 1023, 0 },
+	{ KFD_IMG_REC_QUEUE, "gpu_index", 44, 4, CTX, 0, 0, 0, 63, 0 },
+	{ KFD_IMG_REC_QUEUE, "type", 48, 4, 0, 0, 0, 0, 3, 0 },
+	{ KFD_IMG_REC_QUEUE, "format", 52, 4, CTX, 0, 0, 0, 1, 0 },
+	{ KFD_IMG_REC_QUEUE, "priority", 56, 4, 0, 0, 0, 0, 15, 0 },
+	{ KFD_IMG_REC_QUEUE, "queue_percent", 60, 4, 0, 0, 0, 0, 100, 0 },
+	{ KFD_IMG_REC_QUEUE, "pm4_target_xcc", 64, 4, CTX, 0, 0, 0, 15, 0 },
+	{ KFD_IMG_REC_QUEUE, "ring_size", 68, 4, POW2, 0, 0, 1024, 0x80000000,
+	  0 },
+	{ KFD_IMG_REC_QUEUE, "eop_size", 72, 4, CTX, 4, 0, 0, 1U << 20, 0 },
+	{ KFD_IMG_REC_QUEUE, "ctx_save_restore_size", 76, 4, CTX, 0, 0, 0,
+	  U32_ALL, 0 },
+	{ KFD_IMG_REC_QUEUE, "ctl_stack_size", 80, 4, CTX, 4, 0, 0, 1U << 18, 0 },
+	{ KFD_IMG_REC_QUEUE, "doorbell_offset", 84, 4, CTX, 0, 0, 0, 1023, 0 },
+	{ KFD_IMG_REC_QUEUE, "sdma_engine_id", 88, 4, CTX, 0, 0, 0, 15, 0 },
+	{ KFD_IMG_REC_QUEUE, "gws", 92, 4, CTX, 0, 0, 0, 1, 0 },
+	{ KFD_IMG_REC_QUEUE, "num_cu_mask", 96, 4, CTX, 32, 0, 0, 1024, 0 },
+	{ KFD_IMG_REC_QUEUE, "num_xcc", 100, 4, CTX, 0, 0, 1, 16, 0 },
+	{ KFD_IMG_REC_QUEUE, "reserved", 104, 4, 0, 0, 0, 0, 0, 0 },
+	{ KFD_IMG_REC_QUEUE, "reserved2", 108, 4, 0, 0, 0, 0, 0, 0 },
+
+	{ KFD_IMG_REC_QUEUE_STATE, "queue_index", 0, 4, CTX, 0, 0, 0, 1023, 0 },
+	{ KFD_IMG_REC_QUEUE_STATE, "xcc", 4, 4, CTX, 0, 0, 0, 15, 0 },
+	{ KFD_IMG_REC_QUEUE_STATE, "reserved", 8, 4, 0, 0, 0, 0, 0, 0 },
+	{ KFD_IMG_REC_QUEUE_STATE, "data_len", 12, 4, CTX, 0, 0, 0, 1U << 18,
+	  0 },
+	{ KFD_IMG_REC_QUEUE_STATE, "cntl_stack_offset", 32, 4, CTX, 4, 0, 0,
+	  1U << 18, 0 },
+
+	{ KFD_IMG_REC_SVM_RANGE, "start", 0, 8, CTX, 4096, 0, 0, VA_END - 4096,
+	  0 },
+	{ KFD_IMG_REC_SVM_RANGE, "size", 8, 8, CTX, 4096, 0, 4096, VA_END, 0 },
+	{ KFD_IMG_REC_SVM_RANGE, "access", 16, 8, CTX, 0, 0, 0, U64_ALL, 0 },
+	{ KFD_IMG_REC_SVM_RANGE, "access_in_place", 24, 8, CTX, 0, 0, 0,
+	  U64_ALL, 0 },
+	{ KFD_IMG_REC_SVM_RANGE, "no_access", 32, 8, CTX, 0, 0, 0, U64_ALL, 0 },
+	{ KFD_IMG_REC_SVM_RANGE, "preferred_loc", 40, 4, CTX, 0, 0, 0, U32_ALL,
+	  0 },
+	{ KFD_IMG_REC_SVM_RANGE, "prefetch_loc", 44, 4, CTX, 0, 0, 0, U32_ALL,
+	  0 },
+	{ KFD_IMG_REC_SVM_RANGE, "flags", 48, 4, BITS, 0, 0, 0, 0xff, 0 },
+	{ KFD_IMG_REC_SVM_RANGE, "granularity", 52, 4, 0, 0, 0, 0, 0x3f, 0 },
+	{ KFD_IMG_REC_SVM_RANGE, "reserved", 56, 4, 0, 0, 0, 0, 0, 0 },
+	{ KFD_IMG_REC_SVM_RANGE, "reserved2", 60, 4, 0, 0, 0, 0, 0, 0 },
+
+	{ KFD_IMG_REC_END, "records", 0, 4, CTX, 0, 0, 0, U32_ALL, 0 },
+	{ KFD_IMG_REC_END, "reserved", 4, 4, 0, 0, 0, 0, 0, 0 },
+	{ KFD_IMG_REC_END, "payload_bytes", 8, 8, CTX, 0, 0, 0, U64_ALL, 0 },
 };
 
-/* The records a sweep visits, by type; the last EVENT record for EVENT. */
-static const uint32_t sweep_records[] = {
-	0, KFD_IMG_REC_COMPAT, KFD_IMG_REC_PROCESS, KFD_IMG_REC_EVENT,
-	KFD_IMG_REC_END,
-};
+const size_t kfd_img_num_ranges = ARRAY_SIZE(kfd_img_ranges);
 
-static const struct kfd_img_field sweep_header_fields[] = {
-	{ "version", 8, 4 }, { "flags", 12, 4 }, { "header_size", 16, 4 },
-};
-
-static const struct kfd_img_field *sweep_fields(uint32_t type, size_t *n)
+static uint64_t range_get(const struct kfd_img_range *r, const uint8_t *base)
 {
-	if (!type) {
-		*n = ARRAY_SIZE(sweep_header_fields);
-		return sweep_header_fields;
-	}
-	return fields_of(type, n);
+	return r->size == 8 ? kfd_img_get64(base + r->off) :
+			      kfd_img_get32(base + r->off);
 }
 
-/* Where the fields the sweep changes start: 0 for the stream header. */
-static size_t sweep_target(struct kfd_img_mutator *m, const struct stream *s,
-			   uint32_t type)
+/**
+ * kfd_img_range_applies() - whether a row of kfd_img_ranges[] covers a
+ *	record
+ * @r: the row
+ * @type: the record's type, 0 for the stream header
+ * @base: its payload (the header for @type 0)
+ * @len: bytes at @base
+ *
+ * Return: true when @r is a row of @type whose field lies in @len and,
+ * for an EVENT row of some event types only, the event is of one of them.
+ */
+bool kfd_img_range_applies(const struct kfd_img_range *r, uint32_t type,
+			   const uint8_t *base, uint32_t len)
 {
-	size_t i, off = NO_RECORD;
+	uint32_t ev_type;
 
-	if (!type)
-		return s->len >= KFD_IMG_HEADER_SIZE ? 0 : NO_RECORD;
-	for (i = 0; i < s->nrecs; i++)
-		if (m->recs[i].type == type && m->recs[i].complete)
-			off = m->recs[i].off + KFD_IMG_REC_HEADER_SIZE;
-	return off;
+	if (r->type != type || len < (uint32_t)r->off + r->size)
+		return false;
+	if (!r->ev_types)
+		return true;
+	ev_type = len >= KFD_IMG_EV_TYPE + 4 ? kfd_img_get32(base + KFD_IMG_EV_TYPE) :
+					       32;
+	return ev_type < 32 && (r->ev_types & 1U << ev_type);
+}
+
+/**
+ * kfd_img_in_range() - whether a value is one a row accepts
+ * @r: the row
+ * @v: the value
+ *
+ * Return: true when @v is in [@r->lo, @r->hi] (a subset of the bits @r->hi
+ * for %KFD_IMG_RANGE_BITS), a multiple of @r->align and, for
+ * %KFD_IMG_RANGE_POW2, a power of two. Bounds through other records
+ * (%KFD_IMG_RANGE_CTX) are not checked here.
+ */
+bool kfd_img_in_range(const struct kfd_img_range *r, uint64_t v)
+{
+	if (r->flags & KFD_IMG_RANGE_BITS) {
+		if (v & ~r->hi)
+			return false;
+	} else if (v < r->lo || v > r->hi) {
+		return false;
+	}
+	if (r->align > 1 && v % r->align)
+		return false;
+	return !(r->flags & KFD_IMG_RANGE_POW2) || !(v & (v - 1));
+}
+
+static bool check_one(uint32_t type, const uint8_t *base, uint32_t len,
+		      size_t index, char *why, size_t why_len)
+{
+	const struct kfd_img_range *r;
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < kfd_img_num_ranges; i++) {
+		r = &kfd_img_ranges[i];
+		if (!kfd_img_range_applies(r, type, base, len))
+			continue;
+		v = range_get(r, base);
+		if (kfd_img_in_range(r, v))
+			continue;
+		snprintf(why, why_len, "%s#%zu.%s=%#llx outside [%#llx, %#llx]",
+			 type ? record_name(type) : "header", index, r->name,
+			 (unsigned long long)v, (unsigned long long)r->lo,
+			 (unsigned long long)r->hi);
+		return false;
+	}
+	return true;
+}
+
+/**
+ * kfd_img_check_ranges() - check every field of an image against the table
+ * @data: an image RESTORE accepted
+ * @len: its length
+ * @recs: scratch for the framing
+ * @max_recs: entries at @recs
+ * @why: receives the first field out of range
+ * @why_len: bytes at @why
+ *
+ * Return: true when every field of the header and of every record up to
+ * END is within its row of kfd_img_ranges[].
+ */
+bool kfd_img_check_ranges(const uint8_t *data, size_t len,
+			  struct kfd_img_record *recs, size_t max_recs,
+			  char *why, size_t why_len)
+{
+	size_t n = kfd_img_frame(data, len, recs, max_recs), i;
+
+	if (len >= KFD_IMG_HEADER_SIZE &&
+	    !check_one(0, data, KFD_IMG_HEADER_SIZE, 0, why, why_len))
+		return false;
+	for (i = 0; i < n; i++)
+		if (recs[i].complete && recs[i].type &&
+		    !check_one(recs[i].type,
+			       data + recs[i].off + KFD_IMG_REC_HEADER_SIZE,
+			       recs[i].length, i, why, why_len))
+			return false;
+	return true;
+}
+
+/*
+ * The sweep
+ */
+
+#define MAX_SWEEP_VALUES	16
+
+static void add_value(uint64_t *vals, size_t *n, uint64_t v, uint64_t cur)
+{
+	size_t i;
+
+	if (v == cur || *n == MAX_SWEEP_VALUES)
+		return;
+	for (i = 0; i < *n; i++)
+		if (vals[i] == v)
+			return;
+	vals[(*n)++] = v;
+}
+
+/*
+ * The boundaries of a row: its ends and the values just outside them, the
+ * ends of the field's type, a misaligned value, the row's extra boundary
+ * and, for a field other records bound, the neighbours of its value.
+ */
+static size_t range_values(const struct kfd_img_range *r, uint64_t cur,
+			   uint64_t *vals)
+{
+	uint64_t tmax = r->size == 8 ? U64_ALL : U32_ALL, out;
+	size_t n = 0;
+
+	add_value(vals, &n, 0, cur);
+	add_value(vals, &n, tmax, cur);
+	if (r->flags & KFD_IMG_RANGE_BITS) {
+		out = ~r->hi & tmax;
+		add_value(vals, &n, r->hi, cur);
+		add_value(vals, &n, out & -out, cur);
+		return n;
+	}
+	add_value(vals, &n, r->lo, cur);
+	add_value(vals, &n, r->hi, cur);
+	if (r->lo)
+		add_value(vals, &n, r->lo - 1, cur);
+	if (r->hi < tmax)
+		add_value(vals, &n, r->hi + 1, cur);
+	if (r->align > 1)
+		add_value(vals, &n, r->hi - r->align / 2, cur);
+	if (r->extra) {
+		add_value(vals, &n, r->extra - 1, cur);
+		add_value(vals, &n, r->extra, cur);
+	}
+	if (r->flags & KFD_IMG_RANGE_CTX) {
+		add_value(vals, &n, (cur - 1) & tmax, cur);
+		add_value(vals, &n, (cur + 1) & tmax, cur);
+	}
+	return n;
+}
+
+/* Whether an earlier record has the same type (and event type). */
+static bool sweep_seen(const uint8_t *data, const struct kfd_img_record *recs,
+		       size_t r)
+{
+	const uint8_t *p = data + recs[r].off + KFD_IMG_REC_HEADER_SIZE, *q;
+	size_t i;
+
+	for (i = 0; i < r; i++) {
+		if (recs[i].type != recs[r].type || !recs[i].complete)
+			continue;
+		if (recs[r].type != KFD_IMG_REC_EVENT)
+			return true;
+		q = data + recs[i].off + KFD_IMG_REC_HEADER_SIZE;
+		if (recs[i].length >= 8 && recs[r].length >= 8 &&
+		    kfd_img_get32(q + KFD_IMG_EV_TYPE) ==
+		    kfd_img_get32(p + KFD_IMG_EV_TYPE))
+			return true;
+	}
+	return false;
+}
+
+/* Applies step @step of one record, or counts its steps off @step. */
+static bool sweep_record(struct kfd_img_mutator *m, uint8_t *data, size_t len,
+			 size_t r, unsigned int *step)
+{
+	uint32_t type = r == NO_RECORD ? 0 : m->recs[r].type;
+	size_t off = r == NO_RECORD ? 0 : m->recs[r].off + KFD_IMG_REC_HEADER_SIZE;
+	uint32_t plen = r == NO_RECORD ? KFD_IMG_HEADER_SIZE : m->recs[r].length;
+	const struct kfd_img_range *row;
+	uint64_t vals[MAX_SWEEP_VALUES];
+	size_t i, n;
+
+	for (i = 0; i < kfd_img_num_ranges; i++) {
+		row = &kfd_img_ranges[i];
+		if (!kfd_img_range_applies(row, type, data + off, plen))
+			continue;
+		n = range_values(row, range_get(row, data + off), vals);
+		if (*step >= n) {
+			*step -= n;
+			continue;
+		}
+		describe(m, "sweep %s#%zu.%s=%#llx",
+			 type ? record_name(type) : "header",
+			 r == NO_RECORD ? 0 : r, row->name,
+			 (unsigned long long)vals[*step]);
+		if (row->size == 8)
+			kfd_img_put64(data + off + row->off, vals[*step]);
+		else
+			kfd_img_put32(data + off + row->off, (uint32_t)vals[*step]);
+		if (type != KFD_IMG_REC_END)
+			kfd_img_fix_end(data, len, m->recs, m->max_recs);
+		kfd_img_fix_crcs(data, len, m->recs, m->max_recs);
+		return true;
+	}
+	return false;
 }
 
 /**
@@ -1106,48 +1444,35 @@ static size_t sweep_target(struct kfd_img_mutator *m, const struct stream *s,
  * @len: its length
  * @step: which field and value, from 0 up
  *
- * Step by step, every field of the stream header, of the COMPAT, PROCESS
- * and END records and of the last EVENT record takes every value of a
- * fixed list of type and limit boundaries; END counts and CRCs are then
- * recomputed unless END itself is the target. Unlike kfd_img_mutate(),
- * this reaches each boundary of each field in a bounded number of images.
+ * Step by step, every field of the stream header and of the records of
+ * the image takes every boundary of its row in kfd_img_ranges[]: the ends
+ * of the accepted range, the values just outside, the ends of its type, a
+ * misaligned value and, where other records bound it, its neighbours. Of
+ * records of one type only the first is swept, except that EVENT records
+ * are swept once per event type, since the event type decides which row
+ * applies. END counts and CRCs are then recomputed unless END itself is
+ * the target. Unlike kfd_img_mutate(), this reaches each boundary of each
+ * field in a bounded number of images.
  *
  * Return: false when @step is past the last field.
  */
 bool kfd_img_sweep(struct kfd_img_mutator *m, uint8_t *data, size_t len,
 		   unsigned int step)
 {
-	struct stream s = { .data = data, .len = len, .cap = len };
-	const struct kfd_img_field *fields, *f;
-	unsigned int per = ARRAY_SIZE(sweep_values), r;
-	size_t n, off;
-	uint32_t type;
+	size_t n = kfd_img_frame(data, len, m->recs, m->max_recs), r;
 
-	reframe(m, &s);
 	m->desc[0] = '\0';
 	m->kind = KFD_IMG_MUT_FIELD;
-	for (r = 0; r < ARRAY_SIZE(sweep_records); r++) {
-		type = sweep_records[r];
-		fields = sweep_fields(type, &n);
-		if (step >= n * per) {
-			step -= n * per;
-			continue;
-		}
-		f = &fields[step / per];
-		off = sweep_target(m, &s, type);
-		describe(m, "sweep %s.%s=%#x", type ? record_name(type) : "header",
-			 f->name, sweep_values[step % per]);
-		if (off == NO_RECORD)
-			return true;	/* nothing to change in this image */
-		if (f->size == 8)
-			kfd_img_put64(data + off + f->off, sweep_values[step % per]);
-		else
-			kfd_img_put32(data + off + f->off, sweep_values[step % per]);
-		if (type != KFD_IMG_REC_END)
-			kfd_img_fix_end(data, len, m->recs, m->max_recs);
-		kfd_img_fix_crcs(data, len, m->recs, m->max_recs);
+	if (len >= KFD_IMG_HEADER_SIZE &&
+	    sweep_record(m, data, len, NO_RECORD, &step))
 		return true;
+	for (r = 0; r < n; r++) {
+		/* Type 0 is an unknown record, not the header's rows */
+		if (!m->recs[r].complete || !m->recs[r].type ||
+		    sweep_seen(data, m->recs, r))
+			continue;
+		if (sweep_record(m, data, len, r, &step))
+			return true;
 	}
 	return false;
 }
-

@@ -164,6 +164,53 @@ struct kfd_img_mutator {
 	bool fixed_crc;
 };
 
+/**
+ * struct kfd_img_range - the values RESTORE accepts in one field
+ * @type: record type, 0 for the stream header
+ * @name: the field
+ * @off: its offset in the payload (in the header for @type 0)
+ * @size: 4 or 8 bytes
+ * @flags: %KFD_IMG_RANGE_CTX, %KFD_IMG_RANGE_BITS, %KFD_IMG_RANGE_POW2
+ * @align: the value is a multiple of this; 0 or 1 for any
+ * @ev_types: EVENT rows only: bit t set when the row is for events of
+ *	type t (KFD_IOC_EVENT_*); 0 when it is for every record of @type
+ * @lo: smallest value
+ * @hi: largest value; with %KFD_IMG_RANGE_BITS the bits that may be set
+ * @extra: one more boundary inside the range for a sweep, 0 for none
+ *
+ * kfd_img_ranges[] is the table of the documentation's "Accepted values"
+ * section. A field may have several rows, each for some event types.
+ */
+struct kfd_img_range {
+	uint32_t type;
+	const char *name;
+	uint16_t off;
+	uint8_t size;
+	uint8_t flags;
+	uint32_t align;
+	uint32_t ev_types;
+	uint64_t lo;
+	uint64_t hi;
+	uint64_t extra;
+};
+
+/* Other records bound the field further (counts, ids, GPU indices) */
+#define KFD_IMG_RANGE_CTX		1U
+/* @hi is the set of bits the field may have */
+#define KFD_IMG_RANGE_BITS		2U
+/* The value is a power of two */
+#define KFD_IMG_RANGE_POW2		4U
+
+extern const struct kfd_img_range kfd_img_ranges[];
+extern const size_t kfd_img_num_ranges;
+
+bool kfd_img_range_applies(const struct kfd_img_range *r, uint32_t type,
+			   const uint8_t *base, uint32_t len);
+bool kfd_img_in_range(const struct kfd_img_range *r, uint64_t v);
+bool kfd_img_check_ranges(const uint8_t *data, size_t len,
+			  struct kfd_img_record *recs, size_t max_recs,
+			  char *why, size_t why_len);
+
 int kfd_img_mutator_init(struct kfd_img_mutator *m, size_t cap);
 void kfd_img_mutator_free(struct kfd_img_mutator *m);
 void kfd_img_mutator_seed(struct kfd_img_mutator *m, uint64_t seed);

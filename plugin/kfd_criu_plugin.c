@@ -8,15 +8,19 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <libgen.h>
+#include <link.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -35,12 +39,33 @@
 #endif
 #define TOPOLOGY		"/sys/class/kfd/kfd/topology/nodes"
 #define DRM_MAJOR		226	/* render nodes: minors 128 to 191 */
-#define KFD_IMAGE_MODE_MINOR	18	/* the first with CRIU image mode */
 #define MAX_GPU_MAP		64	/* the most that RESTORE takes */
 #define IMAGE_NAME_MAX		32
-#define META_MAX_SIZE		4096	/* kfdcriu-<id>.img: a few dozen */
+#define META_MAX_SIZE		4096	/* kfdcriu-<id>.img: 64 GPUs fit */
+#define STOCK_PLUGIN		"amdgpu_plugin.so"	/* CRIU's own */
+#define SHM_HEAD_MAX		64	/* a sem_t and the thunk's magic fit */
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+/* CRIU's service fds count down from a base: its log, then images dir */
+#define IMG_FD_BELOW_BASE	2
 
 enum dev_kind { DEV_OTHER, DEV_KFD, DEV_RENDER };
+
+/* Files in /dev/shm that ROCm's thunk (libhsakmt) opens and maps */
+static const char *const thunk_shm_files[] = {
+	"hsakmt_shared_mem", "sem.hsakmt_semaphore",
+};
+
+/**
+ * struct thunk_shm - the thunk's files of a dumped process, for its metadata
+ * @files: one per file found
+ * @ptrs: the metadata's array of them
+ * @heads: their first bytes
+ */
+struct thunk_shm {
+	KfdCriuShmFile files[ARRAY_SIZE(thunk_shm_files)];
+	KfdCriuShmFile *ptrs[ARRAY_SIZE(thunk_shm_files)];
+	uint8_t heads[ARRAY_SIZE(thunk_shm_files)][SHM_HEAD_MAX];
+};
 
 /**
  * struct kfd_dumped_file - a /dev/kfd file whose process this dump paused
@@ -58,6 +83,13 @@ static struct kfd_dumped_file *dumped;
 static unsigned int nr_dumped;
 static char io_buf[1 << 16];
 static const char *root = "";	/* of TOPOLOGY and render nodes; for tests */
+static int criu_stage = -1;
+/* CRIU before 3.19 dup()s the UPDATE_VMA_MAP fd; later ones close it */
+static bool criu_dups_vma_fd;
+/* Tasks of this restore that restored KFD state: shared with them */
+static unsigned int *nr_restored;
+/* This dump listed the plugin in CRIU's inventory (4.1 and later) */
+static bool in_inventory;
 
 /* The local GPUs (-1: not read yet), their render files, the offset map */
 static struct kfd_criu_gpu_map gpu_map[MAX_GPU_MAP];
@@ -65,6 +97,13 @@ static int gpu_minor[MAX_GPU_MAP];
 static int nr_gpus = -1;
 static struct kfd_criu_offset_map *offsets;
 static unsigned int nr_offsets;
+/* The dumping machine's render minors and their gpu_ids, from the image */
+static uint32_t image_minor[MAX_GPU_MAP], image_gpu[MAX_GPU_MAP];
+static unsigned int nr_image_minors;
+
+/* CRIU 4.1 and later list a dump's plugins in its inventory */
+int add_inventory_plugin(const char *name) __attribute__((weak));
+bool check_and_remove_inventory_plugin(const char *name, size_t n) __attribute__((weak));
 
 /* Reads file @path, at most @size - 1 bytes, NUL-terminated into @buf */
 static ssize_t read_file(int dirfd, const char *path, char *buf, size_t size)
@@ -96,35 +135,57 @@ static enum dev_kind dev_kind(mode_t mode, dev_t rdev)
 	       S_ISCHR(st.st_mode) && st.st_rdev == rdev ? DEV_KFD : DEV_OTHER;
 }
 
-/* A new /dev/kfd fd of a kernel with image mode, -ENOTTY or another -errno */
-static int open_kfd(bool quiet)
-{
-	struct kfd_ioctl_get_version_args ver = { 0 };
-	int kfd = open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC), ret = -ENOTTY;
-
-	if (kfd < 0 || ioctl(kfd, AMDKFD_IOC_GET_VERSION, &ver)) {
-		ret = -errno;
-		if (!quiet)
-			pr_err("cannot %s %s: %s\n", kfd < 0 ? "open" : "query",
-			       KFD_DEV_PATH, strerror(-ret));
-	} else if (ver.major_version == KFD_IOCTL_MAJOR_VERSION &&
-		   ver.minor_version >= KFD_IMAGE_MODE_MINOR) {
-		return kfd;
-	} else if (!quiet) {
-		pr_err("the kernel's KFD ioctl interface is %u.%u, CRIU image mode needs %u.%u: not handling /dev/kfd\n",
-		       ver.major_version, ver.minor_version,
-		       KFD_IOCTL_MAJOR_VERSION, KFD_IMAGE_MODE_MINOR);
-	}
-	if (kfd >= 0)
-		close(kfd);
-	return ret;
-}
-
 static int kfd_criu_op(int kfd, __u32 op, struct kfd_ioctl_criu_args *args)
 {
 	args->op = op;
 	args->flags = KFD_CRIU_FLAG_IMAGE;
 	return ioctl(kfd, AMDKFD_IOC_CRIU_OP, args) ? -errno : 0;
+}
+
+/*
+ * A new /dev/kfd fd of a kernel with image mode; -ENOTSUP without it, or
+ * the errno of a task not allowed the CRIU ioctl. The probe is an
+ * image-mode UNPAUSE of this new, unpaused process: image mode refuses it
+ * as a wrong state (-EBADFD), older kernels as an unknown or invalid
+ * request.
+ */
+static int open_kfd(void)
+{
+	struct kfd_ioctl_criu_args args = { 0 };
+	int kfd = open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC), ret;
+
+	if (kfd < 0)
+		return -errno;
+	ret = kfd_criu_op(kfd, KFD_CRIU_OP_UNPAUSE, &args);
+	if (ret == -EBADFD)
+		return kfd;
+	close(kfd);
+	return ret == -EACCES || ret == -EPERM ? ret : -ENOTSUP;
+}
+
+/*
+ * Whether the kernel has KFD image mode, asked once. Without it another
+ * plugin may take /dev/kfd: one line at info level says so.
+ */
+static int image_mode = -1;
+
+static bool kfd_image_mode(void)
+{
+	int kfd;
+
+	if (image_mode >= 0)
+		return image_mode;
+	kfd = open_kfd();
+	image_mode = kfd >= 0;
+	if (kfd >= 0)
+		close(kfd);
+	else if (kfd == -ENOTSUP)
+		pr_info("the kernel has no KFD CRIU image mode: leaving %s to other plugins\n",
+			KFD_DEV_PATH);
+	else
+		pr_info("cannot use %s: %s: leaving it to other plugins\n",
+			KFD_DEV_PATH, strerror(-kfd));
+	return image_mode;
 }
 
 /* Writes @meta into kfdcriu-<id>.img, logging a failure */
@@ -244,25 +305,54 @@ static int parse_gpu_map(const char *spec, struct kfd_criu_gpu_map *map, unsigne
 	return 0;
 }
 
-/* Reads the gpu_ids and render minors of the topology's first 64 GPUs */
+/* A topology file of a GPU this task may not use: a device cgroup denies it */
+static bool hidden_gpu(ssize_t ret)
+{
+	return ret == -EPERM || ret == -EACCES;
+}
+
+/* Reads topology node @node's gpu_id (0: a CPU) and render minor (-1: none) */
+static ssize_t read_topology_node(unsigned int node, unsigned int *id, int *minor)
+{
+	char path[512], *prop;
+	ssize_t ret;
+
+	snprintf(path, sizeof(path), "%s" TOPOLOGY "/%u/gpu_id", root, node);
+	ret = read_file(AT_FDCWD, path, io_buf, sizeof(io_buf));
+	*id = ret < 0 ? 0 : strtoul(io_buf, NULL, 10);
+	if (!*id)
+		return ret;
+	snprintf(path, sizeof(path), "%s" TOPOLOGY "/%u/properties", root, node);
+	ret = read_file(AT_FDCWD, path, io_buf, sizeof(io_buf));
+	prop = ret < 0 ? NULL : strstr(io_buf, "drm_render_minor ");
+	*minor = prop ? atoi(prop + 17) : -1;
+	return hidden_gpu(ret) ? ret : 0;
+}
+
+/*
+ * Reads the gpu_ids and render minors of the topology's first 64 GPUs that
+ * this task may use; the others it skips, saying so.
+ */
 static int read_topology(void)
 {
 	unsigned int node, id;
-	char path[512], *prop;
 	ssize_t ret = 0;
+	int minor;
 
-	for (node = 0, nr_gpus = 0; ret >= 0 && nr_gpus < MAX_GPU_MAP; node++) {
-		snprintf(path, sizeof(path), "%s" TOPOLOGY "/%u/gpu_id", root, node);
-		ret = read_file(AT_FDCWD, path, io_buf, sizeof(io_buf));
-		id = strtoul(io_buf, NULL, 10);
-		if (ret < 0 || !id)
+	for (node = 0, nr_gpus = 0; ret != -ENOENT && nr_gpus < MAX_GPU_MAP; node++) {
+		ret = read_topology_node(node, &id, &minor);
+		if (hidden_gpu(ret)) {
+			pr_info("KFD topology node %u: %s: a GPU hidden from this task, skipped\n",
+				node, strerror(-ret));
 			continue;
-		snprintf(path, sizeof(path), "%s" TOPOLOGY "/%u/properties", root, node);
-		read_file(AT_FDCWD, path, io_buf, sizeof(io_buf));
-		prop = strstr(io_buf, "drm_render_minor ");
-		gpu_minor[nr_gpus] = prop ? atoi(prop + 17) : -1;
-		gpu_map[nr_gpus++] = (struct kfd_criu_gpu_map){
-			.local_gpu_id = id, .drm_fd = -1 };
+		}
+		if (ret < 0 && ret != -ENOENT)
+			break;
+		if (ret >= 0 && id) {
+			gpu_minor[nr_gpus] = minor;
+			gpu_map[nr_gpus++] = (struct kfd_criu_gpu_map){
+				.local_gpu_id = id, .drm_fd = -1 };
+		}
 	}
 	if (ret >= 0 || ret == -ENOENT)
 		return 0;
@@ -293,24 +383,34 @@ static int local_gpu(uint32_t img)
 }
 
 /*
+ * The first fd above CRIU's service fds in this task. CRIU puts those just
+ * below the top of the fd table that the task's own fds need, so fds from
+ * here on neither collide with a restored fd nor grow the table much.
+ */
+static int hidden_fd_base(void)
+{
+	int img = criu_get_image_dir();
+
+	return img < 0 ? 0 : img + IMG_FD_BELOW_BASE;
+}
+
+/*
  * This restore's GPUs, at the first need (a render node file or RESTORE), so
- * both share each GPU's render file. Those stay open for UPDATE_VMA_MAP, half
- * way up the fd space, clear of the fds CRIU restores; -1 if one fails.
+ * both share each GPU's render file. Those stay open for UPDATE_VMA_MAP just
+ * above CRIU's service fds; -1 if one fails.
  */
 static int restore_gpus(void)
 {
-	struct rlimit lim = { 0 };
 	char path[512];
 	int i, fd, ret;
 
 	if (nr_gpus >= 0)
 		return 0;
 	ret = read_topology() ?: parse_gpu_map(getenv("KFD_CRIU_GPU_MAP") ?: "", gpu_map, nr_gpus);
-	getrlimit(RLIMIT_NOFILE, &lim);
 	for (i = 0; !ret && i < nr_gpus; i++) {
 		snprintf(path, sizeof(path), "%s/dev/dri/renderD%d", root, gpu_minor[i]);
 		fd = open(path, O_RDWR | O_CLOEXEC);
-		gpu_map[i].drm_fd = fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, lim.rlim_cur / 2);
+		gpu_map[i].drm_fd = fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, hidden_fd_base());
 		if (gpu_map[i].drm_fd < 0)
 			pr_warn("GPU %#x: cannot open %s: %s\n",
 				gpu_map[i].local_gpu_id, path, strerror(errno));
@@ -348,9 +448,72 @@ static int restore_op(int kfd, int sfd, struct kfd_ioctl_criu_args *args)
 	return ret;
 }
 
+/* Finds CRIU's amdgpu plugin among the objects loaded into this criu */
+static int find_stock_plugin(struct dl_phdr_info *info, size_t size __attribute__((unused)),
+			     void *path)
+{
+	const char *name = strrchr(info->dlpi_name, '/');
+
+	if (!name || strcmp(name + 1, STOCK_PLUGIN))
+		return 0;
+	snprintf(path, PATH_MAX, "%s", info->dlpi_name);
+	return 1;
+}
+
+/*
+ * CRIU's amdgpu plugin takes /dev/kfd and render nodes too, and CRIU runs
+ * the first plugin, in readdir() order, that does not decline a file: with
+ * both, which one dumps or restores a process is chance. Finds it loaded
+ * (before this one) or beside this one (to be loaded after it).
+ */
+static bool stock_plugin_present(char path[PATH_MAX])
+{
+	char self[PATH_MAX];
+	Dl_info info;
+
+	if (dl_iterate_phdr(find_stock_plugin, path))
+		return true;
+	if (!dladdr(&CR_PLUGIN_DESC, &info) || !info.dli_fname)
+		return false;
+	snprintf(self, sizeof(self), "%s", info.dli_fname);
+	snprintf(path, PATH_MAX, "%s/" STOCK_PLUGIN, dirname(self));
+	return !access(path, F_OK);
+}
+
+/*
+ * Refuses to share a criu with CRIU's amdgpu plugin; notes the CRIU
+ * release's UPDATE_VMA_MAP convention; takes this plugin off a 4.x
+ * restore's list of plugins the images need, as CRIU requires.
+ */
+static int kfd_plugin_init(int stage)
+{
+	static char stock[PATH_MAX];
+
+	criu_stage = stage;
+	if (stock_plugin_present(stock)) {
+		pr_err("CRIU's amdgpu plugin %s is installed too: both take /dev/kfd and the first found wins; give each its own plugin directory (CRIU's libdir) or remove one\n",
+		       stock);
+		return -EEXIST;
+	}
+	/* A function of criu 3.17 and 3.18 that 3.19 removed */
+	criu_dups_vma_fd = dlsym(RTLD_DEFAULT, "prepare_task_cgroup");
+	if (stage != CR_PLUGIN_STAGE__RESTORE)
+		return 0;
+	if (check_and_remove_inventory_plugin)
+		check_and_remove_inventory_plugin(CR_PLUGIN_DESC.name,
+						  strlen(CR_PLUGIN_DESC.name));
+	nr_restored = mmap(NULL, sizeof(*nr_restored), PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (nr_restored != MAP_FAILED)
+		return 0;
+	nr_restored = NULL;
+	pr_err("cannot map the restore's shared counter: %s\n", strerror(errno));
+	return -ENOMEM;
+}
+
 /*
  * At the end of a dump, UNPAUSE every paused task unless it is killed, which
- * CRIU 3.17 does not tell plugins: KFD_CRIU_LEAVE_RUNNING=0 says so. An
+ * no CRIU release tells plugins: KFD_CRIU_LEAVE_RUNNING=0 says so. An
  * UNPAUSE of a task that is then killed costs little, a missing one hangs a
  * live task. A failed dump always unpauses.
  */
@@ -364,7 +527,7 @@ static void kfd_plugin_fini(int stage, int ret)
 	for (i = 0; i < nr_dumped; i++) {
 		ret = resume ? kfd_criu_op(dumped[i].fd, KFD_CRIU_OP_UNPAUSE, &args) : 0;
 		if (ret)
-			pr_err("UNPAUSE of file %u failed: %s\n", dumped[i].id, strerror(-ret));
+			pr_err("file %u: UNPAUSE failed: %s\n", dumped[i].id, strerror(-ret));
 		else
 			pr_info("file %u: %s\n", dumped[i].id, resume ?
 				"unpaused the process" : "not unpausing: the task is killed");
@@ -373,25 +536,37 @@ static void kfd_plugin_fini(int stage, int ret)
 	free(dumped);
 	dumped = NULL;
 	nr_dumped = 0;
+	in_inventory = false;
+	if (nr_restored)
+		munmap(nr_restored, sizeof(*nr_restored));
+	nr_restored = NULL;
 }
 
-CR_PLUGIN_REGISTER("kfd_criu", NULL, kfd_plugin_fini)
+CR_PLUGIN_REGISTER("kfd_criu", kfd_plugin_init, kfd_plugin_fini)
 
-/* Whether the kernel has KFD image mode */
-static bool kfd_image_mode(bool quiet)
+/*
+ * Whether images go through criu-image-streamer (criu --stream), whose
+ * socket is in the images directory: the plugin's files would not.
+ */
+static bool images_streamed(void)
 {
-	int kfd = open_kfd(quiet);
+	int dir = criu_get_image_dir();
 
-	if (kfd >= 0)
-		close(kfd);
-	return kfd >= 0;
+	return !faccessat(dir, "streamer-capture.sock", F_OK, 0) ||
+	       !faccessat(dir, "streamer-serve.sock", F_OK, 0);
+}
+
+/* The KFD GPU of render minor @minor, from a topology read now; -1 if none */
+static int kfd_gpu_of_minor(int minor)
+{
+	return read_topology() ? -1 : gpu_of_minor(minor);
 }
 
 /* Render node file @fd of minor @minor: its GPU and flags, if a KFD GPU */
 static int dump_render_file(int fd, int id, int minor)
 {
 	KfdCriuMeta meta = KFD_CRIU_META__INIT;
-	int i = read_topology() ? -1 : gpu_of_minor(minor);
+	int i = kfd_gpu_of_minor(minor);
 
 	if (i < 0)
 		return -ENOTSUP;
@@ -404,31 +579,95 @@ static int dump_render_file(int fd, int id, int minor)
 	return write_meta(id, &meta);
 }
 
+/*
+ * Notes the thunk's files in /dev/shm as process @pid sees them: CRIU
+ * restores them by path, and a fresh host has none.
+ */
+static void find_thunk_shm(pid_t pid, struct thunk_shm *shm, KfdCriuMeta *meta)
+{
+	unsigned int i, n = 0;
+	char path[512];
+	struct stat st;
+	ssize_t len;
+	int fd;
+
+	for (i = 0; i < ARRAY_SIZE(thunk_shm_files); i++) {
+		snprintf(path, sizeof(path), "%s/proc/%d/root/dev/shm/%s", root, pid,
+			 thunk_shm_files[i]);
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		len = fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ? -1 :
+		      pread(fd, shm->heads[n], SHM_HEAD_MAX, 0);
+		if (fd >= 0)
+			close(fd);
+		if (len < 0)
+			continue;
+		kfd_criu_shm_file__init(&shm->files[n]);
+		shm->files[n].name = (char *)thunk_shm_files[i];
+		shm->files[n].size = st.st_size;
+		shm->files[n].mode = st.st_mode & 07777;
+		shm->files[n].uid = st.st_uid;
+		shm->files[n].gid = st.st_gid;
+		shm->files[n].head.len = len;
+		shm->files[n].head.data = shm->heads[n];
+		shm->ptrs[n] = &shm->files[n];
+		n++;
+	}
+	meta->n_shm_files = n;
+	meta->shm_files = shm->ptrs;
+}
+
+/*
+ * The dumping machine's GPUs and render minors go with a /dev/kfd file's
+ * metadata: a render node mapping is restored by the minor it had.
+ */
+static int write_kfd_meta(KfdCriuMeta *meta)
+{
+	KfdCriuRenderNode nodes[MAX_GPU_MAP], *ptrs[MAX_GPU_MAP];
+	int i, n = 0;
+
+	for (i = 0; !read_topology() && i < nr_gpus; i++) {
+		if (gpu_minor[i] < 0)
+			continue;
+		kfd_criu_render_node__init(&nodes[n]);
+		nodes[n].gpu_id = gpu_map[i].local_gpu_id;
+		nodes[n].minor = gpu_minor[i];
+		ptrs[n] = &nodes[n];
+		n++;
+	}
+	meta->n_render_nodes = n;
+	meta->render_nodes = ptrs;
+	return write_meta(meta->file_id, meta);
+}
+
+/* Lists this plugin in a 4.x dump's inventory: the images need it */
+static void register_in_inventory(void)
+{
+	if (in_inventory || !add_inventory_plugin)
+		return;
+	in_inventory = !add_inventory_plugin(CR_PLUGIN_DESC.name);
+	if (!in_inventory)
+		pr_warn("cannot list kfd_criu in the images' inventory\n");
+}
+
 /* PROCESS_INFO and CHECKPOINT into kfdcriu-<id>.stream, then the metadata */
-static int kfd_dump_file(int fd, int id)
+static int dump_kfd_file(int fd, int id)
 {
 	struct kfd_ioctl_criu_args args = { 0 };
 	KfdCriuMeta meta = KFD_CRIU_META__INIT;
 	char name[IMAGE_NAME_MAX];
-	struct stat st;
+	struct thunk_shm shm;
 	int ret;
 
-	if (fstat(fd, &st))
-		return -ENOTSUP;
-	if (dev_kind(st.st_mode, st.st_rdev) == DEV_RENDER && kfd_image_mode(true))
-		return dump_render_file(fd, id, minor(st.st_rdev));
-	/* The task's fd takes CRIU ops only: GET_VERSION needs our own. */
-	if (dev_kind(st.st_mode, st.st_rdev) != DEV_KFD || !kfd_image_mode(false))
-		return -ENOTSUP;
 	ret = kfd_criu_op(fd, KFD_CRIU_OP_PROCESS_INFO, &args);
 	if (ret) {
-		pr_err("PROCESS_INFO of file %u failed: %s\n", id, strerror(-ret));
+		pr_err("file %u: PROCESS_INFO failed: %s\n", id, strerror(-ret));
 		return ret == -ENOTSUP ? -EIO : ret;
 	}
 	pr_info("file %u: paused pid %u, image about %llu bytes\n", id, args.pid, args.image_size);
 	ret = remember_dumped_file(fd, id, args.pid);
 	if (ret)
 		return ret < 0 ? ret : 0;
+	find_thunk_shm(args.pid, &shm, &meta);
 	image_name(name, id, "stream");
 	memset(&args, 0, sizeof(args));
 	args.image_fd = openat(criu_get_image_dir(), name,
@@ -437,7 +676,7 @@ static int kfd_dump_file(int fd, int id)
 	if (args.image_fd >= 0 && close(args.image_fd) && !ret)
 		ret = -errno;
 	if (ret) {	/* not -ENOTSUP: CRIU would take the file as not ours */
-		pr_err("CHECKPOINT of file %u into %s failed: %s\n", id, name, strerror(-ret));
+		pr_err("file %u: CHECKPOINT into %s failed: %s\n", id, name, strerror(-ret));
 		return ret == -ENOTSUP ? -EIO : ret;
 	}
 	meta.format_version = args.format_version;
@@ -445,16 +684,50 @@ static int kfd_dump_file(int fd, int id)
 	meta.stream_size = args.image_size;
 	pr_info("file %u: %" PRIu64 " bytes of image format %u\n", id,
 		meta.stream_size, meta.format_version);
-	return write_meta(id, &meta);
+	register_in_inventory();
+	return write_kfd_meta(&meta);
+}
+
+/* /dev/kfd and render node files of KFD GPUs, on a kernel with image mode */
+static int kfd_dump_file(int fd, int id)
+{
+	enum dev_kind kind;
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -ENOTSUP;
+	kind = dev_kind(st.st_mode, st.st_rdev);
+	if (kind == DEV_OTHER || !kfd_image_mode())
+		return -ENOTSUP;
+	if (images_streamed()) {
+		pr_err("file %u: criu --stream is not supported: the KFD image files would miss the streamer; dump to a directory\n",
+		       id);
+		return -EINVAL;
+	}
+	/* The task's fd takes CRIU ops only: the probe used our own. */
+	return kind == DEV_RENDER ? dump_render_file(fd, id, minor(st.st_rdev)) :
+	       dump_kfd_file(fd, id);
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__DUMP_EXT_FILE, kfd_dump_file)
 
-/* Mappings of /dev/kfd and, with KFD, render nodes: the image has them */
+/*
+ * Mappings of /dev/kfd and of KFD GPUs' render nodes, with image mode: the
+ * stream has their contents. A pre-dump of them is refused: GPU writes set
+ * no soft-dirty bits, so the next dump would miss pages.
+ */
 static int kfd_handle_device_vma(int fd __attribute__((unused)), const struct stat *st)
 {
 	enum dev_kind kind = dev_kind(st->st_mode, st->st_rdev);
 
-	return kind == DEV_KFD || (kind == DEV_RENDER && kfd_image_mode(true)) ? 0 : -ENOTSUP;
+	if (kind == DEV_OTHER || !kfd_image_mode() ||
+	    (kind == DEV_RENDER && kfd_gpu_of_minor(minor(st->st_rdev)) < 0))
+		return -ENOTSUP;
+	if (criu_stage != CR_PLUGIN_STAGE__PRE_DUMP)
+		return 0;
+	pr_err("cannot pre-dump a mapping of %s %u:%u: GPU writes set no soft-dirty bits; dump without pre-dump\n",
+	       kind == DEV_KFD ? "/dev/kfd" : "render node",
+	       major(st->st_rdev), minor(st->st_rdev));
+	return -EINVAL;
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__HANDLE_DEVICE_VMA, kfd_handle_device_vma)
 
@@ -480,31 +753,101 @@ static int restore_render_file(const KfdCriuMeta *meta)
 	return i;
 }
 
-/* RESTORE from the images of file @id into a new /dev/kfd fd */
-static int restore_from_images(unsigned int id)
+/* Keeps the image's render minors for the render node mappings */
+static void keep_image_minors(const KfdCriuMeta *meta)
+{
+	unsigned int i;
+
+	for (i = 0; i < meta->n_render_nodes && i < MAX_GPU_MAP; i++) {
+		image_minor[i] = meta->render_nodes[i]->minor;
+		image_gpu[i] = meta->render_nodes[i]->gpu_id;
+	}
+	nr_image_minors = i;
+}
+
+/*
+ * Re-creates thunk file @f of /dev/kfd file @id if this task's /dev/shm
+ * lacks it, with the dumped size, first bytes, owner and mode (CRIU checks
+ * size and mode when it opens it).
+ */
+static int recreate_shm_file(unsigned int id, const KfdCriuShmFile *f)
+{
+	char path[512];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/dev/shm/%s", root, f->name);
+	if (strchr(f->name, '/') || f->head.len > f->size) {
+		pr_err("file %u: %s: bad metadata\n", id, path);
+		return -EBADMSG;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST)
+		return 0;
+	errno = EIO;	/* what a short write means */
+	if (fd < 0 || ftruncate(fd, f->size) ||
+	    pwrite(fd, f->head.data, f->head.len, 0) != (ssize_t)f->head.len ||
+	    fchown(fd, f->uid, f->gid) || fchmod(fd, f->mode & 07777))
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (ret && fd >= 0)
+		unlink(path);
+	if (ret)
+		pr_err("file %u: cannot re-create %s: %s\n", id, path, strerror(-ret));
+	else
+		pr_info("file %u: %s was missing: re-created as dumped, %" PRIu64
+			" bytes, mode %o\n", id, path, f->size, f->mode & 07777);
+	return ret;
+}
+
+/* Before RESTORE, so before CRIU opens or maps them in this task */
+static int recreate_thunk_shm(const KfdCriuMeta *meta)
+{
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < meta->n_shm_files; i++)
+		ret = recreate_shm_file(meta->file_id, meta->shm_files[i]);
+	return ret;
+}
+
+/* RESTORE from the images of /dev/kfd file @meta into a new /dev/kfd fd */
+static int restore_from_images(const KfdCriuMeta *meta)
 {
 	struct kfd_ioctl_criu_args args;
 	char name[IMAGE_NAME_MAX];
 	int sfd, kfd, ret;
 
-	image_name(name, id, "stream");
+	ret = recreate_thunk_shm(meta);
+	if (ret)
+		return ret;
+	image_name(name, meta->file_id, "stream");
 	/* The kernel checks the stream: its records carry CRCs, END counts */
 	sfd = openat(criu_get_image_dir(), name, O_RDONLY | O_CLOEXEC);
-	kfd = sfd < 0 ? -errno : open_kfd(false);
+	kfd = sfd < 0 ? -errno : open_kfd();
+	if (kfd == -ENOTSUP)
+		pr_err("file %u: the kernel has no KFD CRIU image mode\n", meta->file_id);
+	else if (kfd < 0 && sfd >= 0)
+		pr_err("file %u: cannot use %s: %s\n", meta->file_id, KFD_DEV_PATH, strerror(-kfd));
 	ret = kfd < 0 ? kfd : restore_gpus() ?: restore_op(kfd, sfd, &args);
 	if (sfd >= 0)
 		close(sfd);
 	if (!ret) {
+		keep_image_minors(meta);
+		if (nr_restored)
+			__atomic_add_fetch(nr_restored, 1, __ATOMIC_SEQ_CST);
 		pr_info("file %u: restored %llu bytes of image format %u, %d local GPU(s), %u mmap offset(s) moved\n",
-			id, args.image_size, args.format_version, nr_gpus, args.num_offset_map);
+			meta->file_id, args.image_size, args.format_version, nr_gpus,
+			args.num_offset_map);
 		return kfd;
 	}
-	pr_err("RESTORE from %s failed: %s\n", name, strerror(-ret));
+	pr_err("file %u: RESTORE from %s failed: %s\n", meta->file_id, name, strerror(-ret));
 	if (kfd >= 0)
 		close(kfd);
 	return ret;
 }
 
+/* The restore of file @id: an fd, -ENOTSUP if not ours, or another -errno */
 static int kfd_restore_file(int id)
 {
 	KfdCriuMeta *meta;
@@ -512,59 +855,173 @@ static int kfd_restore_file(int id)
 
 	if (ret)
 		return ret == -ENOENT ? -ENOTSUP : ret;
-	/* An alias shares the KFD process that its file restores. */
-	ret = meta->has_render_gpu_id ? restore_render_file(meta) :
-	      meta->has_alias_of ? open_kfd(false) : restore_from_images(id);
+	if (images_streamed()) {
+		pr_err("file %u: criu --stream is not supported\n", id);
+		ret = -EINVAL;
+	} else if (meta->has_render_gpu_id) {
+		ret = restore_render_file(meta);
+	} else if (meta->has_alias_of) {
+		/* An alias shares the KFD process that its file restores. */
+		ret = open_kfd();
+		if (ret < 0)
+			pr_err("file %u: cannot open %s: %s\n", id, KFD_DEV_PATH, strerror(-ret));
+	} else {
+		ret = restore_from_images(meta);
+	}
 	kfd_criu_meta__free_unpacked(meta, NULL);
 	return ret == -ENOTSUP ? -EIO : ret;
 }
-CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESTORE_EXT_FILE, kfd_restore_file)
+
+/*
+ * criu-dev after 4.2 passes a flag to ask for a retry and does not
+ * initialise it: the plugin never retries.
+ */
+#ifdef KFD_CRIU_RESTORE_RETRY
+static int kfd_restore_ext_file(int id, bool *retry_needed)
+{
+	*retry_needed = false;
+	return kfd_restore_file(id);
+}
+#else
+static int kfd_restore_ext_file(int id)
+{
+	return kfd_restore_file(id);
+}
+#endif
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESTORE_EXT_FILE, kfd_restore_ext_file)
+
+/*
+ * The local GPU, as an index of gpu_map[], that a mapping of render minor
+ * @minor of the dumped machine goes to; -ENOTSUP if no KFD GPU had it.
+ * Images without the dumped minors: the minor means the same GPU here.
+ */
+static int render_mapping_gpu(unsigned int minor)
+{
+	unsigned int i;
+	int here;
+
+	for (i = 0; i < nr_image_minors && image_minor[i] != minor; i++)
+		;
+	if (i < nr_image_minors)
+		return local_gpu(image_gpu[i]);
+	if (nr_image_minors)
+		return -ENOTSUP;
+	here = gpu_of_minor(minor);
+	return here < 0 ? -ENOTSUP : local_gpu(gpu_map[here].local_gpu_id);
+}
+
+/*
+ * The offset RESTORE moved @old to, or @old. DRM offsets are per device, so
+ * two GPUs' buffers may share an old offset, and RESTORE's offset map does
+ * not say which GPU an entry is of: two different moves are -ENOTUNIQ.
+ */
+static int moved_offset(uint64_t old, uint64_t *new)
+{
+	unsigned int i;
+	bool found = false;
+
+	*new = old;
+	for (i = 0; i < nr_offsets; i++) {
+		if (offsets[i].old_offset != old)
+			continue;
+		if (found && offsets[i].new_offset != *new)
+			return -ENOTUNIQ;
+		*new = offsets[i].new_offset;
+		found = true;
+	}
+	return 0;
+}
+
+/*
+ * The fd CRIU mmaps a render node mapping of GPU @gpu through: the render
+ * file that RESTORE created the GPU's VM on, as CRIU before 3.19 dup()s it,
+ * else a new fd of it for CRIU to close. CRIU drops (and leaves open) the
+ * new fd of a mapping it maps through the fd of the one before, so those
+ * go above its service fds too, out of the way of the task's own.
+ */
+static int render_vma_fd(int gpu, int *plugin_fd)
+{
+	int fd = gpu_map[gpu].drm_fd;
+
+	if (fd < 0)
+		return -ENODEV;
+	*plugin_fd = criu_dups_vma_fd ? fd : fcntl(fd, F_DUPFD_CLOEXEC, hidden_fd_base());
+	return *plugin_fd < 0 ? -errno : 0;
+}
+
+/* The render minor of @path, a render node path; -1 if it is not one */
+static int render_minor_of_path(const char *path)
+{
+	unsigned int minor;
+	char end;
+
+	if (sscanf(path, "/dev/dri/renderD%u%c", &minor, &end) != 1 ||
+	    minor < 128 || minor > 191)
+		return -1;
+	return minor;
+}
 
 /*
  * /dev/kfd and render node mappings go to the offsets RESTORE moved them to
- * (pgoff is in bytes), render nodes' through the GPU's render file, which has
- * its VM (CRIU mmaps a dup). CRIU 3.17 takes *@new_pgoff only on return 1.
+ * (pgoff is in bytes), render nodes' through the render file of the GPU the
+ * dumped one went to, which has its VM. CRIU 3.17 takes *@new_pgoff only on
+ * return 1.
  */
 static int kfd_update_vma_map(const char *path, const uint64_t addr, const uint64_t old_pgoff,
 			      uint64_t *new_pgoff, int *plugin_fd)
 {
+	int minor = render_minor_of_path(path), gpu = -1, ret;
 	struct stat st;
-	enum dev_kind kind = stat(path, &st) ? DEV_OTHER : dev_kind(st.st_mode, st.st_rdev);
-	int gpu = kind == DEV_RENDER ? gpu_of_minor(minor(st.st_rdev)) : -1;
-	unsigned int i;
 
-	if (kind == DEV_OTHER || (kind == DEV_RENDER && nr_gpus <= 0))
+	if (minor >= 0 ? nr_gpus <= 0 : stat(path, &st) ||
+	    dev_kind(st.st_mode, st.st_rdev) != DEV_KFD)
 		return -ENOTSUP;
-	*new_pgoff = old_pgoff;
-	*plugin_fd = gpu < 0 ? -1 : gpu_map[gpu].drm_fd;
-	for (i = 0; i < nr_offsets; i++)
-		if (offsets[i].old_offset == old_pgoff)
-			*new_pgoff = offsets[i].new_offset;
-	if (kind == DEV_RENDER && *plugin_fd < 0) {
-		pr_err("mapping at %#" PRIx64 " of %s: no open render node of a restored GPU\n",
-		       addr, path);
-		return -ENODEV;
+	if (minor >= 0) {
+		gpu = render_mapping_gpu(minor);
+		if (gpu == -ENOTSUP)
+			return -ENOTSUP;
 	}
+	*plugin_fd = -1;
+	ret = gpu < 0 && minor >= 0 ? gpu : moved_offset(old_pgoff, new_pgoff);
+	if (!ret && minor >= 0)
+		ret = render_vma_fd(gpu, plugin_fd);
+	if (ret == -ENOTUNIQ)
+		pr_err("mapping at %#" PRIx64 " of %s: offset %#" PRIx64 " was moved on more than one GPU, and RESTORE does not say which: %s\n",
+		       addr, path, old_pgoff, strerror(-ret));
+	else if (ret)
+		pr_err("mapping at %#" PRIx64 " of %s: no render file of its GPU: %s\n",
+		       addr, path, strerror(-ret));
+	if (ret)
+		return ret;
 	pr_debug("mapping at %#" PRIx64 " of %s: offset %#" PRIx64 " -> %#" PRIx64 "\n",
 		 addr, path, old_pgoff, *new_pgoff);
 	return 1;
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__UPDATE_VMA_MAP, kfd_update_vma_map)
 
-/* CRIU calls this for every restored task: quiet for the others */
+/*
+ * CRIU calls this for every restored task. Only a restore that restored
+ * KFD state opens /dev/kfd; a pid without it is quietly not ours.
+ */
 static int kfd_resume_devices_late(int pid)
 {
 	struct kfd_ioctl_criu_args args = { .pid = pid };
-	int kfd = open_kfd(true), ret;
+	int kfd, ret;
 
-	if (kfd < 0)
+	if (!nr_restored || !__atomic_load_n(nr_restored, __ATOMIC_SEQ_CST))
 		return -ENOTSUP;
+	kfd = open_kfd();
+	if (kfd < 0) {
+		pr_err("pid %d: cannot open %s for RESUME: %s\n", pid, KFD_DEV_PATH,
+		       strerror(-kfd));
+		return kfd == -ENOTSUP ? -EIO : kfd;
+	}
 	ret = kfd_criu_op(kfd, KFD_CRIU_OP_RESUME, &args);
 	close(kfd);
 	if (ret && ret != -ESRCH && ret != -EBADFD)	/* else: not restored */
-		pr_err("RESUME of pid %d failed: %s\n", pid, strerror(-ret));
+		pr_err("pid %d: RESUME failed: %s\n", pid, strerror(-ret));
 	else if (!ret)
-		pr_info("resumed the KFD state of pid %d\n", pid);
+		pr_info("pid %d: resumed its KFD state\n", pid);
 	return ret == -ESRCH || ret == -EBADFD ? -ENOTSUP : ret;
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESUME_DEVICES_LATE, kfd_resume_devices_late)

@@ -8,6 +8,10 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 FRAGMENTS=(qemu-base.config debug.config kfd-criu.config)
+# Objects in the tree after a build of this config from scratch: 1,914
+# measured (kbuild compiled 1,894 of them); the cache's count of the last
+# build replaces it (expected_objects).
+KERNEL_OBJECTS=1914
 
 usage() {
 	cat <<'TXT'
@@ -68,8 +72,26 @@ warn_about_our_files() {
 		"$BUILD_DIR/kernel-build.log" >&2 || true
 }
 
+# Objects (*.o) in the tree, objtool's and the host programs' included.
+count_objects() {
+	find "$KSRC" -name '*.o' | wc -l
+}
+
+# How many objects this build will compile, for the progress estimate:
+# what the last build in any checkout left in its tree (recorded in the
+# cache), or, with an empty cache, the count measured for this config,
+# less what the tree already holds. 0 (unknown) for a rebuild.
+expected_objects() {
+	local full before
+
+	full=$(cat "$CACHE_DIR/kernel-objects" 2>/dev/null || true)
+	case "$full" in ''|*[!0-9]*) full=$KERNEL_OBJECTS ;; esac
+	before=$(count_objects)
+	echo $((full > before ? full - before : 0))
+}
+
 main() {
-	local prepare_only=0
+	local prepare_only=0 expected
 
 	case "${1:-}" in
 	-h|--help) usage; exit 0 ;;
@@ -80,14 +102,16 @@ main() {
 	make -C "$KSRC" -s headers_install INSTALL_HDR_PATH="$KHDR" >/dev/null
 	[ "$prepare_only" -eq 0 ] || return 0
 	mkdir -p "$CCACHE_DIR"
+	expected=$(expected_objects)
 	log "building bzImage (make -j$(nproc)), log in build/kernel-build.log"
 	# Compiler noise from upstream files (KASAN frame sizes) goes to the
-	# log; on failure its tail says why.
-	if ! make -C "$KSRC" -s -j"$(nproc)" CC="ccache gcc" "$@" bzImage \
-		> "$BUILD_DIR/kernel-build.log" 2>&1; then
-		tail -n 40 "$BUILD_DIR/kernel-build.log" >&2
+	# log; on failure progress.py prints the compiler's error from it.
+	"$TOP/scripts/progress.py" kbuild --label kernel --total "$expected" \
+		--output "$BUILD_DIR/kernel-build.log" -- \
+		make -C "$KSRC" -j"$(nproc)" CC="ccache gcc" "$@" bzImage ||
 		die "kernel build failed (full log: build/kernel-build.log)"
-	fi
+	count_objects > "$CACHE_DIR/kernel-objects.$$"
+	mv -f "$CACHE_DIR/kernel-objects.$$" "$CACHE_DIR/kernel-objects"
 	warn_about_our_files
 	log "kernel ready: $KSRC/arch/x86/boot/bzImage"
 }

@@ -16,7 +16,8 @@ the test VM (kunit, selftests, e2e tiers) and prints
 "TIER: N passed, N failed, N skipped" per tier and a total line. Exits
 non-zero if anything failed or an expected tier did not run.
 --no-vm  only the host tier (it needs the prepared tree, not a kernel build).
-(--host-tests is internal: the background part of the host tier.)
+(--host-tests and --fuzz-after are internal: the background parts of the
+host tier.)
 TXT
 }
 
@@ -33,12 +34,31 @@ step() {
 # builds, at the lowest priority: they take the CPU the build leaves idle
 # (configuring, linking) rather than the build's own.
 run_host_tests() {
-	make -s -C "$TOP/host" KSRC="$KSRC" check > "$BUILD_DIR/host-codec.tap" 2>&1 || true
-	make -s -C "$TOP/plugin" KHDR="$KHDR" O="$BUILD_DIR/plugin-check" check \
-		> "$BUILD_DIR/host-plugin.tap" 2>&1 || true
+	run_host_test "$BUILD_DIR/host-codec.tap" make -s -C "$TOP/host" KSRC="$KSRC" check
+	# The plugin's harness twice: as CRIU 3.17 and 3.19-4.2, and as criu-dev
+	run_host_test "$BUILD_DIR/host-plugin.tap" make -s -C "$TOP/plugin" \
+		KHDR="$KHDR" O="$BUILD_DIR/plugin-check" check-installed
+	run_host_test "$BUILD_DIR/host-plugin-criu-dev.tap" make -s -C "$TOP/plugin" \
+		KHDR="$KHDR" O="$BUILD_DIR/plugin-check" check-criu-dev
+	run_host_test "$BUILD_DIR/host-harness.tap" "$TOP/scripts/tests/parse-results-test.py"
+	# Its failure shows as the fuzzer's own failure to run
 	make -s -C "$TOP/fuzz" KSRC="$KSRC" O="$BUILD_DIR/fuzz" all \
 		> "$BUILD_DIR/fuzz-build.log" 2>&1 || true
+	run_host_test "$BUILD_DIR/host-progress.tap" "$TOP/scripts/tests/progress_test.py"
+	run_host_test "$BUILD_DIR/host-kfdcrit.tap" make -s -C "$TOP/kfdcrit" \
+		KSRC="$KSRC" O="$BUILD_DIR/kfdcrit" check
 	run_checkpatch
+}
+
+# run_host_test TAP CMD...: one host test program, its output in TAP and
+# its exit status appended, which parse-results.py checks: a sanitizer
+# report after a complete plan fails the program only through its status.
+run_host_test() {
+	local tap=$1 rc=0
+
+	shift
+	"$@" > "$tap" 2>&1 || rc=$?
+	echo "# exit status $rc" >> "$tap"
 }
 
 # A host test that never ran must not be read from a previous run's TAP.
@@ -63,6 +83,45 @@ run_host_tier() {
 	run_fuzz
 }
 
+# pid_running PID: whether PID still runs (a zombie that its parent has
+# not reaped yet has finished).
+pid_running() {
+	local stat
+
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" != Z ]
+}
+
+# Beside the VM, the host tier finishes in the background, in a session of
+# its own, so that the VM's progress line has the terminal to itself: when
+# the host tests are done, the fuzzer's timed run. Its messages go to
+# build/host-tier.log, shown when the VM is done.
+start_host_tier() {
+	TIER_START=$SECONDS
+	setsid "$0" --fuzz-after "$HOST_PID" > "$BUILD_DIR/host-tier.log" 2>&1 &
+	TIER_PID=$!
+}
+
+# On a busy machine the host tests can outlast the VM: say so while
+# waiting, as the progress lines do.
+wait_host_tier() {
+	local waited=0
+
+	while pid_running "$TIER_PID"; do
+		[ $((waited % 30)) -ne 0 ] || [ "$waited" -eq 0 ] ||
+			log "host tier: still running, waited $waited s"
+		sleep 1
+		waited=$((waited + 1))
+	done
+	wait "$TIER_PID" || true
+	TIER_PID=
+	wait "$HOST_PID" || true
+	HOST_PID=
+	sed 's/^/  /' "$BUILD_DIR/host-tier.log"
+	log "host tier: done $((SECONDS - TIER_START)) s after the VM started"
+}
+
 # The quick form of the series checks: checkpatch --strict and kernel-doc
 # on kernel/ and patches/ (W=1 on our objects is in the kernel build).
 run_checkpatch() {
@@ -75,16 +134,14 @@ run_checkpatch() {
 		sed 's/^/# /' "$log" | tail -n 40 >> "$tap"
 		echo "not ok 1 - checkpatch --strict and kernel-doc" >> "$tap"
 	fi
+	echo "# exit status 0" >> "$tap"
 }
 
 # The codec fuzzer: corpus and regression replay plus a bounded run
 # (FUZZ_SECONDS, default 30). Failing to build or start is a failed test.
 run_fuzz() {
-	local tap=$BUILD_DIR/host-fuzz.tap
-	make -s -C "$TOP/fuzz" KSRC="$KSRC" O="$BUILD_DIR/fuzz" \
-		FUZZ_SECONDS="${FUZZ_SECONDS:-30}" check > "$tap" 2>&1 ||
-		grep -q '^1\.\.' "$tap" ||
-		echo "not ok - fuzz: make -C fuzz check did not run" >> "$tap"
+	run_host_test "$BUILD_DIR/host-fuzz.tap" make -s -C "$TOP/fuzz" \
+		KSRC="$KSRC" O="$BUILD_DIR/fuzz" FUZZ_SECONDS="${FUZZ_SECONDS:-30}" check
 }
 
 build_test_programs() {
@@ -93,36 +150,39 @@ build_test_programs() {
 	make -s -C "$TOP/plugin" KHDR="$KHDR" O="$BUILD_DIR/plugin"
 }
 
-# The VM runs in the background; its own messages go to build/vm/run.log
-# and are shown when it ends.
-start_vm() {
-	VM_START=$SECONDS
-	mkdir -p "$BUILD_DIR/vm"
-	log "VM run started in the background"
-	setsid "$TOP/scripts/run-vm.sh" --mode check > "$BUILD_DIR/vm/run.log" 2>&1 &
-	VM_PID=$!
-}
+# The VM runs in the foreground behind a progress line (boot, KUnit, which
+# guest test programs run); its own messages go to build/vm/run.log and
+# are shown when it ends. The logs of an earlier run must not be read as
+# this run's progress.
+run_vm() {
+	local vmdir=$BUILD_DIR/vm start=$SECONDS rc=0
 
-# An interrupted or failed check must not leave QEMU or the host tests
-# running.
-stop_background() {
-	[ -z "${VM_PID:-}" ] || kill -- "-$VM_PID" 2>/dev/null || true
-	[ -z "${HOST_PID:-}" ] || kill -- "-$HOST_PID" 2>/dev/null || true
-}
-
-wait_vm() {
-	local rc=0
-
-	wait "$VM_PID" || rc=$?
-	VM_PID=
-	sed 's/^/  /' "$BUILD_DIR/vm/run.log"
-	log "VM run: $((SECONDS - VM_START)) s"
+	mkdir -p "$vmdir"
+	rm -f "$vmdir/console.log" "$vmdir/results.log"
+	"$TOP/scripts/progress.py" vm --label "VM run" --output "$vmdir/run.log" \
+		--console "$vmdir/console.log" --results "$vmdir/results.log" -- \
+		"$TOP/scripts/run-vm.sh" --mode check || rc=$?
+	sed 's/^/  /' "$vmdir/run.log"
+	log "VM run: $((SECONDS - start)) s"
 	return "$rc"
 }
 
+# An interrupted or failed check must not leave the host tests running.
+stop_background() {
+	[ -z "${TIER_PID:-}" ] || kill -- "-$TIER_PID" 2>/dev/null || true
+	[ -z "${HOST_PID:-}" ] || kill -- "-$HOST_PID" 2>/dev/null || true
+}
+
 HOST_TAPS="--host-tap $BUILD_DIR/host-codec.tap --host-tap $BUILD_DIR/host-plugin.tap"
+HOST_TAPS+=" --host-tap $BUILD_DIR/host-plugin-criu-dev.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-fuzz.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-checkpatch.tap"
+HOST_TAPS+=" --host-tap $BUILD_DIR/host-harness.tap"
+HOST_TAPS+=" --host-tap $BUILD_DIR/host-progress.tap"
+HOST_TAPS+=" --host-tap $BUILD_DIR/host-kfdcrit.tap"
+# What must have run, and the campaign's base images the fuzzer seeds from
+VERDICT="--manifest $TOP/scripts/test-manifest --corpus $TOP/fuzz/corpus"
+VERDICT+=" --seed-images empty,selftest,types,many"
 
 main() {
 	local vm=1 rc=0
@@ -137,6 +197,15 @@ main() {
 		run_host_tests
 		return
 		;;
+	--fuzz-after)
+		# Internal: start_host_tier runs this in its own session.
+		while pid_running "$2"; do
+			sleep 1
+		done
+		log "host tests: done"
+		run_fuzz
+		return
+		;;
 	"") ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -149,7 +218,7 @@ main() {
 	start_host_tests
 	if [ "$vm" -eq 0 ]; then
 		step "host tier" run_host_tier
-		"$TOP/scripts/parse-results.py" $HOST_TAPS --expect host
+		"$TOP/scripts/parse-results.py" $HOST_TAPS $VERDICT --expect host
 		return
 	fi
 	step "kernel" "$TOP/scripts/build-kernel.sh"
@@ -157,11 +226,11 @@ main() {
 	step "initramfs" "$TOP/scripts/build-initramfs.sh"
 	# The guest runs KUnit on one vCPU for half a minute, so the fuzzer's
 	# timed run goes beside the VM rather than before it.
-	start_vm
-	step "host tier" run_host_tier
-	wait_vm || rc=$?
+	start_host_tier
+	run_vm || rc=$?
+	wait_host_tier
 	[ "$rc" -eq 0 ] || log "QEMU exited with status $rc (124: timeout)"
-	"$TOP/scripts/parse-results.py" $HOST_TAPS \
+	"$TOP/scripts/parse-results.py" $HOST_TAPS $VERDICT \
 		--console "$BUILD_DIR/vm/console.log" \
 		--results "$BUILD_DIR/vm/results.log"
 }

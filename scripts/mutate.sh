@@ -17,7 +17,7 @@ RESTORE. Prints the campaign's figures,
 "mutation: N tried, N rejected, N accepted, N splats, N leaks",
 and the usual tier summary; exits non-zero on any failure. A failing image
 is reproduced in the VM with: kfd_mutate_test -s S -x INDEX > image
-Logs: build/vm/console.log and build/vm/results.log.
+Logs: build/vm/console.log, build/vm/results.log and build/vm/run.log.
 TXT
 }
 
@@ -39,8 +39,12 @@ main() {
 	# Boot and KUnit take about a minute under TCG; the campaign runs at
 	# about 18 images a second there (much faster under KVM).
 	timeout=$((600 + images / 5))
-	"$TOP/scripts/run-vm.sh" --mode mutate --timeout "$timeout" \
+	rm -f "$BUILD_DIR/vm/console.log" "$BUILD_DIR/vm/results.log"
+	"$TOP/scripts/progress.py" vm --label "VM run" --output "$BUILD_DIR/vm/run.log" \
+		--console "$BUILD_DIR/vm/console.log" --results "$BUILD_DIR/vm/results.log" -- \
+		"$TOP/scripts/run-vm.sh" --mode mutate --timeout "$timeout" \
 		--append "kfdcriu.mutate_images=$images kfdcriu.mutate_seed=$seed" || rc=$?
+	sed 's/^/  /' "$BUILD_DIR/vm/run.log"
 	[ "$rc" -eq 0 ] || log "QEMU exited with status $rc (124: timeout)"
 	"$TOP/scripts/parse-results.py" --console "$BUILD_DIR/vm/console.log" \
 		--results "$BUILD_DIR/vm/results.log" --expect e2e

@@ -7,6 +7,13 @@ and the guest's results port (framed TAP of the selftests and e2e tiers),
 prints failures with the log lines that explain them, then one line per
 tier, "TIER: N passed, N failed, N skipped", and a final total line.
 Exits 1 when anything failed or an expected tier did not run at all.
+
+With --manifest, every test program (a host TAP file, a KUnit suite, a
+guest program) must be listed there, must have run, must report exactly
+the listed number of cases, and may skip only for a reason listed for it;
+a program that skipped as a whole (exit 4, "1..0 # SKIP reason") counts
+as one skip. Host TAP files end with "# exit status N" (scripts/check.sh
+writes it); a missing or non-zero status, or a sanitizer report, fails.
 """
 
 import argparse
@@ -58,6 +65,40 @@ def classify(line):
     return ("pass" if ok.lower() == "ok" else "fail"), name
 
 
+def skip_reason(line):
+    """The text after "# SKIP" of a result or plan line, or ""."""
+    m = re.search(r"#\s*SKIP\b:?\s*(.*)$", line, re.IGNORECASE)
+    return m.group(1).strip() if m else ""
+
+
+class Program:
+    """What one test program (host TAP file, KUnit suite, guest program)
+    reported: its results, the reasons of its skips, how it ended."""
+
+    def __init__(self, tier, name):
+        self.tier, self.name = tier, name
+        self.results = 0
+        self.passed = 0
+        self.reasons = []
+        self.whole_skip = None
+        self.rc = None
+        self.problems = []
+
+    def add(self, status, line):
+        self.results += 1
+        if status == "pass":
+            self.passed += 1
+        elif status == "skip":
+            self.reasons.append(skip_reason(line))
+
+
+PROGRAMS = {}
+
+
+def program(tier, name):
+    return PROGRAMS.setdefault((tier, name), Program(tier, name))
+
+
 def read_lines(path):
     try:
         with open(path, errors="replace") as f:
@@ -66,7 +107,7 @@ def read_lines(path):
         return None
 
 
-def parse_plain_tap(lines, tier, problems, what):
+def parse_plain_tap(lines, tier, problems, what, prog=None):
     """Count TAP results; fewer results than the plan is a failure."""
     planned, counted = None, 0
     for line in lines:
@@ -74,10 +115,14 @@ def parse_plain_tap(lines, tier, problems, what):
         m = re.match(r"^1\.\.(\d+)", text)
         if m and planned is None:
             planned = int(m.group(1))
+            if planned == 0 and prog is not None and "SKIP" in text.upper():
+                prog.whole_skip = skip_reason(text)
         status, name = classify(text)
         if status:
             tier.add(status, name)
             counted += 1
+            if prog is not None:
+                prog.add(status, text)
     if planned is not None and counted < planned:
         tier.add("fail", f"{what}: {counted} of {planned} planned results")
         problems.append(f"{tier.name}: {what} stopped after {counted} of "
@@ -87,33 +132,42 @@ def parse_plain_tap(lines, tier, problems, what):
         tier.add("fail", f"{what}: no TAP results")
 
 
-def parse_ktap(console, tier, problems):
+def parse_ktap(console, tier, problems, path):
     """Count KUnit test cases (depth 1) and check every suite reported."""
     lines = [TS_RE.sub("", l) for l in console]
     suites_planned = None
     suites_done = 0
+    suite = None
     for line in lines:
         depth = (len(line) - len(line.lstrip(" "))) // 4
         text = line.strip()
         if depth == 0 and re.match(r"^1\.\.\d+$", text) and suites_planned is None:
             suites_planned = int(text[3:])
             continue
+        m = re.match(r"^#\s*Subtest:\s*(\S+)", text)
+        if m and depth == 1:
+            suite = program("kunit", m.group(1))
+            continue
         status, name = classify(text)
         if not status:
             continue
         if depth == 0:
             suites_done += 1
+            suite = None
         elif depth == 1:
             tier.add(status, name)
+            if suite is not None:
+                suite.add(status, text)
     if suites_planned is None:
         return
     if suites_done < suites_planned:
         problems.append(f"kunit: {suites_planned} suites planned, only "
-                        f"{suites_done} reported (a suite crashed or hung)")
+                        f"{suites_done} reported (a suite crashed or hung; "
+                        f"see {path})")
         tier.add("fail", "kunit suites incomplete")
 
 
-def parse_results_port(results, tiers, problems):
+def parse_results_port(results, tiers, problems, path):
     current = None
     seen_done = False
     section = []
@@ -124,7 +178,7 @@ def parse_results_port(results, tiers, problems):
             section = []
         elif line.startswith("### exit ") and current:
             _, _, tier, name, rc = line.split()
-            finish_program(current, name, int(rc), section, problems)
+            finish_program(current, name, int(rc), section, problems, path)
         elif line.startswith("### done"):
             seen_done = True
         elif line.startswith("###"):
@@ -134,19 +188,143 @@ def parse_results_port(results, tiers, problems):
     return seen_done
 
 
-def finish_program(tier, name, rc, lines, problems):
+def finish_program(tier, name, rc, lines, problems, path):
     """One test program's TAP; a crash or bad exit is a failure too."""
     before = (tier.failed, tier.total())
-    parse_plain_tap(lines, tier, [], name)
+    prog = program(tier.name, name)
+    prog.rc = rc
+    parse_plain_tap(lines, tier, [], name, prog)
     failed_now = tier.failed - before[0]
     counted = tier.total() - before[1]
     if rc == 4 and counted == 0:
         tier.add("skip", name)
+        prog.results += 1
+        prog.reasons.append(prog.whole_skip or "exit status 4 without a reason")
+    elif rc == 4 and prog.passed:
+        # A skip status after passes would hide that the rest never ran
+        tier.add("fail", f"{name} (exit status 4 after {prog.passed} passes)")
     elif rc not in (0, 4) and failed_now == 0:
         tier.add("fail", f"{name} (exit status {rc})")
     if tier.failed > before[0]:
-        problems.append(f"{tier.name}: {name} failed; its output:\n  " +
+        why = "; ".join(tier.failures[before[0] - tier.failed:])
+        problems.append(f"{tier.name}: {name} failed ({why}); its output, "
+                        f"from {path}:\n  " +
                         "\n  ".join(lines[-40:]))
+
+
+# Sanitizer reports in a host program's output fail it whatever its TAP says
+SANITIZER_RE = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer|"
+                          r"UndefinedBehaviorSanitizer)|runtime error: ")
+EXIT_RE = re.compile(r"^# exit status (\d+)\s*$")
+
+
+def check_host_program(path, lines, tier, problems):
+    """The exit status check.sh appended, and no sanitizer report."""
+    name = re.sub(r"\.tap$", "", path.rsplit("/", 1)[-1])
+    prog = program("host", name)
+    statuses = [int(m.group(1)) for m in map(EXIT_RE.match, lines) if m]
+    prog.rc = statuses[-1] if statuses else None
+    if prog.rc is None:
+        why = "no exit status recorded (the program did not finish)"
+    elif prog.rc != 0:
+        why = f"exit status {prog.rc}"
+    else:
+        why = None
+    reports = [l for l in lines if SANITIZER_RE.search(l)]
+    if reports and not why:
+        why = "sanitizer report: " + reports[0].strip()
+    if why:
+        tier.add("fail", f"{name}: {why}")
+        problems.append(f"host: {name}: {why}")
+    return prog
+
+
+def read_manifest(path):
+    """{(tier, program): (cases, [allowed skip reason prefixes])}"""
+    out = {}
+    lines = read_lines(path)
+    if lines is None:
+        raise SystemExit(f"{path}: no such test manifest")
+    for raw in lines:
+        line = "" if raw.lstrip().startswith("#") else raw.strip()
+        if not line:
+            continue
+        parts = line.split(None, 3)
+        if len(parts) < 3:
+            raise SystemExit(f"{path}: bad line: {raw}")
+        reasons = [r.strip() for r in parts[3].split("|")] if len(parts) > 3 else []
+        out[(parts[0], parts[1])] = (int(parts[2]), [r for r in reasons if r])
+    return out
+
+
+def check_manifest(manifest, tiers_run, problems):
+    """Every program listed ran, fully, and skipped only where allowed."""
+    for key, prog in sorted(PROGRAMS.items()):
+        if prog.tier in tiers_run and key not in manifest:
+            problems.append(f"{prog.tier}: {prog.name} is not in the test "
+                            f"manifest (scripts/test-manifest), with "
+                            f"{prog.results} cases")
+    for (tier, name), (cases, allowed) in sorted(manifest.items()):
+        if tier not in tiers_run:
+            continue
+        prog = PROGRAMS.get((tier, name))
+        if prog is None or not prog.results:
+            problems.append(f"{tier}: {name} did not run (it is in the "
+                            f"test manifest with {cases} cases)")
+            continue
+        for reason in prog.reasons:
+            if not any(reason == "" if a == "<empty>" else
+                       reason and reason.startswith(a) for a in allowed):
+                problems.append(f"{tier}: {name}: a skip whose reason is not "
+                                f"allowed for it: \"{reason}\"")
+        whole = prog.whole_skip is not None and prog.results == 1
+        if not whole and prog.results != cases:
+            problems.append(f"{tier}: {name} reported {prog.results} cases, "
+                            f"the test manifest says {cases}")
+
+
+def fnv1a64(data):
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+    return h
+
+
+BASE_IMAGE_RE = re.compile(r"^# base image (\S+): (\d+) bytes, fnv1a64 ([0-9a-f]+)")
+
+
+def check_seed_images(results, corpus, names, problems):
+    """The campaign's base images equal the fuzzer's seeds, byte for byte."""
+    seen = {}
+    for line in results:
+        m = BASE_IMAGE_RE.match(line.strip())
+        if m:
+            seen[m.group(1)] = int(m.group(3), 16)
+    for name in names:
+        try:
+            with open(f"{corpus}/{name}.img", "rb") as f:
+                want = fnv1a64(f.read())
+        except OSError as e:
+            problems.append(f"seed image {name}: {e}")
+            continue
+        if name not in seen:
+            problems.append(f"e2e: the mutation campaign printed no hash of "
+                            f"its base image {name}")
+        elif seen[name] != want:
+            problems.append(f"e2e: base image {name} (fnv1a64 {seen[name]:016x}) "
+                            f"differs from fuzz/corpus/{name}.img ({want:016x}): "
+                            f"run make -C fuzz corpus, or fix the seed generator")
+
+
+def check_fuzz_figure(lines, problems):
+    """A fuzzer run that executed nothing tested nothing."""
+    for line in lines:
+        m = re.match(r"^fuzz: (\d+) execs", line.strip())
+        if m:
+            if int(m.group(1)) == 0:
+                problems.append("host: the fuzzer ran 0 inputs")
+            return
+    problems.append("host: the fuzzer printed no \"fuzz: N execs\" line")
 
 
 def kmemleak_reports(results):
@@ -185,6 +363,12 @@ def main():
     ap.add_argument("--results")
     ap.add_argument("--expect", default=",".join(TIERS),
                     help="tiers that must have run (comma separated)")
+    ap.add_argument("--manifest",
+                    help="the list of test programs (scripts/test-manifest)")
+    ap.add_argument("--corpus", help="fuzz/corpus, for --seed-images")
+    ap.add_argument("--seed-images", default="",
+                    help="base images of the campaign that must equal "
+                         "CORPUS/NAME.img (comma separated)")
     args = ap.parse_args()
 
     tiers = {t: Tier(t) for t in TIERS}
@@ -195,9 +379,12 @@ def main():
         host = read_lines(path) or []
         figure_lines += figures(host)
         failed = tiers["host"].failed
-        parse_plain_tap(host, tiers["host"], problems, path)
+        prog = check_host_program(path, host, tiers["host"], problems)
+        parse_plain_tap(host, tiers["host"], problems, path, prog)
         if tiers["host"].failed > failed or not host:
             problems.append(f"host: {path}:\n  " + "\n  ".join(host[-40:]))
+        if prog.name == "host-fuzz":
+            check_fuzz_figure(host, problems)
 
     console = read_lines(args.console) if args.console else None
     results = read_lines(args.results) if args.results else None
@@ -205,24 +392,35 @@ def main():
         if console is None:
             problems.append("VM: no console log (QEMU did not start?)")
         else:
-            parse_ktap(console, tiers["kunit"], problems)
+            parse_ktap(console, tiers["kunit"], problems, args.console)
             for splat in console_splats(console):
-                problems.append("kernel splat on the console:\n  " + splat)
+                problems.append(f"kernel splat on the console, in {args.console}:\n  "
+                                + splat)
     if args.results is not None:
         figure_lines += figures(results or [])
-        done = parse_results_port(results or [], tiers, problems)
+        done = parse_results_port(results or [], tiers, problems, args.results)
         if not done:
             tail = "\n  ".join((console or [])[-30:])
             problems.append("VM: the guest did not finish its tests (hang, "
-                            "panic or timeout); last console lines:\n  " + tail)
-        leaks, _ = kmemleak_reports(results or [])
+                            f"panic or timeout); the last lines of {args.console or 'the console log'}:\n  "
+                            + tail)
+        leaks, report = kmemleak_reports(results or [])
+        if done and any("kmemleak: not available" in l for l in report):
+            problems.append("kmemleak: not available in the guest; the "
+                            "leak check did not run")
+        if args.seed_images and "e2e" in args.expect.split(","):
+            check_seed_images(results or [], args.corpus,
+                              args.seed_images.split(","), problems)
         if leaks:
-            problems.append(f"kmemleak: {len(leaks)} leaked objects:\n  " +
+            problems.append(f"kmemleak: {len(leaks)} leaked objects, in {args.results}:\n  " +
                             "\n  ".join(kmemleak_reports(results)[1][:60]))
 
-    for name in filter(None, args.expect.split(",")):
+    expected = [t for t in args.expect.split(",") if t]
+    for name in expected:
         if tiers[name].total() == 0:
             problems.append(f"{name}: the tier did not run at all")
+    if args.manifest:
+        check_manifest(read_manifest(args.manifest), expected, problems)
 
     for p in problems:
         print("FAIL: " + p)

@@ -14,11 +14,15 @@ Usage: scripts/run-vm.sh [--mode check|demo|bench|shell|mutate] [--timeout SECON
 
 check  (default) run the guest tiers, logs in build/vm/, exit with QEMU's
        status (124 on timeout)
-demo   run the demo with the console on this terminal
+demo   run the demo on this terminal
 bench  print the dump/restore benchmark's figures on this terminal
 shell  interactive shell on this terminal (Ctrl-A X quits QEMU)
 mutate only the mutation campaign, logs as for check (make mutate)
 --append adds to the kernel command line (kfdcriu.mutate_images=N, ...)
+In demo, bench and shell modes the kernel log goes to build/vm/console.log
+as in check mode, and the guest talks to this terminal on a serial port of
+its own; V=1 or VERBOSE=1 puts the kernel log on this terminal instead.
+KUnit does not run at boot in these modes (make check runs it).
 KVM is used when /dev/kvm works, TCG otherwise; AMDKFD_CRIU_ACCEL
 overrides (kvm or tcg).
 TXT
@@ -74,8 +78,28 @@ pick_accel() {
 # the same test file, slow cases included.
 KUNIT_ARGS="kunit.filter=speed>slow kunit.filter_action=skip"
 
+verbose() {
+	case "${V:-}${VERBOSE:-}" in
+	*[1-9]*) return 0 ;;
+	esac
+	return 1
+}
+
+# A problem the kernel logged while the console was out of sight.
+report_console_splats() {
+	local log=$BUILD_DIR/vm/console.log
+
+	grep -qE "$SPLAT_RE" "$log" 2>/dev/null || return 0
+	log "the kernel logged a problem; from build/vm/console.log:"
+	grep -m1 -A20 -E "$SPLAT_RE" "$log" | sed 's/^/  /' >&2
+}
+
+# What scripts/parse-results.py counts as a splat, in short.
+SPLAT_RE='BUG: |WARNING: |Kernel panic|Oops|general protection fault|UBSAN: '
+
 main() {
-	local mode=check timeout=900 accel vmdir=$BUILD_DIR/vm extra=
+	local mode=check timeout=900 accel vmdir=$BUILD_DIR/vm extra= rc=0
+	local kunit=$KUNIT_ARGS quiet=0
 	local -a serial
 	while [ $# -gt 0 ]; do
 		case "$1" in
@@ -95,18 +119,31 @@ main() {
 		serial=(-serial "file:$vmdir/console.log" -serial "file:$vmdir/results.log")
 		;;
 	demo|bench|shell)
-		serial=(-serial mon:stdio -serial "file:$vmdir/results.log")
+		kunit="kunit.enable=0"
+		if verbose; then
+			serial=(-serial mon:stdio -serial "file:$vmdir/results.log")
+		else
+			quiet=1
+			rm -f "$vmdir/console.log"
+			serial=(-serial "file:$vmdir/console.log"
+				-serial "file:$vmdir/results.log" -serial mon:stdio)
+			extra+=" kfdcriu.tty=ttyS2"
+		fi
 		;;
 	*) usage >&2; exit 2 ;;
 	esac
 	log "booting ($accel, mode $mode, timeout ${timeout}s)"
+	[ "$quiet" -eq 0 ] ||
+		log "kernel log: build/vm/console.log (V=1 shows it here); the VM boots in about a minute"
 	timeout --foreground -k 10 "$timeout" \
 		qemu-system-x86_64 -accel "$accel" -m 2048 -smp 2 \
 		-kernel "$KSRC/arch/x86/boot/bzImage" \
 		-initrd "$vmdir/initramfs.cpio.gz" \
-		-append "console=ttyS0 panic=-1 kfdcriu.mode=$mode $KUNIT_ARGS$extra" \
+		-append "console=ttyS0 panic=-1 kfdcriu.mode=$mode $kunit$extra" \
 		-display none -monitor none -no-reboot -nic none \
-		"${serial[@]}"
+		"${serial[@]}" || rc=$?
+	[ "$quiet" -eq 0 ] || report_console_splats
+	return "$rc"
 }
 
 main "$@"

@@ -15,17 +15,26 @@ uptime_cs() {
 	echo "${up%.*}${up#*.}"
 }
 
+# progress WORD...: one live line on the results port for the host's
+# progress display (scripts/progress.py). The framed TAP of check mode
+# comes only when every program has run; the parser ignores these lines.
+progress() {
+	echo "### progress $*" > "$RESULTS"
+}
+
 # run_one TIER NAME CMD...: run a test program, frame its output and
 # say how long it took (build/vm/results.log; the parser ignores it).
 run_one() {
 	local tier=$1 name=$2 start rc
 	shift 2
 	start=$(uptime_cs)
+	progress start "$tier" "$name"
 	echo "### run $tier $name"
 	"$@" 2>&1
 	rc=$?
 	echo "### exit $tier $name $rc"
 	echo "### time $tier $name $(( $(uptime_cs) - start ))0 ms"
+	progress end "$tier" "$name" "$rc"
 }
 
 # kmemleak wants two scans before it reports an object as leaked.
@@ -95,7 +104,7 @@ in_list() {
 
 # run_lanes DIR: every test program of both tiers, in two lanes.
 run_lanes() {
-	local dir=$1 lane1="$TESTROOT/$LANE1_HEAD" lane2="" t rel
+	local dir=$1 lane1="$TESTROOT/$LANE1_HEAD" lane2="" t rel n=0
 
 	for rel in $LANE2; do
 		lane2="$lane2 $TESTROOT/$rel"
@@ -104,6 +113,10 @@ run_lanes() {
 		rel=${t#$TESTROOT/}
 		in_list "$rel" $LANE1_HEAD $LANE2 || lane1="$lane1 $t"
 	done
+	for t in $lane1 $lane2; do
+		[ -f "$t" ] && n=$((n + 1))
+	done
+	progress plan "$n"
 	(for t in $lane1; do
 		[ -f "$t" ] && run_into "$dir" "$t"
 	done) &

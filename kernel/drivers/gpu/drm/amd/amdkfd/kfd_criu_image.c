@@ -1929,6 +1929,26 @@ static int kfd_criu_check_doorbells(const struct kfd_criu_queue_rec *q,
 	return 0;
 }
 
+/*
+ * pqm_set_gws() gives GWS to one queue per process and GPU and refuses a
+ * second with -EBUSY, so no dumped process has two such queues on a GPU.
+ */
+static int kfd_criu_check_gws(const struct kfd_criu_queue_rec *q, u32 n)
+{
+	u64 used = 0, bit;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		if (!q[i].gws)
+			continue;
+		bit = BIT_ULL(le32_to_cpu(q[i].gpu_index));
+		if (used & bit)
+			return -EINVAL;
+		used |= bit;
+	}
+	return 0;
+}
+
 /**
  * kfd_criu_check_queues() - check the QUEUE records of an image as a set
  * @queues: the fixed parts of the QUEUE records, in stream order
@@ -1938,13 +1958,15 @@ static int kfd_criu_check_doorbells(const struct kfd_criu_queue_rec *q,
  *
  * Validates each record with kfd_criu_validate_queue(), then what only
  * the set shows: the records are sorted by strictly ascending queue_id
- * (the writer walks the process's queue list by id), no two queues of a
+ * (the writer walks the process's queue list by id), at most one queue of
+ * a GPU uses GWS, no two queues of a
  * GPU share a doorbell slot, and no ring, EOP buffer or CWSR area of a
  * GPU's queues overlaps another. Read and write pointer locations may be
  * shared: user mode often packs them into one page.
  *
  * Return: 0, -EINVAL for an invalid record, more than
- * %KFD_CRIU_MAX_QUEUES records, a descending queue id or an overlap,
+ * %KFD_CRIU_MAX_QUEUES records, a descending queue id, a second GWS
+ * queue on a GPU or an overlap,
  * -EEXIST for a queue id or doorbell slot that repeats, -EOPNOTSUPP from
  * kfd_criu_validate_queue(), -ENOMEM if the overlap check cannot allocate.
  */
@@ -1969,6 +1991,9 @@ int kfd_criu_check_queues(const struct kfd_criu_queue_rec *queues, u32 n,
 	}
 	if (!n)
 		return 0;
+	ret = kfd_criu_check_gws(queues, n);
+	if (ret)
+		return ret;
 	ret = kfd_criu_check_doorbells(queues, n);
 	if (ret)
 		return ret;

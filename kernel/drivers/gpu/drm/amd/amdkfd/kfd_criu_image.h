@@ -503,7 +503,8 @@ struct kfd_criu_counts_rec {
  *	page of its GPU, below %KFD_CRIU_MAX_DOORBELLS; user mode rings it
  *	there, so restore must keep it
  * @sdma_engine_id: SDMA only: engine, below %KFD_CRIU_MAX_SDMA_ENGINES
- * @gws: compute only: 1 when the queue uses global wave sync, else 0
+ * @gws: compute only: 1 when the queue uses global wave sync, else 0; at
+ *	most one queue of a GPU (pqm_set_gws() refuses a second)
  * @num_cu_mask: compute only: bits of CU mask that follow the record, a
  *	multiple of 32 up to %KFD_CRIU_MAX_CU_MASK_BITS; 0 for no mask
  * @num_xcc: MQDs of the queue: the GPU's num_xcc for compute, 1 for SDMA

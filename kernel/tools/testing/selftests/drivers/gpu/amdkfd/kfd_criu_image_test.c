@@ -67,7 +67,7 @@
 #define PROCESS_NUM_EVENTS_OFF	20
 #define EVENT_AGE_OFF		16
 /* KFD_CRIU_MAX_EVENT_AGE: the largest event age an image may carry */
-#define MAX_EVENT_AGE		(1ULL << 62)
+#define MAX_EVENT_AGE		0x4000000000000000ULL
 #define END_RECORD_SIZE		(RECORD_OVERHEAD + 16)
 #define END_PAYLOAD_BYTES_OFF	8
 /* struct kfd_criu_gpu_rec: its size and the offsets of its fields */

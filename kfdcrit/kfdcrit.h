@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Copyright 2026 The amdkfd-criu authors
+ */
+
+#ifndef KFDCRIT_H_INCLUDED
+#define KFDCRIT_H_INCLUDED
+
+#include <linux/types.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "kfd_criu_image.h"
+
+/**
+ * DOC: kfdcrit - read, check and compare KFD CRIU images
+ *
+ * The tool is built from the kernel's own codec (kfd_criu_image.c with the
+ * host shims of host/include), so it reads a stream exactly as the kernel
+ * does: kc_stream_read() runs the codec's reader over a file held in
+ * memory, kc_check() runs on what it read the checks RESTORE runs on the
+ * metadata (the collectors of kfd_criu.c and of each state family, and
+ * the codec's validators), and compat places the image's GPUs with the
+ * codec's kfd_criu_map_gpus().
+ */
+
+/** KC_SCHEMA_VERSION - version of the JSON that "decode --format json" prints */
+#define KC_SCHEMA_VERSION	1
+
+/** KC_EXIT_USAGE - exit status for a command line kfdcrit does not understand */
+#define KC_EXIT_USAGE		64
+
+/**
+ * struct kc_record - one record of a stream, as read
+ * @offset: offset of its header in the file
+ * @type: record type
+ * @flags: record flags
+ * @length: payload bytes
+ * @payload: the payload, inside the file's bytes
+ * @crc: the CRC32C trailer
+ * @skipped: an unknown optional record the reader skipped
+ */
+struct kc_record {
+	u64 offset;
+	u32 type;
+	u32 flags;
+	u32 length;
+	const u8 *payload;
+	u32 crc;
+	bool skipped;
+};
+
+/**
+ * struct kc_diag - why a stream is refused
+ * @err: negative errno, 0 when nothing is wrong
+ * @offset: offset of the offending record, or of the header
+ * @type: its record type; 0 for the header or when unknown
+ * @in_header: the error is in the stream header
+ * @reason: what is wrong, for a person
+ */
+struct kc_diag {
+	int err;
+	u64 offset;
+	u32 type;
+	bool in_header;
+	char reason[256];
+};
+
+/**
+ * struct kc_stream - a stream file read by the codec
+ * @name: the file name, for messages
+ * @data: the file's bytes
+ * @size: bytes at @data
+ * @hdr: the stream header, valid when @header_ok
+ * @header_ok: the header was read and passed the codec's checks
+ * @recs: the records read, in stream order, skipped ones included
+ * @nrecs: entries at @recs
+ * @ended: END was read
+ * @consumed: bytes the reader consumed
+ * @diag: the reader's error, if any, with its place
+ */
+struct kc_stream {
+	const char *name;
+	u8 *data;
+	size_t size;
+	struct kfd_criu_image_header hdr;
+	bool header_ok;
+	struct kc_record *recs;
+	size_t nrecs;
+	bool ended;
+	size_t consumed;
+	struct kc_diag diag;
+};
+
+/* image.c */
+int kc_stream_load(struct kc_stream *s, const char *path);
+void kc_stream_free(struct kc_stream *s);
+const char *kc_type_name(u32 type);
+const char *kc_errno_name(int err);
+u64 kc_fnv1a64(const void *buf, size_t len);
+void kc_diag_set(struct kc_diag *d, int err, const struct kc_record *rec,
+		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void kc_diag_print(FILE *f, const char *name, const struct kc_diag *d);
+
+/* check.c */
+int kc_check(const struct kc_stream *s, struct kc_diag *d);
+
+/* explain.c */
+void kc_explain_reader(const struct kc_stream *s, struct kc_diag *d);
+const char *kc_explain_event(const struct kfd_criu_event_rec *ev);
+const char *kc_explain_process(const struct kfd_criu_process_rec *p);
+const char *kc_explain_gpu(const struct kfd_criu_gpu_rec *g);
+const char *kc_explain_trap(const struct kfd_criu_trap_rec *t, u32 num_gpus);
+const char *kc_explain_bo(const struct kfd_criu_bo_rec *bo, u32 num_gpus);
+const char *kc_explain_counts(const struct kfd_criu_counts_rec *c,
+			      u32 num_gpus);
+
+/* meta.c */
+/**
+ * struct kc_meta - the plugin's kfdcriu-<id>.img (a kfd_criu_meta message)
+ * @format_version: field 1
+ * @file_id: field 2
+ * @stream_size: field 3
+ * @alias_of: field 5, 0 when absent
+ * @render_gpu_id: field 6, 0 when absent
+ * @open_flags: field 7
+ * @has_alias: @alias_of was present
+ * @has_render: @render_gpu_id was present
+ */
+struct kc_meta {
+	u32 format_version;
+	u32 file_id;
+	u64 stream_size;
+	u32 alias_of;
+	u32 render_gpu_id;
+	u32 open_flags;
+	bool has_alias;
+	bool has_render;
+};
+
+int kc_meta_parse(const u8 *buf, size_t len, struct kc_meta *m);
+int kc_read_file(const char *path, u8 **data, size_t *size);
+
+/* decode.c */
+/**
+ * struct kc_field - one fixed-width little-endian field of a record
+ * @name: its name in the kernel header, and in the output
+ * @off: offset in the payload
+ * @size: 4 or 8
+ * @hex: shown in hex in the text output (addresses, masks, ids)
+ */
+struct kc_field {
+	const char *name;
+	u16 off;
+	u8 size;
+	bool hex;
+};
+
+const struct kc_field *kc_fields_of(u32 type, u32 *fixed);
+u64 kc_field_value(const struct kc_field *f, const u8 *payload);
+
+/* show.c, decode.c, compat.c, diff.c */
+int kc_cmd_show(int argc, char **argv);
+int kc_cmd_decode(int argc, char **argv);
+int kc_cmd_check(int argc, char **argv);
+int kc_cmd_compat(int argc, char **argv);
+int kc_cmd_diff(int argc, char **argv);
+
+/* main.c */
+/* Called on each stream file; returns 0 or an exit status */
+typedef int (*kc_stream_fn)(const char *stream, void *ctx);
+
+int kc_for_each_stream(const char *path, kc_stream_fn fn, void *ctx);
+
+#endif /* KFDCRIT_H_INCLUDED */

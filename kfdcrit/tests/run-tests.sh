@@ -1,0 +1,370 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+#
+# The kfdcrit tests, as TAP. Run by "make -C kfdcrit check" (the host tier
+# of "make check"), with a kfdcrit built with ASan and UBSan.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+KFDCRIT=
+MKIMAGE=
+VERDICT=
+WORK=
+MUTANTS=${KFDCRIT_MUTANTS:-150}
+
+usage() {
+	cat <<'TXT'
+Usage: kfdcrit/tests/run-tests.sh --kfdcrit BIN --mkimage BIN --verdict BIN --work DIR
+
+Tests kfdcrit (built with ASan and UBSan) and prints TAP:
+  - --help is a manual; a bad command line exits 64
+  - check of every kc_mkimage case: exit status (the errno RESTORE
+    returns), reason, and that the offset and type it names are a record
+    of that type in decode's output
+  - check agrees with the fuzz target's model of RESTORE (kc_fuzz_verdict)
+    on every file of fuzz/corpus/ and fuzz/regressions/, and on
+    KFDCRIT_MUTANTS (default 150) mutations of each seed image, except the
+    two documented differences of that model; never a sanitizer report
+  - decode --format json: the schema of tests/json-fields.txt, the data
+    hashes, and the round trip JSON -> stream -> the same bytes
+  - show of a stream and of an images directory with the plugin's
+    kfdcriu-<id>.img; check of a directory
+  - compat against fake sysfs topologies
+  - diff of images that differ in known records
+  - make install with DESTDIR and PREFIX
+Work files go to DIR.
+TXT
+}
+
+N=0
+FAILED=0
+
+tap() {
+	N=$((N + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $N - $2"
+	else
+		echo "not ok $N - $2"
+		FAILED=1
+	fi
+}
+
+# Runs kfdcrit; its status in RC, its output (stdout and stderr) in OUT
+run() {
+	RC=0
+	OUT=$("$KFDCRIT" "$@" 2>&1) || RC=$?
+}
+
+test_help() {
+	local bad=0
+	run --help
+	[ "$RC" -eq 0 ] || bad=1
+	for word in show decode check compat diff "Exit status" KFDCRIT_SYSFS \
+		    KFD_CRIU_GPU_MAP "--format" "--data" "--sysfs"; do
+		grep -q -- "$word" <<< "$OUT" || { echo "# --help lacks $word"; bad=1; }
+	done
+	tap "$bad" "--help is a manual of every command, option and exit status"
+	run frobnicate x
+	[ "$RC" -eq 64 ] && r=0 || r=1
+	tap "$r" "an unknown command exits 64"
+	run check
+	[ "$RC" -eq 64 ] && r=0 || r=1
+	tap "$r" "check without a file exits 64"
+}
+
+# case|exit status|what the reason must say
+CASES='ok-events|0|ok, 7 records
+ok-gpu|0|ok, 10 records
+unknown-optional|0|ok, 8 records
+trailing|0|16 bytes after END
+event-intmax|22|EVENT record: event id 2147483647 out of range
+event-dup|17|EVENT record: event id 1 repeats: EEXIST
+event-order|22|EVENT record: event id 2 below the one before it
+event-slot|22|EVENT record: event 9: its signal slot is outside the 8-slot signal page
+events-extra|22|EVENT record: more EVENT records than
+events-missing|22|END record: PROCESS announces 4 events, 3 EVENT records came
+process-bool|22|PROCESS record: xnack_enabled 2 is not 0 or 1
+compat-not-first|22|offset 88: PROCESS record: the first record is not COMPAT
+unknown-mandatory|95|record type 4096: EOPNOTSUPP
+gpu-missing|22|PROCESS record: COMPAT announces 2 GPUs, 1 GPU records came
+gpu-bad|22|offset 112: GPU record: gpu 0x8a3c: num_xcc 0 out of range
+bo-overlap|22|BO record: BO 2 on GPU index 0: its VA range overlaps
+bo-dup|17|BO record: BO 1 on GPU index 0: handle repeats
+bo-data-offset|22|BO_DATA record: chunk of BO index 1 at offset 4096
+bo-data-missing|22|END record: END before the contents of the BOs
+event-after-bo|22|EVENT record: out of order: after the BO records
+counts-zero|22|COUNTS record: both counts are zero
+bad-crc|74|EVENT record: CRC32C 0x
+truncated|61|EVENT record: stream ends inside the record
+no-end|61|stream ends before its END record: ENODATA
+version|71|offset 0: header: format version 2
+magic|22|offset 0: header: bad magic
+end-count|22|END record: END counts 7 records'
+
+# The offset and type check names must be a record of decode's listing
+named_record_exists() {
+	local img=$1 offset type
+	offset=$(sed -n 's/.*: offset \([0-9]*\): \([A-Z_]*\) record: .*/\1/p' <<< "$OUT")
+	type=$(sed -n 's/.*: offset \([0-9]*\): \([A-Z_]*\) record: .*/\2/p' <<< "$OUT")
+	[ -n "$offset" ] || return 0	# the header, or no record there
+	case $OUT in *"stream ends"*) return 0 ;; esac
+	"$KFDCRIT" decode "$img" 2>/dev/null | grep -q "^$offset $type " && return 0
+	# A record the reader refused is not listed: read its type field
+	[ "$(type_name "$(od -An -tu4 -j"$offset" -N4 "$img" | tr -d ' ')")" = "$type" ] ||
+		{ echo "# no $type record at offset $offset"; return 1; }
+}
+
+type_name() {
+	local names=(UNKNOWN END COMPAT PROCESS SIGNAL_PAGE EVENT GPU BO BO_DATA
+		     QUEUE QUEUE_STATE SVM_RANGE COUNTS TRAP_HANDLER)
+	if [ "$1" -ge 1 ] && [ "$1" -lt ${#names[@]} ]; then
+		echo "${names[$1]}"
+	else
+		echo UNKNOWN
+	fi
+}
+
+test_cases() {
+	local name rc want img bad
+	mkdir -p "$WORK/cases"
+	while IFS='|' read -r name rc want; do
+		img=$WORK/cases/$name.img
+		bad=0
+		"$MKIMAGE" "$name" "$img" || bad=1
+		run check "$img"
+		[ "$RC" -eq "$rc" ] || { echo "# exit $RC, want $rc: $OUT"; bad=1; }
+		grep -qF -- "$want" <<< "$OUT" || { echo "# got: $OUT"; bad=1; }
+		named_record_exists "$img" || bad=1
+		tap "$bad" "check $name: exit $rc, \"$want\""
+	done <<< "$CASES"
+	[ "$("$MKIMAGE" --list | wc -l)" -eq "$(wc -l <<< "$CASES")" ] && r=0 || r=1
+	tap "$r" "every kc_mkimage case has an expectation"
+}
+
+# Compares check of a directory of kfdcriu-*.stream with the fuzz model
+compare_dir() {
+	local dir=$1
+
+	"$VERDICT" verdict "$dir"/kfdcriu-*.stream > "$dir/verdict.txt" || return 1
+	"$KFDCRIT" check "$dir" > "$dir/check.txt" 2>&1 || true
+	"$HERE/kc_json.py" agree "$dir/verdict.txt" "$dir/check.txt" "$KFDCRIT" ${2:+--allow}
+}
+
+test_agreement() {
+	local dir=$WORK/corpus i=0 f seed
+	rm -rf "$dir" "$WORK/mutants"
+	mkdir -p "$dir" "$WORK/mutants"
+	for f in "$TOP"/fuzz/corpus/* "$TOP"/fuzz/regressions/*; do
+		case ${f##*/} in README*) continue ;; esac
+		cp "$f" "$dir/kfdcriu-$i.stream"
+		i=$((i + 1))
+	done
+	compare_dir "$dir" && r=0 || r=1
+	tap "$r" "check agrees with the fuzz model on all $i corpus and regression inputs"
+	i=0
+	for seed in "$TOP"/fuzz/corpus/*.img; do
+		mkdir -p "$WORK/mutants/$i"
+		"$VERDICT" mutate "$seed" "$MUTANTS" "$i" "$WORK/mutants/$i" ||
+			echo "# kc_fuzz_verdict mutate failed on $seed"
+		i=$((i + 1))
+	done
+	local bad=0
+	for dir in "$WORK"/mutants/*/; do
+		compare_dir "${dir%/}" allow || bad=1
+	done
+	tap "$bad" "check agrees with the fuzz model on $((i * MUTANTS)) mutated images, no sanitizer report"
+}
+
+test_json() {
+	local f bad=0 fields=$HERE/json-fields.txt out=$WORK/json i=0 r
+	rm -rf "$out"
+	mkdir -p "$out"
+	for f in "$TOP"/fuzz/corpus/*.img "$WORK"/cases/*.img; do
+		"$KFDCRIT" decode --format json --data "$f" > "$out/$i.json" 2>/dev/null || true
+		i=$((i + 1))
+	done
+	"$HERE/kc_json.py" schema "$fields" "$out"/*.json && r=0 || r=1
+	tap "$r" "decode --format json --data of $i images follows the schema; data hashes match"
+	for f in "$TOP"/fuzz/corpus/*.img "$WORK"/cases/ok-*.img "$WORK"/cases/unknown-optional.img; do
+		if ! "$KFDCRIT" decode --format json --data "$f" > "$out/x.json" ||
+		   ! "$HERE/kc_json.py" encode "$fields" "$out/x.json" "$out/x.bin" 2>/dev/null ||
+		   ! cmp -s "$out/x.bin" "$f"; then
+			echo "# ${f##*/} differs after the round trip"
+			bad=1
+		fi
+	done
+	tap "$bad" "decode --format json --data round-trips to the same bytes"
+	run decode --format json "$WORK/cases/event-dup.img"
+	grep -q '"error": null' <<< "$OUT" && grep -q '"complete": true' <<< "$OUT" && r=0 || r=1
+	tap "$r" "decode reports no reader error for an image only the set checks refuse"
+	run decode --format json "$WORK/cases/bad-crc.img"
+	[ "$RC" -eq 74 ] && grep -q '"errno": "EBADMSG", "errno_value": 74' <<< "$OUT" && r=0 || r=1
+	tap "$r" "decode --format json of a bad CRC: the error object and exit 74"
+}
+
+# The plugin's kfdcriu-<id>.img: format_version 1, file_id ID, stream_size
+meta_img() {
+	local id=$1 size=$2
+	printf "\\x08\\x01\\x10\\x$(printf %02x "$id")\\x18\\x$(printf %02x $((size & 0x7f | 0x80)))\\x$(printf %02x $((size >> 7)))"
+}
+
+test_show() {
+	local dir=$WORK/images bad=0
+	run show "$WORK/cases/ok-events.img"
+	grep -q 'events: 3, 1 signaled, 2 signal, 1 nodechange' <<< "$OUT" || bad=1
+	grep -q 'written by Linux 6.12.117' <<< "$OUT" || bad=1
+	grep -q '^check: ok' <<< "$OUT" || bad=1
+	tap "$bad" "show: events, signaled, release, verdict"
+	bad=0
+	run show "$WORK/cases/ok-gpu.img"
+	grep -q 'BOs: 2, VRAM 1 (8192 bytes), GTT 1 (4096 bytes), largest 8192 bytes' <<< "$OUT" || bad=1
+	grep -q 'gpu 0: gpu_id 0x8a3c, gfx1100' <<< "$OUT" || bad=1
+	grep -q 'a restore needs: device 0x744c' <<< "$OUT" || bad=1
+	grep -q 'BO_DATA 2 (12352 bytes)' <<< "$OUT" || bad=1
+	tap "$bad" "show: BOs per domain, GPUs and what a restore needs, bytes per record type"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp "$WORK/cases/ok-events.img" "$dir/kfdcriu-5.stream"
+	cp "$WORK/cases/event-dup.img" "$dir/kfdcriu-7.stream"
+	meta_img 5 560 > "$dir/kfdcriu-5.img"
+	bad=0
+	run show "$dir"
+	grep -q 'kfdcriu-5.img: file id 5, /dev/kfd, stream format version 1, 560 bytes' <<< "$OUT" || bad=1
+	grep -q 'kfdcriu-7.stream: offset 336: EVENT record: event id 1 repeats: EEXIST' <<< "$OUT" || bad=1
+	[ "$RC" -eq 0 ] || bad=1
+	tap "$bad" "show DIR: the plugin's metadata and every stream with its verdict"
+	run check "$dir"
+	[ "$RC" -eq 17 ] && grep -q 'kfdcriu-5.stream: ok' <<< "$OUT" && r=0 || r=1
+	tap "$r" "check DIR: every stream, exit with the first refusal's errno"
+	run check "$WORK/no-such-file"
+	[ "$RC" -eq 2 ] && r=0 || r=1
+	tap "$r" "check of a missing file exits ENOENT"
+}
+
+# A fake sysfs root with one GPU node: fake_gpu ROOT NODE GPU_ID MEC_FW GFX
+fake_gpu() {
+	local root=$1 node=$2 id=$3 fw=$4 gfx=$5
+	local d=$root/class/kfd/kfd/topology/nodes/$node
+	mkdir -p "$d/mem_banks/0" "$root/class/drm/renderD$((128 + node))/device"
+	echo "$id" > "$d/gpu_id"
+	cat > "$d/properties" <<TXT
+cpu_cores_count 0
+simd_count 192
+gfx_target_version $gfx
+device_id 29772
+drm_render_minor $((128 + node))
+cwsr_size 385024
+ctl_stack_size 12288
+fw_version $fw
+sdma_fw_version 22
+num_xcc 1
+TXT
+	printf 'heap_type 1\nsize_in_bytes %d\n' $((24 << 30)) > "$d/mem_banks/0/properties"
+	echo 0x00 > "$root/class/drm/renderD$((128 + node))/device/revision"
+	echo SPX > "$root/class/drm/renderD$((128 + node))/device/current_compute_partition"
+}
+
+fake_cpu() {
+	mkdir -p "$1/class/kfd/kfd/topology/nodes/0" "$1/module/amdgpu/parameters"
+	echo 0 > "$1/class/kfd/kfd/topology/nodes/0/gpu_id"
+	echo "cpu_cores_count 2" > "$1/class/kfd/kfd/topology/nodes/0/properties"
+	echo 1 > "$1/module/amdgpu/parameters/cwsr_enable"
+}
+
+test_compat() {
+	local sys=$WORK/sys img=$WORK/cases/ok-gpu.img
+	rm -rf "$sys"
+	fake_cpu "$sys/same"
+	fake_gpu "$sys/same" 1 35388 2280 110000
+	run compat --sysfs "$sys/same" "$img"
+	[ "$RC" -eq 0 ] && grep -q '^KFD_CRIU_GPU_MAP=0x8a3c=0x8a3c$' <<< "$OUT" &&
+		grep -q 'local 0x8a3c (node 1) fits$' <<< "$OUT" && r=0 || r=1
+	tap "$r" "compat: the same GPU under the same gpu_id"
+	fake_cpu "$sys/two"
+	fake_gpu "$sys/two" 1 4369 2280 90402
+	fake_gpu "$sys/two" 2 8738 2281 110000
+	KFDCRIT_SYSFS=$sys/two run compat "$img"
+	[ "$RC" -eq 0 ] && grep -q '^KFD_CRIU_GPU_MAP=0x8a3c=0x2222$' <<< "$OUT" &&
+		grep -q 'local 0x1111 (node 1) differs in gfx_target_version' <<< "$OUT" && r=0 || r=1
+	tap "$r" "compat (KFDCRIT_SYSFS): another gpu_id with newer firmware, not the other gfx"
+	fake_cpu "$sys/old"
+	fake_gpu "$sys/old" 1 35388 2279 110000
+	run compat --sysfs "$sys/old" "$img"
+	[ "$RC" -eq 19 ] && grep -q 'differs in mec_fw_version' <<< "$OUT" && r=0 || r=1
+	tap "$r" "compat: older MEC firmware fits nowhere: ENODEV"
+	fake_cpu "$sys/none"
+	run compat --sysfs "$sys/none" "$img"
+	[ "$RC" -eq 19 ] && grep -q '0 local GPUs' <<< "$OUT" && r=0 || r=1
+	tap "$r" "compat: a machine without GPUs: ENODEV"
+	KFD_CRIU_GPU_MAP=0x8a3c=0x1111 KFDCRIT_SYSFS=$sys/two run compat "$img"
+	[ "$RC" -eq 19 ] && grep -q 'RESTORE fails: image GPU 0x8a3c, local 0x1111: gfx_target_version: ENODEV' <<< "$OUT" && r=0 || r=1
+	tap "$r" "compat: what RESTORE does with the KFD_CRIU_GPU_MAP given"
+	KFD_CRIU_GPU_MAP=0x8a3c=0x2222 KFDCRIT_SYSFS=$sys/two run compat "$img"
+	[ "$RC" -eq 0 ] && r=0 || r=1
+	tap "$r" "compat: a KFD_CRIU_GPU_MAP that places every GPU"
+	rm "$sys/same/class/drm/renderD129/device/revision" "$sys/same/module/amdgpu/parameters/cwsr_enable"
+	run compat --sysfs "$sys/same" "$img"
+	[ "$RC" -eq 0 ] && grep -q 'fits (not verified: revision_id cwsr_enable)' <<< "$OUT" && r=0 || r=1
+	tap "$r" "compat: says which fields the topology did not give"
+	run compat --sysfs "$sys/none" "$WORK/cases/ok-events.img"
+	[ "$RC" -eq 0 ] && grep -q 'restores on any machine' <<< "$OUT" && r=0 || r=1
+	tap "$r" "compat: an image without GPUs restores anywhere"
+}
+
+test_diff() {
+	local c=$WORK/cases
+	run diff "$c/ok-gpu.img" "$c/ok-gpu.img"
+	[ "$RC" -eq 0 ] && [ -z "$OUT" ] && r=0 || r=1
+	tap "$r" "diff of an image with itself: nothing, exit 0"
+	run diff "$c/ok-events.img" "$c/event-dup.img"
+	[ "$RC" -eq 1 ] && grep -q '^- EVENT event_id=2 (offset 336)$' <<< "$OUT" &&
+		grep -q '^+ EVENT event_id=1 (offset 336)$' <<< "$OUT" &&
+		[ "$(wc -l <<< "$OUT")" -eq 2 ] && r=0 || r=1
+	tap "$r" "diff pairs events by id: one only in A, one only in B, exit 1"
+	run diff "$c/ok-gpu.img" "$c/bo-overlap.img"
+	[ "$RC" -eq 1 ] &&
+		[ "$OUT" = "~ BO gpu_index=0 handle=2: va 0x7ff000200000 -> 0x7ff000001000" ] && r=0 || r=1
+	run diff --ignore BO.va "$c/ok-gpu.img" "$c/bo-overlap.img"
+	[ "$r" -eq 0 ] && [ "$RC" -eq 0 ] && r=0 || r=1
+	tap "$r" "diff names the field that differs; --ignore TYPE.FIELD leaves it out"
+}
+
+test_install() {
+	local dest=$WORK/dest
+	rm -rf "$dest"
+	make -s -C "$TOP/kfdcrit" O="${KFDCRIT%/san/kfdcrit}" DESTDIR="$dest" \
+		PREFIX=/opt/kc install > "$WORK/install.log" 2>&1 &&
+		[ -x "$dest/opt/kc/bin/kfdcrit" ] &&
+		[ -f "$dest/opt/kc/share/man/man1/kfdcrit.1" ] &&
+		"$dest/opt/kc/bin/kfdcrit" check "$WORK/cases/ok-gpu.img" > /dev/null && r=0 || r=1
+	tap "$r" "make install honours DESTDIR and PREFIX; the installed kfdcrit runs"
+}
+
+main() {
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-h|--help) usage; exit 0 ;;
+		--kfdcrit) KFDCRIT=$2; shift 2 ;;
+		--mkimage) MKIMAGE=$2; shift 2 ;;
+		--verdict) VERDICT=$2; shift 2 ;;
+		--work) WORK=$2; shift 2 ;;
+		*) usage >&2; exit 2 ;;
+		esac
+	done
+	[ -n "$KFDCRIT" ] && [ -n "$MKIMAGE" ] && [ -n "$VERDICT" ] && [ -n "$WORK" ] ||
+		{ usage >&2; exit 2; }
+	mkdir -p "$WORK"
+	export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
+	echo "1..54"
+	trap '[ "$N" -eq 54 ] || echo "not ok - run-tests.sh stopped after $N of 54 tests"' EXIT
+	for t in test_help test_cases test_agreement test_json test_show \
+		 test_compat test_diff test_install; do
+		local start=$SECONDS
+		"$t"
+		echo "# $t: $((SECONDS - start)) s"
+	done
+	return "$FAILED"
+}
+
+main "$@"

@@ -1,0 +1,743 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DOC: the harness as CRIU 3.17, 3.19 to 4.2 and criu-dev, and as KFD
+ *
+ * Included by kfd_criu_plugin_test.c. A fake KFD answers the plugin's
+ * ioctl()s on /dev/null (KFD_DEV_PATH) while fake_kfd.on is set, and a
+ * fake stat() shows the fake root's render nodes as DRM character devices.
+ * play_restore() then runs a restored task's hooks in CRIU's order and with
+ * CRIU's fd handling:
+ *
+ * - 3.17 and 3.18 dup() the fd UPDATE_VMA_MAP returns and leave the
+ *   plugin's own alone;
+ * - 3.19 and later own that fd: the restorer closes it after the last
+ *   mapping that shares it;
+ * - criu-dev after 4.2 passes RESTORE_EXT_FILE a retry flag that it does
+ *   not initialise (this file is then built with KFD_CRIU_RESTORE_RETRY,
+ *   against a header with that signature).
+ *
+ * A run of mappings of one file shares one fd, as in CRIU's open_filemap().
+ * The restorer's mmap() is a check that the fd is open, is the render file
+ * of the GPU the mapping must land on, and that the offset is the moved one.
+ */
+
+/**
+ * struct fake_kfd - what the fake KFD answers and what it was asked
+ * @on: answer ioctls on KFD_DEV_PATH; else pass them through
+ * @moved: the offsets RESTORE reports as moved
+ * @nr_moved: entries in @moved
+ * @gpus: the GPU map of the last RESTORE
+ * @nr_gpus: entries in @gpus
+ * @old_kernel: answer as a kernel without image mode
+ * @denied: answer as to a task without CAP_CHECKPOINT_RESTORE
+ * @paused: processes PROCESS_INFO paused and no UNPAUSE resumed
+ * @probes: image-mode probes (UNPAUSE with nothing paused)
+ * @restores: RESTOREs since reset; a second one is -EBUSY
+ * @resumes: RESUMEs since reset
+ */
+static struct fake_kfd {
+	bool on, old_kernel, denied;
+	struct kfd_criu_offset_map moved[8];
+	unsigned int nr_moved;
+	struct kfd_criu_gpu_map gpus[MAX_GPU_MAP];
+	unsigned int nr_gpus;
+	unsigned int paused, probes, restores, resumes;
+} fake_kfd;
+
+static bool is_fake_kfd(int fd)
+{
+	struct stat kfd, st;
+
+	return fake_kfd.on && !fstat(fd, &st) && !stat(KFD_DEV_PATH, &kfd) &&
+	       st.st_rdev == kfd.st_rdev && S_ISCHR(st.st_mode);
+}
+
+static int fake_restore(struct kfd_ioctl_criu_args *args)
+{
+	struct kfd_criu_offset_map *out = (void *)(uintptr_t)args->offset_map_ptr;
+
+	if (fake_kfd.restores++)
+		return -EBUSY;	/* one RESTORE per KFD process */
+	if (args->num_offset_map < fake_kfd.nr_moved) {
+		fake_kfd.restores--;
+		args->num_offset_map = fake_kfd.nr_moved;
+		return -ENOSPC;
+	}
+	fake_kfd.nr_gpus = args->num_gpu_map;
+	memcpy(fake_kfd.gpus, (void *)(uintptr_t)args->gpu_map_ptr,
+	       args->num_gpu_map * sizeof(*fake_kfd.gpus));
+	memcpy(out, fake_kfd.moved, fake_kfd.nr_moved * sizeof(*out));
+	args->num_offset_map = fake_kfd.nr_moved;
+	args->format_version = 1;
+	return 0;
+}
+
+static int fake_criu_op(struct kfd_ioctl_criu_args *args)
+{
+	if (fake_kfd.denied)
+		return -EACCES;
+	if (fake_kfd.old_kernel)	/* which ignores flags */
+		return args->op == KFD_CRIU_OP_UNPAUSE ? -EINVAL : 0;
+	switch (args->op) {
+	case KFD_CRIU_OP_PROCESS_INFO:
+		args->pid = 4242;
+		fake_kfd.paused++;
+		return 0;
+	case KFD_CRIU_OP_UNPAUSE:	/* also the plugin's probe */
+		fake_kfd.probes += !fake_kfd.paused;
+		if (!fake_kfd.paused)
+			return -EBADFD;
+		fake_kfd.paused--;
+		return 0;
+	case KFD_CRIU_OP_CHECKPOINT:
+		args->format_version = 1;
+		return write(args->image_fd, "stream", 6) == 6 ? 0 : -EIO;
+	case KFD_CRIU_OP_RESTORE:
+		return fake_restore(args);
+	case KFD_CRIU_OP_RESUME:
+		fake_kfd.resumes++;
+		return fake_kfd.restores ? 0 : -ESRCH;
+	default:
+		return 0;
+	}
+}
+
+int fake_ioctl(int fd, unsigned long request, ...)
+{
+	va_list ap;
+	void *arg;
+	int ret;
+
+	va_start(ap, request);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (!is_fake_kfd(fd))
+		return ioctl(fd, request, arg);
+	ret = request == AMDKFD_IOC_CRIU_OP ? fake_criu_op(arg) : -ENOTTY;
+	errno = -ret;
+	return ret ? -1 : 0;
+}
+
+/* A topology node whose files a device cgroup would refuse, or -1 */
+static int hidden_node = -1;
+
+int fake_openat(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	char node[32];
+	va_list ap;
+
+	va_start(ap, flags);
+	if (flags & O_CREAT)
+		mode = va_arg(ap, mode_t);
+	va_end(ap);
+	snprintf(node, sizeof(node), "/nodes/%d/", hidden_node);
+	if (hidden_node >= 0 && strstr(path, TOPOLOGY) && strstr(path, node)) {
+		errno = EPERM;
+		return -1;
+	}
+	return openat(dirfd, path, flags, mode);
+}
+
+/* The fake root's render nodes are DRM character devices */
+int fake_stat(const char *path, struct stat *buf)
+{
+	char real[512];
+	int minor;
+
+	if (sscanf(path, "/dev/dri/renderD%d", &minor) != 1 || !fake_root[0])
+		return stat(path, buf);
+	snprintf(real, sizeof(real), "%s%s", fake_root, path);
+	if (stat(real, buf))
+		return -1;
+	buf->st_mode = S_IFCHR | 0666;
+	buf->st_rdev = makedev(DRM_MAJOR, minor);
+	return 0;
+}
+
+/* So are open files of them */
+int fake_fstat(int fd, struct stat *buf)
+{
+	char link[64], path[512];
+	ssize_t len;
+	int minor;
+
+	if (fstat(fd, buf) || !S_ISREG(buf->st_mode) || !fake_root[0])
+		return fstat(fd, buf);
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	len = readlink(link, path, sizeof(path) - 1);
+	path[len < 0 ? 0 : len] = '\0';
+	if (strncmp(path, fake_root, strlen(fake_root)) ||
+	    sscanf(path + strlen(fake_root), "/dev/dri/renderD%d", &minor) != 1)
+		return 0;
+	buf->st_mode = S_IFCHR | 0666;
+	buf->st_rdev = makedev(DRM_MAJOR, minor);
+	return 0;
+}
+
+/* Turns the fake KFD on or off; the plugin asks for image mode again */
+static void fake_kfd_switch(bool on)
+{
+	memset(&fake_kfd, 0, sizeof(fake_kfd));
+	fake_kfd.on = on;
+	image_mode = -1;
+}
+
+/**
+ * enum criu_convention - how a CRIU release calls the restore hooks
+ * @CRIU_3_17: dups the UPDATE_VMA_MAP fd (3.17, 3.18)
+ * @CRIU_3_19: owns and closes the UPDATE_VMA_MAP fd (3.19 to 4.2)
+ */
+enum criu_convention { CRIU_3_17, CRIU_3_19 };
+
+static const char *const convention_name[] = {
+#ifdef KFD_CRIU_RESTORE_RETRY
+	[CRIU_3_19] = "criu-dev (retry flag)",
+#else
+	[CRIU_3_17] = "CRIU 3.17",
+	[CRIU_3_19] = "CRIU 3.19-4.2",
+#endif
+};
+
+/* What the plugin's probe of the criu binary would find */
+static void set_criu_convention(enum criu_convention c)
+{
+	criu_dups_vma_fd = c == CRIU_3_17;
+}
+
+/*
+ * RESTORE_EXT_FILE as this build's CRIU calls it. criu-dev's flag is a
+ * local it does not initialise: true here, the worst it may hold.
+ */
+static int criu_restore_ext_file(int id, bool *retry)
+{
+	void *hook = CR_PLUGIN_DESC.hooks[CR_PLUGIN_HOOK__RESTORE_EXT_FILE];
+
+	*retry = true;
+#ifdef KFD_CRIU_RESTORE_RETRY
+	return ((CR_PLUGIN_HOOK__RESTORE_EXT_FILE_t *)hook)(id, retry);
+#else
+	*retry = false;
+	return ((CR_PLUGIN_HOOK__RESTORE_EXT_FILE_t *)hook)(id);
+#endif
+}
+
+/*
+ * CRIU's ext file restore: a retry asks for another call later, which
+ * criu-dev makes once the other files are open. Returns the restored fd.
+ */
+static int play_restore_file(int id)
+{
+	bool retry;
+	int fd, tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		fd = criu_restore_ext_file(id, &retry);
+		if (fd < 0 || !retry)
+			return fd;
+		printf("# file %d: retry asked, fd %d left open\n", id, fd);
+	}
+	return -ELOOP;
+}
+
+/**
+ * struct play_vma - a mapping of the restored task, in address order
+ * @path: the file's path as the dump recorded it
+ * @file: CRIU's id of the mapped file: consecutive mappings of one share an fd
+ * @pgoff: the dumped offset (bytes)
+ * @want_pgoff: the offset it must be mmapped at
+ * @want_gpu: the index in gpu_map[] of the render file it must go through,
+ *	      -1 for /dev/kfd and other files (no plugin fd)
+ * @fd: the fd CRIU would mmap it through
+ * @close: whether the restorer closes @fd after this mapping
+ */
+struct play_vma {
+	const char *path;
+	unsigned int file;
+	uint64_t pgoff, want_pgoff;
+	int want_gpu;
+	int fd;
+	bool close;
+};
+
+/* A regular file stands in for every mapping that is no device */
+static int open_other_file(void)
+{
+	return openat(image_dir_fd, "plain", O_RDONLY | O_CLOEXEC);
+}
+
+/*
+ * CRIU 3.19 and later ignore the UPDATE_VMA_MAP fd of a mapping that they
+ * map through the fd of the mapping before it, without closing it.
+ */
+static int dropped_fds;
+
+/* A failed restore: the task exits, closing the fds of @n mappings */
+static int play_close_vmas(struct play_vma *v, int n, int ret)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!i || v[i].fd != v[i - 1].fd)
+			close(v[i].fd);
+	return ret;
+}
+
+/*
+ * CRIU's open_vmas(): UPDATE_VMA_MAP for device mappings, then one fd per
+ * run of mappings of one file; the last of a run closes it.
+ */
+static int play_open_vmas(enum criu_convention c, struct play_vma *v, int n)
+{
+	int i, ret, plugin_fd, ctx = -1;
+	bool device;
+
+	for (i = 0; i < n; i++) {
+		device = !strncmp(v[i].path, "/dev/", 5);
+		plugin_fd = -1;
+		ret = device ? kfd_update_vma_map(v[i].path, 0x7f0000000000 + i * 0x1000,
+						  v[i].pgoff, &v[i].pgoff, &plugin_fd) : -ENOTSUP;
+		if (ret < 0 && ret != -ENOTSUP)
+			return play_close_vmas(v, i, ret);
+		if (i && v[i].file == v[i - 1].file) {
+			v[i].fd = v[i - 1].fd;
+			dropped_fds += plugin_fd >= 0 && c != CRIU_3_17;
+			continue;
+		}
+		if (i)
+			v[i - 1].close = true;
+		if (plugin_fd >= 0)
+			ctx = c == CRIU_3_17 ? dup(plugin_fd) : plugin_fd;
+		else if (device && !strcmp(v[i].path, KFD_DEV_PATH))
+			ctx = open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC);
+		else
+			ctx = open_other_file();
+		v[i].fd = ctx;
+	}
+	if (n)
+		v[n - 1].close = true;
+	return 0;
+}
+
+/* The restorer: each mmap needs an open fd of the right file and offset */
+static int play_restorer(struct play_vma *v, int n)
+{
+	int i, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		if (fcntl(v[i].fd, F_GETFD) < 0) {
+			printf("# mapping %d of %s: fd %d: %s\n", i, v[i].path,
+			       v[i].fd, strerror(errno));
+			bad++;
+		} else if (v[i].want_gpu >= 0 &&
+			   !same_file(v[i].fd, gpu_map[v[i].want_gpu].drm_fd, 100 + i)) {
+			printf("# mapping %d of %s: not GPU %d's render file\n", i,
+			       v[i].path, v[i].want_gpu);
+			bad++;
+		} else if (v[i].pgoff != v[i].want_pgoff) {
+			printf("# mapping %d of %s: offset %#" PRIx64 ", want %#" PRIx64 "\n",
+			       i, v[i].path, v[i].pgoff, v[i].want_pgoff);
+			bad++;
+		}
+		if (v[i].close && v[i].fd >= 0)
+			close(v[i].fd);
+	}
+	return bad ? -EBADF : 0;
+}
+
+/* Open fds of this process */
+static int count_fds(void)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	int n = -3;	/* ".", ".." and the directory's own */
+
+	while (dir && readdir(dir))
+		n++;
+	if (dir)
+		closedir(dir);
+	return n;
+}
+
+/* The plugin's own fds: its render files */
+static int plugin_fds(void)
+{
+	int i, n = 0;
+
+	for (i = 0; i < nr_gpus; i++)
+		n += gpu_map[i].drm_fd >= 0;
+	return n;
+}
+
+/**
+ * struct play_case - one process to dump and restore
+ * @name: what it shows
+ * @gpu_map: KFD_CRIU_GPU_MAP at restore, or NULL
+ * @moved: the offsets the fake RESTORE moves
+ * @nr_moved: entries in @moved
+ * @vmas: its mappings
+ * @nr_vmas: entries in @vmas
+ * @error: 0, or the errno UPDATE_VMA_MAP must fail the restore with
+ */
+struct play_case {
+	const char *name;
+	const char *gpu_map;
+	struct kfd_criu_offset_map moved[4];
+	unsigned int nr_moved;
+	struct play_vma vmas[8];
+	int nr_vmas;
+	int error;
+};
+
+#define KFD_VMA(off)	{ KFD_DEV_PATH, 1, off, off, -1, -1, false }
+#define LIB_VMA		{ "/usr/lib/libhsa.so", 2, 0, 0, -1, -1, false }
+#define RENDER_VMA(minor, off, to, gpu) \
+	{ "/dev/dri/renderD" #minor, minor, off, to, gpu, -1, false }
+
+/* GPU 4660 is renderD129 (gpu_map[0]), GPU 17185 renderD130 ([1]) */
+static const struct play_case play_cases[] = {
+	{ "one GPU", NULL, { { 0x1000, 0x9000 } }, 1,
+	  { KFD_VMA(0x5000), RENDER_VMA(129, 0x1000, 0x9000, 0),
+	    RENDER_VMA(129, 0x3000, 0x3000, 0), LIB_VMA }, 4, 0 },
+	{ "one GPU, render mappings between library mappings", NULL,
+	  { { 0x1000, 0x9000 } }, 1,
+	  { RENDER_VMA(129, 0x1000, 0x9000, 0), LIB_VMA,
+	    RENDER_VMA(129, 0x3000, 0x3000, 0), LIB_VMA,
+	    RENDER_VMA(129, 0x4000, 0x4000, 0) }, 5, 0 },
+	{ "two GPUs, interleaved with other files", NULL,
+	  { { 0x1000, 0x9000 }, { 0x8000, 0xa000 } }, 2,
+	  { KFD_VMA(0x5000), RENDER_VMA(129, 0x1000, 0x9000, 0), LIB_VMA,
+	    RENDER_VMA(130, 0x8000, 0xa000, 1), LIB_VMA,
+	    RENDER_VMA(129, 0x3000, 0x3000, 0), KFD_VMA(0x6000),
+	    RENDER_VMA(130, 0x2000, 0x2000, 1) }, 8, 0 },
+	{ "two GPUs swapped by KFD_CRIU_GPU_MAP", "4660=17185,17185=4660",
+	  { { 0x1000, 0x9000 } }, 1,
+	  { RENDER_VMA(129, 0x1000, 0x9000, 1), LIB_VMA,
+	    RENDER_VMA(130, 0x2000, 0x2000, 0) }, 3, 0 },
+	{ "two GPUs report one old offset: refused, not guessed", NULL,
+	  { { 0x1000, 0x9000 }, { 0x1000, 0xa000 } }, 2,
+	  { RENDER_VMA(129, 0x1000, 0x9000, 0), LIB_VMA,
+	    RENDER_VMA(130, 0x1000, 0xa000, 1) }, 3, ENOTUNIQ },
+};
+
+/* The dump of a process with /dev/kfd and both render nodes open */
+static int play_dump(void)
+{
+	char path[512];
+	int fd, ret, i;
+
+	ret = kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
+	fd = open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC);
+	ret = ret ?: kfd_dump_file(fd, 60);
+	close(fd);
+	for (i = 0; !ret && i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/dev/dri/renderD%d", fake_root, 129 + i);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		ret = kfd_dump_file(fd, 61 + i);
+		close(fd);
+	}
+	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, ret);
+	forget_gpus();
+	return ret;
+}
+
+/* Restores the dumped process as CRIU @c would; 0 or the failing -errno */
+static int play_restore(enum criu_convention c, const struct play_case *pc)
+{
+	struct play_vma v[ARRAY_SIZE(pc->vmas)];
+	int fds[3], i, ret = 0;
+
+	ret = kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	set_criu_convention(c);
+	memcpy(v, pc->vmas, sizeof(v));
+	memcpy(fake_kfd.moved, pc->moved, sizeof(pc->moved));
+	fake_kfd.nr_moved = pc->nr_moved;
+	fake_kfd.restores = 0;
+	if (pc->gpu_map)
+		setenv("KFD_CRIU_GPU_MAP", pc->gpu_map, 1);
+	fds[0] = play_restore_file(61);
+	fds[1] = play_restore_file(60);
+	fds[2] = play_restore_file(62);
+	for (i = 0; i < 3; i++)
+		ret = ret ?: fds[i] < 0 ? fds[i] : 0;
+	/* RESUME_DEVICES_LATE runs in criu, which sees the tasks' count */
+	ret = ret ?: play_open_vmas(c, v, pc->nr_vmas);
+	ret = ret ?: play_restorer(v, pc->nr_vmas);
+	ret = ret ?: kfd_resume_devices_late(4242);
+	for (i = 0; i < 3; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, ret);
+	unsetenv("KFD_CRIU_GPU_MAP");
+	return ret;
+}
+
+static void test_play(enum criu_convention c)
+{
+	const struct play_case *pc;
+	char name[200];
+	unsigned int i;
+	int before, ret;
+
+	for (i = 0; i < ARRAY_SIZE(play_cases); i++) {
+		pc = &play_cases[i];
+		fake_kfd_switch(true);
+		fake_render_node(129);
+		fake_render_node(130);
+		before = count_fds();
+		dropped_fds = 0;
+		ret = play_dump();
+		ret = ret ?: play_restore(c, pc);
+		snprintf(name, sizeof(name), "%s: dump and restore, %s",
+			 convention_name[c], pc->name);
+		ok(ret == -pc->error && count_fds() - plugin_fds() - dropped_fds == before &&
+		   (pc->error || fake_kfd.resumes == 1) &&
+		   (!pc->error || logged("more than one GPU")), name);
+		if (ret != -pc->error)
+			printf("# returned %d\n", ret);
+		if (count_fds() - plugin_fds() - dropped_fds != before)
+			printf("# %d fds open before, %d after, %d dropped by CRIU\n",
+			       before, count_fds() - plugin_fds(), dropped_fds);
+		forget_gpus();
+		free(offsets);
+		offsets = NULL;
+		nr_offsets = 0;
+	}
+	fake_kfd_switch(false);
+}
+
+/*
+ * CRIU 4.1 and later export these to plugins; criu-dev is played with
+ * them, 3.17 without (the plugin's weak references stay NULL).
+ */
+#ifdef KFD_CRIU_RESTORE_RETRY
+static char inventory[4][32];
+
+int add_inventory_plugin(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(inventory) && inventory[i][0]; i++)
+		;
+	if (i == ARRAY_SIZE(inventory))
+		return -1;
+	snprintf(inventory[i], sizeof(inventory[i]), "%s", name);
+	return 0;
+}
+
+bool check_and_remove_inventory_plugin(const char *name, size_t n)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(inventory); i++) {
+		if (inventory[i][0] && !strncmp(inventory[i], name, n)) {
+			inventory[i][0] = '\0';
+			return true;
+		}
+	}
+	return false;
+}
+
+static void test_inventory(void)
+{
+	fake_kfd_switch(true);
+	ok(!play_dump() && !strcmp(inventory[0], "kfd_criu") && !inventory[1][0],
+	   "criu-dev: a dump of a KFD process lists kfd_criu in the inventory, once");
+	ok(!kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE) && !inventory[0][0],
+	   "criu-dev: the restore takes kfd_criu off the inventory's list, as CRIU requires");
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	fake_kfd_switch(false);
+}
+#else
+static void test_inventory(void)
+{
+	fake_kfd_switch(true);
+	ok(!play_dump() && !add_inventory_plugin && !check_and_remove_inventory_plugin,
+	   "CRIU 3.17 has no plugin inventory: the dump works without");
+	fake_kfd_switch(false);
+}
+#endif
+
+/* The restore of a process that used GPU 4660 with GPU 17185 hidden */
+static void test_hidden_gpu(void)
+{
+	struct play_vma v[] = { RENDER_VMA(129, 0x1000, 0x9000, 0), LIB_VMA };
+	int kfd, render, i, hidden = 0;
+
+	fake_kfd_switch(true);
+	fake_kfd.moved[0] = (struct kfd_criu_offset_map){ 0x1000, 0x9000 };
+	fake_kfd.nr_moved = 1;
+	play_dump();
+	hidden_node = 2;
+	kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	set_criu_convention(CRIU_3_19);
+	render = play_restore_file(61);
+	kfd = play_restore_file(60);
+	for (i = 0; i < (int)fake_kfd.nr_gpus; i++)
+		hidden += fake_kfd.gpus[i].local_gpu_id == 17185;
+	ok(render >= 0 && kfd >= 0 && logged("node 2: Operation not permitted") &&
+	   fake_kfd.nr_gpus && !hidden && gpu_map[0].local_gpu_id == 4660,
+	   "a GPU hidden by the device cgroup (EPERM) is skipped; RESTORE gets the others");
+	ok(!play_open_vmas(CRIU_3_19, v, ARRAY_SIZE(v)) && !play_restorer(v, ARRAY_SIZE(v)) &&
+	   kfd_resume_devices_late(4242) == 0,
+	   "... and the process's mappings land on the visible GPU");
+	ok(play_restore_file(62) == -ENODEV && logged("file 62: no render node for GPU 0x4321"),
+	   "a render file of the hidden GPU: -ENODEV, naming the file");
+	close(render);
+	close(kfd);
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	hidden_node = -1;
+	forget_gpus();
+	fake_kfd_switch(false);
+}
+
+/* What is claimed at dump, and what is refused */
+static void test_claims(void)
+{
+	struct stat st = { .st_mode = S_IFCHR };
+	int fd;
+
+	fake_kfd_switch(true);
+	kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
+	st.st_rdev = makedev(DRM_MAJOR, 129);
+	ok(!kfd_handle_device_vma(-1, &st), "HANDLE_DEVICE_VMA of a KFD GPU's render node: ours");
+	st.st_rdev = makedev(DRM_MAJOR, 131);
+	ok(kfd_handle_device_vma(-1, &st) == -ENOTSUP,
+	   "HANDLE_DEVICE_VMA of another GPU's render node: -ENOTSUP, CRIU refuses it");
+	ok(!stat(KFD_DEV_PATH, &st) && !kfd_handle_device_vma(-1, &st),
+	   "HANDLE_DEVICE_VMA of /dev/kfd with image mode: ours");
+	kfd_plugin_init(CR_PLUGIN_STAGE__PRE_DUMP);
+	ok(kfd_handle_device_vma(-1, &st) == -EINVAL && logged("cannot pre-dump"),
+	   "pre-dump of a KFD mapping is refused, saying why");
+	kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
+	close(openat(image_dir_fd, "streamer-capture.sock", O_CREAT | O_RDWR, 0600));
+	fd = open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC);
+	ok(kfd_dump_file(fd, 70) == -EINVAL && logged("file 70: criu --stream is not supported") &&
+	   !fake_kfd.paused, "criu --stream: the dump is refused before pausing");
+	close(fd);
+	unlinkat(image_dir_fd, "streamer-capture.sock", 0);
+	fake_kfd_switch(true);
+	fake_kfd.old_kernel = true;
+	fd = open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC);
+	ok(kfd_dump_file(fd, 71) == -ENOTSUP && logged("no KFD CRIU image mode") &&
+	   !logged("Error"), "a kernel that refuses the probe: not ours, one info line");
+	close(fd);
+	fake_kfd_switch(true);
+	fake_kfd.denied = true;
+	make_images(72, 100);
+	ok(kfd_restore_file(72) == -EACCES &&
+	   logged("file 72: cannot use " KFD_DEV_PATH ": Permission denied"),
+	   "a restore without the CRIU ioctl's capability says so, not \"no image mode\"");
+	fake_kfd_switch(false);
+}
+
+/* RESUME only after a restore of KFD state, and where the render fds go */
+static void test_restore_side(void)
+{
+	int base = criu_get_image_dir() + IMG_FD_BELOW_BASE;
+
+	fake_kfd_switch(true);
+	kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	ok(kfd_resume_devices_late(4242) == -ENOTSUP && !fake_kfd.probes,
+	   "RESUME_DEVICES_LATE of a restore without KFD state does not open /dev/kfd");
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	forget_gpus();
+	ok(!restore_gpus() && gpu_map[0].drm_fd >= base && gpu_map[0].drm_fd < base + 8 &&
+	   gpu_map[1].drm_fd > gpu_map[0].drm_fd,
+	   "the render files sit just above CRIU's service fds, not half way up RLIMIT_NOFILE");
+	forget_gpus();
+	fake_kfd_switch(false);
+}
+
+/* CRIU's amdgpu plugin beside this one, or loaded before it */
+static void test_stock_plugin(const char *standin)
+{
+	char path[PATH_MAX], dir[PATH_MAX];
+	void *h;
+
+	snprintf(dir, sizeof(dir), "%s", program_invocation_name);
+	snprintf(path, sizeof(path), "%s/" STOCK_PLUGIN, dirname(dir));
+	close(open(path, O_CREAT | O_RDWR, 0600));
+	ok(kfd_plugin_init(CR_PLUGIN_STAGE__DUMP) == -EEXIST &&
+	   logged("amdgpu plugin") && logged(path) && logged("libdir"),
+	   "CRIU's amdgpu_plugin.so beside this plugin: init fails with one line");
+	unlink(path);
+	ok(!kfd_plugin_init(CR_PLUGIN_STAGE__DUMP), "... and works without it");
+	if (!standin)
+		return;
+	h = dlopen(standin, RTLD_NOW);
+	ok(h && kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE) == -EEXIST && logged(standin),
+	   "CRIU's amdgpu_plugin.so loaded before this plugin: init fails");
+	if (h)
+		dlclose(h);
+}
+
+/* Writes @len bytes of @head and zeros to fake file @path, with @mode */
+static void fake_shm_file(const char *path, const char *head, off_t len, mode_t mode)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	if (fd < 0 || pwrite(fd, head, strlen(head), 0) < 0 || ftruncate(fd, len) ||
+	    fchmod(fd, mode))
+		printf("# cannot make %s\n", path);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Whether fake file @path has @len bytes starting with @head, and @mode */
+static bool shm_file_is(const char *path, const char *head, off_t len, mode_t mode)
+{
+	char buf[SHM_HEAD_MAX] = "";
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+	bool same = fd >= 0 && !fstat(fd, &st) && st.st_size == len &&
+		    (st.st_mode & 07777) == mode &&
+		    pread(fd, buf, strlen(head), 0) == (ssize_t)strlen(head) &&
+		    !memcmp(buf, head, strlen(head));
+
+	if (fd >= 0)
+		close(fd);
+	return same;
+}
+
+/* The thunk's /dev/shm files: noted at dump, re-created on a fresh host */
+static void test_thunk_shm(void)
+{
+	char dumped[256], here[256], mem[600], sem[600];
+	int kfd;
+
+	snprintf(dumped, sizeof(dumped), "%s/proc/4242/root/dev/shm", fake_root);
+	snprintf(here, sizeof(here), "%s/dev/shm", fake_root);
+	make_dirs(dumped);
+	make_dirs(here);
+	snprintf(mem, sizeof(mem), "%s/hsakmt_shared_mem", dumped);
+	fake_shm_file(mem, "MAGIC", 4096, 0666);
+	snprintf(sem, sizeof(sem), "%s/sem.hsakmt_semaphore", dumped);
+	fake_shm_file(sem, "\1", 32, 0640);
+	fake_kfd_switch(true);
+	play_dump();
+	snprintf(mem, sizeof(mem), "%s/hsakmt_shared_mem", here);
+	snprintf(sem, sizeof(sem), "%s/sem.hsakmt_semaphore", here);
+	unlink(mem);
+	unlink(sem);
+	kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	kfd = play_restore_file(60);
+	ok(kfd >= 0 && shm_file_is(mem, "MAGIC", 4096, 0666) &&
+	   shm_file_is(sem, "\1", 32, 0640) && logged("hsakmt_shared_mem was missing"),
+	   "restore into an empty /dev/shm re-creates the thunk's files as dumped");
+	close(kfd);
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	forget_gpus();
+	fake_shm_file(mem, "OTHER", 100, 0600);
+	kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	fake_kfd.restores = 0;
+	kfd = play_restore_file(60);
+	ok(kfd >= 0 && shm_file_is(mem, "OTHER", 100, 0600) && !logged("hsakmt_shared_mem was"),
+	   "a thunk file that the restoring host has is left alone");
+	close(kfd);
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	forget_gpus();
+	snprintf(mem, sizeof(mem), "rm -rf %s/proc %s", fake_root, here);
+	if (system(mem))
+		printf("# cannot remove the fake /dev/shm\n");
+	fake_kfd_switch(false);
+}

@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Self-test of the verdict: feeds scripts/parse-results.py made-up logs.
+
+A complete, passing set of logs must give exit 0; each hole the verdict
+once had (a tier that only skipped, passes followed by exit status 4, a
+host program's exit status or sanitizer report ignored, a fuzzer that ran
+nothing, a base image that differs from its seed, a program that never
+ran or is not in the manifest, a case count that shrank, kmemleak
+missing) is the same set with one thing broken, and must give exit 1
+with a line that names it. Prints TAP.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+PARSER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                      "..", "parse-results.py")
+SEED = b"a seed image"
+
+
+def fnv1a64(data):
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+    return h
+
+
+def good_logs():
+    """Every file of one green run, by name."""
+    return {
+        "host-one.tap": ["1..2", "ok 1 - a", "ok 2 - b", "# exit status 0"],
+        "host-fuzz.tap": ["1..1", "ok 1 - fuzzing",
+                          "fuzz: 1234 execs, 0 crashes, 9 corpus",
+                          "# exit status 0"],
+        "console.log": [
+            "[    1.000000] KTAP version 1",
+            "[    1.000000] 1..1",
+            "[    1.000000]     KTAP version 1",
+            "[    1.000000]     # Subtest: suite_a",
+            "[    1.000000]     1..2",
+            "[    1.000000]     ok 1 case_one",
+            "[    1.000000]     ok 2 case_two # SKIP slow here",
+            "[    1.000000] ok 1 suite_a",
+        ],
+        "results.log": [
+            "### begin",
+            "### tier selftests",
+            "### run selftests prog_a",
+            "TAP version 13", "1..2", "ok 1 x", "ok 2 y",
+            "### exit selftests prog_a 0",
+            "### run selftests gpu_prog",
+            "TAP version 13", "1..0 # SKIP no GPU in the KFD topology",
+            "### exit selftests gpu_prog 4",
+            "### tier e2e",
+            "### run e2e e2e_prog",
+            "1..1",
+            f"# base image seed: {len(SEED)} bytes, fnv1a64 {fnv1a64(SEED):016x}",
+            "ok 1 z",
+            "### exit e2e e2e_prog 0",
+            "### kmemleak", "### end kmemleak",
+            "### done",
+        ],
+        "manifest": [
+            "# tier program cases allowed-skip-reasons",
+            "host host-one 2",
+            "host host-fuzz 1",
+            "kunit suite_a 2 slow",
+            "selftests prog_a 2",
+            "selftests gpu_prog 3 no GPU in the KFD topology",
+            "e2e e2e_prog 1",
+        ],
+    }
+
+
+def replace(logs, name, old, new):
+    logs[name] = [new if l == old else l for l in logs[name]]
+    assert old in [l for l in logs[name]] or new in logs[name], (name, old)
+
+
+def drop(logs, name, text):
+    logs[name] = [l for l in logs[name] if text not in l]
+
+
+def case_baseline(logs):
+    pass
+
+
+def case_tier_only_skipped(logs):
+    replace(logs, "results.log", "ok 1 z", "ok 1 z # SKIP no /dev/kfd")
+
+
+def case_passes_then_exit_4(logs):
+    replace(logs, "results.log", "### exit selftests prog_a 0",
+            "### exit selftests prog_a 4")
+
+
+def case_host_exit_status(logs):
+    logs["host-one.tap"][-1:] = ["==42==ERROR: LeakSanitizer: detected memory leaks",
+                                 "# exit status 23"]
+
+
+def case_host_no_exit_status(logs):
+    drop(logs, "host-one.tap", "# exit status")
+
+
+def case_host_sanitizer_exit_0(logs):
+    logs["host-one.tap"].insert(-1, "x.c:3:1: runtime error: shift exponent 64")
+
+
+def case_fuzz_no_execs(logs):
+    replace(logs, "host-fuzz.tap", "fuzz: 1234 execs, 0 crashes, 9 corpus",
+            "fuzz: 0 execs, 0 crashes, 9 corpus")
+
+
+def case_fuzz_no_figure(logs):
+    drop(logs, "host-fuzz.tap", "fuzz: ")
+
+
+def case_seed_differs(logs):
+    line = [l for l in logs["results.log"] if l.startswith("# base image")][0]
+    replace(logs, "results.log", line, line[:-1] + ("0" if line[-1] != "0" else "1"))
+
+
+def case_seed_hash_missing(logs):
+    drop(logs, "results.log", "# base image")
+
+
+def case_program_missing(logs):
+    out, skip = [], False
+    for l in logs["results.log"]:
+        if l == "### run selftests prog_a":
+            skip = True
+        if not skip:
+            out.append(l)
+        if l == "### exit selftests prog_a 0":
+            skip = False
+    logs["results.log"] = out
+
+
+def case_program_not_in_manifest(logs):
+    drop(logs, "manifest", "e2e e2e_prog")
+
+
+def case_fewer_cases(logs):
+    replace(logs, "manifest", "selftests prog_a 2", "selftests prog_a 3")
+
+
+def case_kunit_skip_not_allowed(logs):
+    replace(logs, "manifest", "kunit suite_a 2 slow", "kunit suite_a 2")
+
+
+def case_kmemleak_missing(logs):
+    i = logs["results.log"].index("### end kmemleak")
+    logs["results.log"].insert(i, "kmemleak: not available")
+
+
+def case_gpu_skip_other_reason(logs):
+    replace(logs, "results.log", "TAP version 13", "TAP version 13")
+    replace(logs, "results.log", "1..0 # SKIP no GPU in the KFD topology",
+            "1..0 # SKIP could not open /dev/kfd")
+
+
+CASES = [
+    (case_baseline, 0, "a complete green run passes", ""),
+    (case_tier_only_skipped, 1, "a tier whose only test skipped for a reason not allowed",
+     'reason is not allowed for it: "no /dev/kfd"'),
+    (case_passes_then_exit_4, 1, "a program that passed cases and exited 4",
+     "exit status 4 after 2 passes"),
+    (case_host_exit_status, 1, "a host program with a complete plan and exit status 23",
+     "host-one: exit status 23"),
+    (case_host_no_exit_status, 1, "a host program whose exit status is missing",
+     "no exit status recorded"),
+    (case_host_sanitizer_exit_0, 1, "a sanitizer report with exit status 0",
+     "sanitizer report"),
+    (case_fuzz_no_execs, 1, "a fuzzer run of 0 execs", "the fuzzer ran 0 inputs"),
+    (case_fuzz_no_figure, 1, "a fuzzer run without its figure",
+     'printed no "fuzz: N execs" line'),
+    (case_seed_differs, 1, "a base image whose hash differs from its seed",
+     "base image seed (fnv1a64"),
+    (case_seed_hash_missing, 1, "a campaign that printed no base image hash",
+     "printed no hash of its base image seed"),
+    (case_program_missing, 1, "a manifest program that never ran",
+     "prog_a did not run"),
+    (case_program_not_in_manifest, 1, "a program that is not in the manifest",
+     "e2e_prog is not in the test manifest"),
+    (case_fewer_cases, 1, "a program with fewer cases than the manifest",
+     "prog_a reported 2 cases, the test manifest says 3"),
+    (case_kunit_skip_not_allowed, 1, "a KUnit skip whose reason is not allowed",
+     'suite_a: a skip whose reason is not allowed for it: "slow here"'),
+    (case_kmemleak_missing, 1, "kmemleak not available in the guest",
+     "the leak check did not run"),
+    (case_gpu_skip_other_reason, 1, "a whole-program skip for another reason",
+     '"could not open /dev/kfd"'),
+]
+
+
+def run_case(fn):
+    logs = good_logs()
+    fn(logs)
+    with tempfile.TemporaryDirectory() as d:
+        for name, lines in logs.items():
+            with open(os.path.join(d, name), "w") as f:
+                f.write("\n".join(lines) + "\n")
+        os.mkdir(os.path.join(d, "corpus"))
+        with open(os.path.join(d, "corpus", "seed.img"), "wb") as f:
+            f.write(SEED)
+        p = os.path.join
+        cmd = [sys.executable, PARSER,
+               "--host-tap", p(d, "host-one.tap"),
+               "--host-tap", p(d, "host-fuzz.tap"),
+               "--console", p(d, "console.log"),
+               "--results", p(d, "results.log"),
+               "--manifest", p(d, "manifest"),
+               "--corpus", p(d, "corpus"), "--seed-images", "seed"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        return r.returncode, r.stdout + r.stderr
+
+
+def main():
+    failed = 0
+    print(f"1..{len(CASES)}")
+    for i, (fn, want, what, says) in enumerate(CASES, 1):
+        rc, out = run_case(fn)
+        if rc == want and says in out:
+            print(f"ok {i} - {what}: exit {rc}")
+            continue
+        failed += 1
+        print(f"not ok {i} - {what}: exit {rc}, expected {want} and "
+              f"a line with '{says}'")
+        print("\n".join("# " + l for l in out.splitlines()[-15:]))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
