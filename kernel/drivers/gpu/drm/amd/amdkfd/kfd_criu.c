@@ -470,15 +470,44 @@ static int kfd_criu_io_errno(ssize_t ret, int at_zero)
 	return ret;
 }
 
-/*
- * The image file's own errors pass through, but for -EAGAIN: it invites
- * the caller to repeat a call whose stream is partly consumed. The file
- * gets it from a socket timeout (SO_RCVTIMEO, SO_SNDTIMEO) or from
- * O_NONBLOCK set by another holder after kfd_criu_file_check().
- */
-static int kfd_criu_file_errno(ssize_t ret, int at_zero)
+/* Errors that can only mean the image file, whichever op returns them */
+static bool kfd_criu_file_own_errno(int err, bool writing)
 {
-	return ret == -EAGAIN ? -ETIMEDOUT : kfd_criu_io_errno(ret, at_zero);
+	switch (err) {
+	case -EINTR:
+	case -EIO:
+	case -ENOTCONN:
+	case -ECONNRESET:
+	case -ECONNABORTED:
+	case -ETIMEDOUT:
+		return true;
+	case -EPIPE:
+	case -ENOSPC:
+	case -EDQUOT:
+	case -EFBIG:
+		return writing;
+	default:
+		return false;
+	}
+}
+
+/*
+ * -EAGAIN would invite the caller to repeat a call whose stream is partly
+ * consumed; the file gets it from a socket timeout (SO_RCVTIMEO,
+ * SO_SNDTIMEO) or from O_NONBLOCK set by another holder after
+ * kfd_criu_file_check(). Any other error that the ops give a meaning of
+ * their own (a RESTORE -ENOSPC asks for a larger offset map) is -EIO.
+ */
+static int kfd_criu_file_errno(ssize_t ret, int at_zero, bool writing)
+{
+	int err;
+
+	if (ret == -EAGAIN)
+		return -ETIMEDOUT;
+	err = kfd_criu_io_errno(ret, at_zero);
+	if (err == at_zero || kfd_criu_file_own_errno(err, writing))
+		return err;
+	return -EIO;
 }
 
 static loff_t *kfd_criu_file_ppos(struct kfd_criu_file_io *fio)
@@ -497,7 +526,7 @@ static int kfd_criu_file_write(void *ctx, const void *buf, size_t len)
 		ret = kernel_write(fio->file, buf, min_t(size_t, len, KFD_CRIU_IO_CHUNK),
 				   kfd_criu_file_ppos(fio));
 		if (ret <= 0)
-			return kfd_criu_file_errno(ret, -EIO);
+			return kfd_criu_file_errno(ret, -EIO, true);
 		buf += ret;
 		len -= ret;
 		fio->bytes += ret;
@@ -516,7 +545,7 @@ static int kfd_criu_file_read(void *ctx, void *buf, size_t len)
 		ret = kernel_read(fio->file, buf, min_t(size_t, len, KFD_CRIU_IO_CHUNK),
 				  kfd_criu_file_ppos(fio));
 		if (ret <= 0)
-			return kfd_criu_file_errno(ret, -ENODATA);
+			return kfd_criu_file_errno(ret, -ENODATA, false);
 		buf += ret;
 		len -= ret;
 		fio->bytes += ret;
