@@ -1374,9 +1374,10 @@ static const struct test_field_case test_event_cases[] = {
 	{ "age low word ~0", EV_SIGNAL, EV_FIELD(event_age), ~0U, 0 },
 	{ "age below the bound", EV_SIGNAL, EV_FIELD(event_age) + 4,
 	  0x3fffffff, 0 },
-	{ "age above the bound", EV_SIGNAL, EV_FIELD(event_age) + 4,
+	/* The base age is 3: these add 2^62 and all ones in the high word */
+	{ "age 2^62 + 3", EV_SIGNAL, EV_FIELD(event_age) + 4,
 	  0x40000000, -EINVAL },
-	{ "age at the wrap", EV_SIGNAL, EV_FIELD(event_age) + 4, ~0U, -EINVAL },
+	{ "age high word ~0", EV_SIGNAL, EV_FIELD(event_age) + 4, ~0U, -EINVAL },
 	{ "reserved", EV_SIGNAL, EV_FIELD(reserved), 1, -EINVAL },
 	{ "reserved2", EV_MEMORY, EV_FIELD(reserved2), 1, -EINVAL },
 	{ "signal with mem_va", EV_SIGNAL, EV_FIELD(mem_va), 1, -EINVAL },
