@@ -883,16 +883,21 @@ static bool check_apertures(int fd, char *why)
 	static struct kfd_process_device_apertures ap[MAX_APERTURES];
 	struct kfd_ioctl_get_process_apertures_new_args args = { 0 };
 	int ret = kfd_ioctl(fd, AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &args);
+	uint32_t nodes;
 
 	if (ret || args.num_of_nodes > MAX_APERTURES)
 		return fail(why, "GET_PROCESS_APERTURES_NEW count: %d, %u nodes",
 			    ret, args.num_of_nodes);
-	args.kfd_process_device_apertures_ptr = (uintptr_t)ap;
-	args.num_of_nodes = MAX_APERTURES;
-	ret = kfd_ioctl(fd, AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &args);
-	if (ret)
-		return fail(why, "GET_PROCESS_APERTURES_NEW: %d", ret);
-	return kmsg_clean(why, "GET_PROCESS_APERTURES_NEW", args.num_of_nodes);
+	/* As the thunk does: as many entries as the count said, if any */
+	nodes = args.num_of_nodes;
+	if (nodes) {
+		args.kfd_process_device_apertures_ptr = (uintptr_t)ap;
+		ret = kfd_ioctl(fd, AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &args);
+		if (ret || args.num_of_nodes != nodes)
+			return fail(why, "GET_PROCESS_APERTURES_NEW: %d, %u of %u nodes",
+				    ret, args.num_of_nodes, nodes);
+	}
+	return kmsg_clean(why, "GET_PROCESS_APERTURES_NEW", nodes);
 }
 
 /* What the checks before left of an image event. */
