@@ -60,6 +60,7 @@
 #include <string.h>
 
 #include "kfd_criu_image.h"
+#include "kfd_criu_mem_source.h"
 #include "kfd_image_mutator.h"
 
 /* The mutator repeats the layout: keep it in step with the header */
@@ -110,18 +111,6 @@ static_assert(offsetof(struct kfd_criu_queue_dyn, eop_wptr) == 28);
 #define FUZZ_STATE_FIXED	(sizeof(struct kfd_criu_queue_state_hdr) + \
 				 sizeof(struct kfd_criu_queue_dyn))
 static_assert(FUZZ_STATE_FIXED + KFD_CRIU_MAX_CTL_STACK_SIZE <= FUZZ_READ_BUF);
-
-/**
- * struct fuzz_source - an input as a &struct kfd_criu_image_io source
- * @data: the input
- * @len: its length
- * @pos: bytes consumed
- */
-struct fuzz_source {
-	const u8 *data;
-	size_t len;
-	size_t pos;
-};
 
 /**
  * struct fuzz_sink - a memory sink for the writer
@@ -223,20 +212,6 @@ static u8 *read_buf;
 static u8 *rewrite_buf;
 static u8 *normal_buf;
 static struct kfd_img_mutator mutator;
-
-static int fuzz_read(void *ctx, void *buf, size_t len)
-{
-	struct fuzz_source *src = ctx;
-
-	/* A file that ends early: what there is, then nothing */
-	if (len > src->len - src->pos) {
-		src->pos = src->len;
-		return -ENODATA;
-	}
-	memcpy(buf, src->data + src->pos, len);
-	src->pos += len;
-	return 0;
-}
 
 static int fuzz_write(void *ctx, const void *buf, size_t len)
 {
@@ -1028,8 +1003,10 @@ static void check_ranges(const u8 *data, size_t consumed)
  */
 int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 {
-	struct fuzz_source src = { .data = data, .len = size };
-	const struct kfd_criu_image_io io = { .read = fuzz_read, .ctx = &src };
+	struct kfd_criu_mem_source src = { .data = data, .len = size };
+	const struct kfd_criu_image_io io = {
+		.read = kfd_criu_mem_source_read, .ctx = &src,
+	};
 	struct kfd_criu_image_header hdr;
 	struct kfd_criu_image_reader r;
 	struct fuzz_image img = {};

@@ -27,35 +27,10 @@
 #include <unistd.h>
 
 #include "kfdcrit.h"
+#include "kfd_criu_mem_source.h"
 
 /* The kernel reads every record into a buffer this large (kfd_criu.c) */
 #define KC_READ_BUF	(sizeof(struct kfd_criu_bo_data_hdr) + KFD_CRIU_BO_CHUNK)
-
-/**
- * struct kc_source - a file in memory as a &struct kfd_criu_image_io
- * @data: the bytes
- * @len: bytes at @data
- * @pos: bytes consumed
- */
-struct kc_source {
-	const u8 *data;
-	size_t len;
-	size_t pos;
-};
-
-static int kc_source_read(void *ctx, void *buf, size_t len)
-{
-	struct kc_source *src = ctx;
-
-	/* A file that ends early: what there is, then nothing */
-	if (len > src->len - src->pos) {
-		src->pos = src->len;
-		return -ENODATA;
-	}
-	memcpy(buf, src->data + src->pos, len);
-	src->pos += len;
-	return 0;
-}
 
 /**
  * kc_read_file() - read a whole file into memory
@@ -148,7 +123,7 @@ static int kc_add_skipped(struct kc_stream *s, u64 from, u64 to)
 }
 
 static int kc_read_records(struct kc_stream *s, struct kfd_criu_image_reader *r,
-			   struct kc_source *src, void *buf)
+			   struct kfd_criu_mem_source *src, void *buf)
 {
 	struct kfd_criu_record rec;
 	u32 skipped;
@@ -180,8 +155,8 @@ static int kc_read_records(struct kc_stream *s, struct kfd_criu_image_reader *r,
 
 static int kc_stream_parse(struct kc_stream *s)
 {
-	struct kc_source src = { .data = s->data, .len = s->size };
-	const struct kfd_criu_image_io io = { .read = kc_source_read,
+	struct kfd_criu_mem_source src = { .data = s->data, .len = s->size };
+	const struct kfd_criu_image_io io = { .read = kfd_criu_mem_source_read,
 					      .ctx = &src };
 	struct kfd_criu_image_reader r;
 	void *buf;

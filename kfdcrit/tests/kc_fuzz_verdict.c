@@ -38,8 +38,10 @@ static int verdict(const char *path)
 	struct kfd_criu_image_header hdr;
 	struct kfd_criu_image_reader r;
 	struct fuzz_image img = {};
-	struct fuzz_source src = {};
-	const struct kfd_criu_image_io io = { .read = fuzz_read, .ctx = &src };
+	struct kfd_criu_mem_source src = {};
+	const struct kfd_criu_image_io io = {
+		.read = kfd_criu_mem_source_read, .ctx = &src,
+	};
 	static u8 data[4 << 20];
 	size_t len;
 	FILE *f;
