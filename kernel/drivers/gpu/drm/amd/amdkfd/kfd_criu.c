@@ -1230,7 +1230,9 @@ static int kfd_criu_stream_contents(struct kfd_process *p,
 		if (ret)
 			return ret;
 	}
-	return bos->cursor.bo_index == bos->num_bos ? 0 : -EINVAL;
+	if (bos->cursor.bo_index != bos->num_bos)
+		return -EINVAL;
+	return kfd_criu_bos_finish_contents(p, bos);
 }
 
 /* Everything that may fail and has an undo: GPUs, BOs, queues, contents. */

@@ -37,7 +37,9 @@
  * restore validates exactly the bytes it read.
  */
 
+struct dma_fence;
 struct file;
+struct kfd_criu_bo_restore_xfer;
 struct kfd_process;
 struct kgd_mem;
 struct mm_struct;
@@ -142,6 +144,9 @@ struct kfd_criu_traps_image {
  * @bos_read: BO records collected so far on restore
  * @mems: on restore, the BO created for each record, NULL before
  * @cursor: on restore, the BO_DATA record expected next
+ * @xfer: on restore, the bounce buffers the contents go through, from
+ *	kfd_criu_bos_restore() until kfd_criu_bos_finish_contents() or the
+ *	unwind
  */
 struct kfd_criu_bos_image {
 	struct kfd_criu_bo_rec *bos;
@@ -149,7 +154,25 @@ struct kfd_criu_bos_image {
 	u32 bos_read;
 	struct kgd_mem **mems;
 	struct kfd_criu_bo_cursor cursor;
+	struct kfd_criu_bo_restore_xfer *xfer;
 };
+
+/**
+ * struct kfd_criu_copy_stats - BO contents bytes per copy path
+ * @engine_bytes: copied by the copy engine
+ * @cpu_bytes: copied by the CPU
+ */
+struct kfd_criu_copy_stats {
+	u64 engine_bytes;
+	u64 cpu_bytes;
+};
+
+u32 kfd_criu_bo_bounce_size(void);
+int kfd_criu_bo_bounce_alloc(void *dev, u32 size, void **bounce, void **cpu);
+void kfd_criu_bo_bounce_free(void *bounce);
+int kfd_criu_bo_copy(struct kgd_mem *mem, u64 offset, void *bounce, void *cpu,
+		     u32 len, bool to_bo, struct dma_fence **fence,
+		     struct kfd_criu_copy_stats *st);
 
 void kfd_criu_gpus_image_free(struct kfd_criu_gpus_image *img);
 int kfd_criu_gpus_snapshot(struct kfd_process *p,
@@ -220,6 +243,8 @@ int kfd_criu_bos_restore(struct kfd_process *p, struct kfd_criu_bos_image *img,
 int kfd_criu_bos_write_contents(struct kfd_process *p,
 				struct kfd_criu_bos_image *img,
 				void *payload, u32 len);
+int kfd_criu_bos_finish_contents(struct kfd_process *p,
+				 struct kfd_criu_bos_image *img);
 u32 kfd_criu_bos_offsets(struct kfd_process *p,
 			 const struct kfd_criu_bos_image *img,
 			 const struct kfd_criu_gpus_restore *st,

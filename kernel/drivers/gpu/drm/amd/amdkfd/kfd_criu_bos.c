@@ -16,30 +16,15 @@
  * aperture, which the legacy dump skips, are refused instead, and so are
  * imported BOs (dma-buf), whose memory a restore could not share again.
  *
- * The contents of the VRAM and GTT BOs follow, chunk by chunk, through one
- * bounce buffer of %KFD_CRIU_BO_CHUNK bytes whatever the BO sizes. Each
- * chunk is copied under p->mutex, with the BO looked up again by its
- * handle and reserved, so a BO freed meanwhile fails the dump instead of
- * being read after it is gone; the copy into the stream holds no lock.
- * Doorbell and MMIO BOs map registers, and userptr memory is the
+ * The contents of the VRAM and GTT BOs follow in BO_DATA records of
+ * %KFD_CRIU_BO_CHUNK bytes, copied through the operation's own pair of
+ * bounce buffers (kfd_criu_xfer.c, kfd_criu_bo_copy.c): the copy engine
+ * fills one while the other is written to the stream. Each copy starts
+ * under p->mutex, with the BO looked up again by its handle and
+ * reserved, so a BO freed meanwhile fails the dump instead of being read
+ * after it is gone; writing the stream and waiting for a copy hold no
+ * lock. Doorbell and MMIO BOs map registers, and userptr memory is the
  * process's own, which CRIU dumps with the rest of its memory.
- *
- * The copies use the driver's own paths, which amdgpu also uses when a
- * debugger reads a BO through ptrace (ttm_bo_vm_access()); 6.12 has no
- * exported helper for a BO that no VMA maps, so this file does what that
- * function does, with the BO reserved:
- *
- * - VRAM goes through the TTM device's access_memory hook
- *   (amdgpu_ttm_access_memory()), one page at a time: whole pages take
- *   its SDMA path when the device has one, and any VRAM, visible or not,
- *   can be reached. A CPU mapping of VRAM would need a large BAR.
- * - Any other placement (GTT, the preemptible domain, or a BO evicted to
- *   system memory) is backed by pages, mapped with ttm_bo_kmap() for the
- *   chunk's pages only. amdgpu's access_memory hook refuses those.
- *
- * Before copying, the BO's kernel fences (moves, and the clear of new
- * VRAM) are waited for; its KFD eviction fence is not, as waiting for it
- * would evict the process.
  *
  * Restore creates each BO through the legacy CRIU restore path
  * (kfd_criu_restore_memory_of_gpu()): same VA, same idr handle, same
@@ -48,7 +33,10 @@
  * the VA (and a userptr's address range) must not overlap an SVM range
  * of the process, host-visible VRAM needs a large BAR, doorbell and MMIO
  * BOs have their fixed sizes. Each BO is then mapped on the GPUs of its
- * record, and the contents are written back as BO_DATA records arrive.
+ * record, and the contents are written back as BO_DATA records arrive,
+ * through the restore's own bounce buffers: the next buffer is filled
+ * from the stream while the copy engine empties the last one into its
+ * BO. Every copy has completed before RESTORE returns or unwinds.
  * The mmap offsets that changed (new GEM offsets, doorbells and MMIO of
  * another GPU) are reported so that the caller can fix the restored
  * process's mappings. kfd_criu_bos_unwind() unmaps and frees everything
@@ -72,11 +60,75 @@
 #include "amdgpu_object.h"
 #include "amdgpu_ttm.h"
 #include "kfd_criu.h"
+#include "kfd_criu_xfer.h"
 #include "kfd_priv.h"
 
-/* The one bounce buffer of a dump: a BO_DATA payload */
-#define KFD_CRIU_BO_DATA_MAX	(sizeof(struct kfd_criu_bo_data_hdr) + \
-				 KFD_CRIU_BO_CHUNK)
+/**
+ * struct kfd_criu_bo_dump - what a dump's transfer works on
+ * @w: the stream
+ * @p: the paused process
+ * @img: its BO records
+ * @stats: bytes per copy path
+ */
+struct kfd_criu_bo_dump {
+	struct kfd_criu_image_writer *w;
+	struct kfd_process *p;
+	const struct kfd_criu_bos_image *img;
+	struct kfd_criu_copy_stats stats;
+};
+
+/**
+ * struct kfd_criu_bo_restore_xfer - a restore's transfer into its BOs
+ * @x: the pipeline
+ * @img: the BO records and the BOs created for them
+ * @stats: bytes per copy path
+ */
+struct kfd_criu_bo_restore_xfer {
+	struct kfd_criu_xfer x;
+	struct kfd_criu_bos_image *img;
+	struct kfd_criu_copy_stats stats;
+};
+
+static int kfd_criu_bo_restore_start(void *priv,
+				     const struct kfd_criu_xfer_req *req,
+				     void *bounce, void *cpu, bool to_bo,
+				     struct dma_fence **fence)
+{
+	struct kfd_criu_bo_restore_xfer *rx = priv;
+
+	return kfd_criu_bo_copy(rx->img->mems[req->index], req->offset, bounce,
+				cpu, req->len, true, fence, &rx->stats);
+}
+
+static const struct kfd_criu_xfer_ops kfd_criu_bo_restore_ops = {
+	.bounce_alloc = kfd_criu_bo_bounce_alloc,
+	.bounce_free = kfd_criu_bo_bounce_free,
+	.start = kfd_criu_bo_restore_start,
+};
+
+static int kfd_criu_bo_restore_xfer_new(struct kfd_criu_bos_image *img)
+{
+	struct kfd_criu_bo_restore_xfer *rx;
+
+	rx = kzalloc(sizeof(*rx), GFP_KERNEL_ACCOUNT);
+	if (!rx)
+		return -ENOMEM;
+	rx->img = img;
+	kfd_criu_xfer_init(&rx->x, &kfd_criu_bo_restore_ops, rx,
+			   kfd_criu_bo_bounce_size(), true);
+	img->xfer = rx;
+	return 0;
+}
+
+/* Waits for the copies in flight, then frees the bounce buffers. */
+static void kfd_criu_bo_restore_xfer_free(struct kfd_criu_bos_image *img)
+{
+	if (!img->xfer)
+		return;
+	kfd_criu_xfer_fini(&img->xfer->x);
+	kfree(img->xfer);
+	img->xfer = NULL;
+}
 
 /**
  * kfd_criu_bos_image_free - free what a BOs image holds
@@ -84,6 +136,7 @@
  */
 void kfd_criu_bos_image_free(struct kfd_criu_bos_image *img)
 {
+	kfd_criu_bo_restore_xfer_free(img);
 	kvfree(img->bos);
 	kvfree(img->mems);
 	memset(img, 0, sizeof(*img));
@@ -324,146 +377,82 @@ static struct kgd_mem *kfd_criu_bo_lookup_locked(struct kfd_process *p,
 	return mem;
 }
 
-static int kfd_criu_bo_access_vram(struct amdgpu_bo *bo, u64 offset,
-				   void *buf, u32 len, bool write)
+/* Starts a dump copy: the BO is looked up again, under p->mutex. */
+static int kfd_criu_bo_dump_start(void *priv,
+				  const struct kfd_criu_xfer_req *req,
+				  void *bounce, void *cpu, bool to_bo,
+				  struct dma_fence **fence)
 {
-	const struct ttm_device_funcs *funcs = bo->tbo.bdev->funcs;
-	u32 n;
-	int ret;
-
-	if (!funcs->access_memory)
-		return -EIO;
-	while (len) {
-		n = min_t(u64, len, PAGE_SIZE - offset_in_page(offset));
-		ret = funcs->access_memory(&bo->tbo, offset, buf, n, write);
-		if (ret != n)
-			return ret < 0 ? ret : -EIO;
-		offset += n;
-		buf += n;
-		len -= n;
-	}
-	return 0;
-}
-
-static int kfd_criu_bo_access_kmap(struct amdgpu_bo *bo, u64 offset,
-				   void *buf, u32 len, bool write)
-{
-	unsigned long first = offset >> PAGE_SHIFT;
-	unsigned long last = (offset + len - 1) >> PAGE_SHIFT;
-	struct ttm_bo_kmap_obj map;
-	bool is_iomem;
-	void *virt;
-	int ret;
-
-	if (!bo->tbo.ttm)
-		return -EIO;
-	ret = ttm_bo_kmap(&bo->tbo, first, last - first + 1, &map);
-	if (ret)
-		return ret;
-	virt = ttm_kmap_obj_virtual(&map, &is_iomem) + offset_in_page(offset);
-	if (is_iomem && write)
-		memcpy_toio((void __iomem *)virt, buf, len);
-	else if (is_iomem)
-		memcpy_fromio(buf, (void __iomem *)virt, len);
-	else if (write)
-		memcpy(virt, buf, len);
-	else
-		memcpy(buf, virt, len);
-	ttm_bo_kunmap(&map);
-	return 0;
-}
-
-static int kfd_criu_bo_access_reserved(struct amdgpu_bo *bo, u64 offset,
-				       void *buf, u32 len, bool write)
-{
-	long lret;
-
-	dma_resv_assert_held(bo->tbo.base.resv);
-
-	/* Moves and clears; not the KFD eviction fence (bookkeeping) */
-	lret = dma_resv_wait_timeout(bo->tbo.base.resv, DMA_RESV_USAGE_KERNEL,
-				     true, MAX_SCHEDULE_TIMEOUT);
-	if (lret < 0)
-		return lret;
-	if (!bo->tbo.resource)
-		return -ENODATA;
-	if (bo->tbo.resource->mem_type == TTM_PL_VRAM)
-		return kfd_criu_bo_access_vram(bo, offset, buf, len, write);
-	return kfd_criu_bo_access_kmap(bo, offset, buf, len, write);
-}
-
-/*
- * Copies @len bytes at @offset of the BO's VA range. The second mapping
- * of an AQL queue buffer shows its first half again.
- */
-static int kfd_criu_bo_access(struct kgd_mem *mem, u64 offset, void *buf,
-			      u32 len, bool write)
-{
-	struct amdgpu_bo *bo = mem->bo;
-	u64 bo_size = amdgpu_bo_size(bo);
-	u64 bo_offset;
-	u32 n;
-	int ret;
-
-	ret = amdgpu_bo_reserve(bo, false);
-	if (ret)
-		return ret == -ERESTARTSYS ? -EINTR : ret;
-	while (!ret && len) {
-		bo_offset = offset % bo_size;
-		n = min_t(u64, len, bo_size - bo_offset);
-		ret = kfd_criu_bo_access_reserved(bo, bo_offset, buf, n, write);
-		offset += n;
-		buf += n;
-		len -= n;
-	}
-	amdgpu_bo_unreserve(bo);
-	return ret == -ERESTARTSYS ? -EINTR : ret;
-}
-
-static int kfd_criu_bo_read_chunk(struct kfd_process *p,
-				  const struct kfd_criu_bo_rec *rec,
-				  u64 offset, void *buf, u32 len)
-{
+	struct kfd_criu_bo_dump *d = priv;
+	const struct kfd_criu_bo_rec *rec = &d->img->bos[req->index];
 	struct kgd_mem *mem;
 	int ret;
 
-	mutex_lock(&p->mutex);
-	mem = kfd_criu_bo_lookup_locked(p, rec);
-	ret = mem ? kfd_criu_bo_access(mem, offset, buf, len, false) : -EBUSY;
-	mutex_unlock(&p->mutex);
+	mutex_lock(&d->p->mutex);
+	mem = kfd_criu_bo_lookup_locked(d->p, rec);
+	ret = mem ? kfd_criu_bo_copy(mem, req->offset, bounce, cpu, req->len,
+				     false, fence, &d->stats) : -EBUSY;
+	mutex_unlock(&d->p->mutex);
 	if (ret == -EBUSY)
-		pr_warn_ratelimited("CRIU image: BO 0x%llx changed during the dump\n",
-				    le64_to_cpu(rec->va));
+		pr_debug("CRIU image: BO 0x%llx changed during the dump\n",
+			 le64_to_cpu(rec->va));
 	return ret;
 }
 
-static int kfd_criu_bo_write_data(struct kfd_criu_image_writer *w,
-				  struct kfd_process *p,
-				  const struct kfd_criu_bos_image *img,
-				  u32 index, void *bounce)
+/* Writes a copied piece as BO_DATA records of KFD_CRIU_BO_CHUNK bytes. */
+static int kfd_criu_bo_dump_consume(void *priv,
+				    const struct kfd_criu_xfer_req *req,
+				    const void *cpu)
 {
-	const struct kfd_criu_bo_rec *rec = &img->bos[index];
-	struct kfd_criu_bo_data_hdr *hdr = bounce;
-	u64 size = le64_to_cpu(rec->size);
-	u64 offset;
-	u32 len;
-	int ret;
+	struct kfd_criu_bo_dump *d = priv;
+	u64 size = le64_to_cpu(d->img->bos[req->index].size);
+	struct kfd_criu_bo_data_hdr hdr;
+	u32 done, len;
+	int ret = 0;
 
-	for (offset = 0; offset < size; offset += len) {
-		len = kfd_criu_chunk_len(size, offset, KFD_CRIU_BO_CHUNK);
-		memset(hdr, 0, sizeof(*hdr));
-		hdr->bo_index = cpu_to_le32(index);
-		hdr->offset = cpu_to_le64(offset);
-		ret = kfd_criu_bo_read_chunk(p, rec, offset, hdr + 1, len);
+	for (done = 0; !ret && done < req->len; done += len) {
+		len = kfd_criu_chunk_len(size, req->offset + done,
+					 KFD_CRIU_BO_CHUNK);
+		memset(&hdr, 0, sizeof(hdr));
+		hdr.bo_index = cpu_to_le32(req->index);
+		hdr.offset = cpu_to_le64(req->offset + done);
+		ret = kfd_criu_image_begin_record(d->w, KFD_CRIU_REC_BO_DATA,
+						  KFD_CRIU_RECORD_MANDATORY,
+						  sizeof(hdr) + len);
 		if (!ret)
-			ret = kfd_criu_image_write_record(w, KFD_CRIU_REC_BO_DATA,
-							  KFD_CRIU_RECORD_MANDATORY,
-							  bounce,
-							  sizeof(*hdr) + len);
-		if (ret)
-			return ret;
+			ret = kfd_criu_image_write_data(d->w, &hdr, sizeof(hdr));
+		if (!ret)
+			ret = kfd_criu_image_write_data(d->w, cpu + done, len);
+		if (!ret)
+			ret = kfd_criu_image_finish_record(d->w);
 	}
-	return 0;
+	return ret;
+}
+
+static const struct kfd_criu_xfer_ops kfd_criu_bo_dump_ops = {
+	.bounce_alloc = kfd_criu_bo_bounce_alloc,
+	.bounce_free = kfd_criu_bo_bounce_free,
+	.start = kfd_criu_bo_dump_start,
+	.consume = kfd_criu_bo_dump_consume,
+};
+
+/* Queues the copies of one BO's contents, a bounce buffer at a time. */
+static int kfd_criu_bo_dump_one(struct kfd_criu_bo_dump *d,
+				struct kfd_criu_xfer *x, u32 index)
+{
+	const struct kfd_criu_bo_rec *rec = &d->img->bos[index];
+	struct kfd_criu_xfer_req req = { .index = index };
+	u64 size = le64_to_cpu(rec->size);
+	int ret = 0;
+
+	/* The process's GPUs stay while its file is open */
+	req.dev = d->p->pdds[le32_to_cpu(rec->gpu_index)]->dev->adev;
+	for (req.offset = 0; !ret && req.offset < size;
+	     req.offset += req.len) {
+		req.len = min_t(u64, x->bounce_size, size - req.offset);
+		ret = kfd_criu_xfer_read(x, &req);
+	}
+	return ret;
 }
 
 /**
@@ -493,30 +482,36 @@ int kfd_criu_bos_write(struct kfd_criu_image_writer *w,
  * @p: the process the records were taken from, still paused
  * @img: records from kfd_criu_bos_snapshot()
  *
- * Takes p->mutex for each chunk it copies; the stream is written without
- * any lock held.
+ * Copies go through the dump's own bounce buffers (kfd_criu_xfer.c), the
+ * next piece being copied while the last one is written. Each copy starts
+ * under p->mutex with the BO looked up again; the stream is written and
+ * the copies are waited for without any lock held.
  *
  * Context: p->mutex not held.
- * Return: 0, -ENOMEM, -EBUSY for a BO the process freed or replaced since
- * the snapshot, the errno of a copy, or the writer's error.
+ * Return: 0, -ENOMEM, -EINTR, -EBUSY for a BO the process freed or
+ * replaced since the snapshot, the errno of a copy, or the writer's error.
  */
 int kfd_criu_bos_dump_contents(struct kfd_criu_image_writer *w,
 			       struct kfd_process *p,
 			       const struct kfd_criu_bos_image *img)
 {
-	void *bounce;
+	struct kfd_criu_bo_dump d = { .w = w, .p = p, .img = img };
+	struct kfd_criu_xfer x;
 	int ret = 0;
 	u32 i;
 
 	if (!img->num_bos)
 		return 0;
-	bounce = kvmalloc(KFD_CRIU_BO_DATA_MAX, GFP_KERNEL_ACCOUNT);
-	if (!bounce)
-		return -ENOMEM;
+	kfd_criu_xfer_init(&x, &kfd_criu_bo_dump_ops, &d,
+			   kfd_criu_bo_bounce_size(), false);
 	for (i = 0; !ret && i < img->num_bos; i++)
 		if (kfd_criu_bo_has_contents(le32_to_cpu(img->bos[i].alloc_flags)))
-			ret = kfd_criu_bo_write_data(w, p, img, i, bounce);
-	kvfree(bounce);
+			ret = kfd_criu_bo_dump_one(&d, &x, i);
+	if (!ret)
+		ret = kfd_criu_xfer_flush(&x);
+	kfd_criu_xfer_fini(&x);
+	pr_debug("CRIU image: dumped %llu BO bytes by the copy engine, %llu by the CPU: %d\n",
+		 d.stats.engine_bytes, d.stats.cpu_bytes, ret);
 	return ret;
 }
 
@@ -795,6 +790,12 @@ int kfd_criu_bos_restore(struct kfd_process *p, struct kfd_criu_bos_image *img,
 			     GFP_KERNEL_ACCOUNT);
 	if (!img->mems)
 		return -ENOMEM;
+	ret = kfd_criu_bo_restore_xfer_new(img);
+	if (ret) {
+		kvfree(img->mems);
+		img->mems = NULL;
+		return ret;
+	}
 
 	for (i = 0; i < img->num_bos; i++) {
 		ret = kfd_criu_bo_create(p, img, i, st);
@@ -826,20 +827,48 @@ int kfd_criu_bos_write_contents(struct kfd_process *p,
 				void *payload, u32 len)
 {
 	struct kfd_criu_bo_data_hdr *hdr = payload;
-	u32 index;
+	struct kfd_criu_xfer_req req;
+	struct kgd_mem *mem;
 	int ret;
 
 	lockdep_assert_held(&p->mutex);
 
-	if (len < sizeof(*hdr) || !img->mems)
+	if (len < sizeof(*hdr) || !img->mems || !img->xfer)
 		return -EINVAL;
 	ret = kfd_criu_bo_data_check(&img->cursor, img->bos, img->num_bos,
 				     hdr, len);
 	if (ret)
 		return ret;
-	index = le32_to_cpu(hdr->bo_index);
-	return kfd_criu_bo_access(img->mems[index], le64_to_cpu(hdr->offset),
-				  hdr + 1, len - sizeof(*hdr), true);
+	req.index = le32_to_cpu(hdr->bo_index);
+	req.offset = le64_to_cpu(hdr->offset);
+	req.len = len - sizeof(*hdr);
+	mem = img->mems[req.index];
+	req.dev = amdgpu_ttm_adev(mem->bo->tbo.bdev);
+	return kfd_criu_xfer_write(&img->xfer->x, &req, hdr + 1);
+}
+
+/**
+ * kfd_criu_bos_finish_contents - complete the copies into the BOs
+ * @p: the process being restored
+ * @img: BO records whose contents were all written
+ *
+ * Context: p->mutex held.
+ * Return: 0, -EINTR, or the errno of a copy.
+ */
+int kfd_criu_bos_finish_contents(struct kfd_process *p,
+				 struct kfd_criu_bos_image *img)
+{
+	int ret;
+
+	lockdep_assert_held(&p->mutex);
+
+	if (!img->xfer)
+		return 0;
+	ret = kfd_criu_xfer_flush(&img->xfer->x);
+	pr_debug("CRIU image: restored %llu BO bytes by the copy engine, %llu by the CPU: %d\n",
+		 img->xfer->stats.engine_bytes, img->xfer->stats.cpu_bytes, ret);
+	kfd_criu_bo_restore_xfer_free(img);
+	return ret;
 }
 
 /**
@@ -943,6 +972,8 @@ void kfd_criu_bos_unwind(struct kfd_process *p, struct kfd_criu_bos_image *img,
 
 	lockdep_assert_held(&p->mutex);
 
+	/* No copy may still write a BO or a bounce buffer freed here */
+	kfd_criu_bo_restore_xfer_free(img);
 	if (!img->mems)
 		return;
 	for (i = img->num_bos; i-- > 0;) {
