@@ -37,7 +37,7 @@ Tests kfdcrit (built with ASan and UBSan) and prints TAP:
   - show of a stream and of an images directory with the plugin's
     kfdcriu-<id>.img; check of a directory
   - compat against fake sysfs topologies
-  - diff of images that differ in known records
+  - diff of images that differ in known records, and --ignore-volatile
   - make install with DESTDIR and PREFIX
 Work files go to DIR.
 TXT
@@ -45,7 +45,7 @@ TXT
 
 N=0
 FAILED=0
-PLAN=86
+PLAN=87
 
 tap() {
 	N=$((N + 1))
@@ -468,6 +468,26 @@ test_diff() {
 	run diff --ignore BO.va "$c/ok-gpu.img" "$c/bo-overlap.img"
 	[ "$r" -eq 0 ] && [ "$RC" -eq 0 ] && r=0 || r=1
 	tap "$r" "diff names the field that differs; --ignore TYPE.FIELD leaves it out"
+	diff_volatile
+}
+
+# What a running process changes (an event fired, its slot) differs, and
+# only --ignore-volatile leaves it out; what it cannot change still shows
+diff_volatile() {
+	local c=$WORK/cases j=$WORK/json r=0
+	"$KFDCRIT" decode --format json --data "$c/ok-events.img" > "$j/events.json"
+	sed -e '10s/"signaled": 1/"signaled": 0/; 11s/"event_age": 1/"event_age": 7/' \
+	    -e '9s/"hex": "ff/"hex": "00/' "$j/events.json" |
+		"$KFDCRIT" encode -o "$j/ran.img" || r=1
+	sed -e '11s/"event_age": 1/"event_age": 7/; 11s/"auto_reset": 0/"auto_reset": 1/' \
+		"$j/events.json" | "$KFDCRIT" encode -o "$j/broken.img" || r=1
+	run diff "$c/ok-events.img" "$j/ran.img"
+	[ "$RC" -eq 1 ] && [ "$(wc -l <<< "$OUT")" -eq 3 ] || { echo "# $OUT"; r=1; }
+	run diff --ignore-volatile "$c/ok-events.img" "$j/ran.img"
+	[ "$RC" -eq 0 ] && [ -z "$OUT" ] || { echo "# $OUT"; r=1; }
+	run diff --ignore-volatile "$c/ok-events.img" "$j/broken.img"
+	[ "$RC" -eq 1 ] && [ "$OUT" = "~ EVENT event_id=2: auto_reset 0 -> 1" ] || { echo "# $OUT"; r=1; }
+	tap "$r" "diff --ignore-volatile leaves out signaled, event_age and the signal page, not auto_reset"
 }
 
 test_install() {
