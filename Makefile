@@ -41,6 +41,7 @@ test-programs: kernel
 	@$(MAKE) -s -C selftests KSRC=$(BUILD)/linux KHDR=$(BUILD)/headers O=$(BUILD)/selftests
 	@$(MAKE) -s -C e2e KHDR=$(BUILD)/headers O=$(BUILD)/e2e
 	@$(MAKE) -s -C plugin KHDR=$(BUILD)/headers O=$(BUILD)/plugin
+	@$(MAKE) -s -C kfdcrit KSRC=$(BUILD)/linux O=$(BUILD)/kfdcrit static
 
 initramfs: test-programs
 	@scripts/build-initramfs.sh

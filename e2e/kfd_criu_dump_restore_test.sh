@@ -7,13 +7,19 @@
 # has it running (not left paused, resumed). Covers a plain dump and restore,
 # --leave-running, three cycles, a dump that fails mid-stream, and damaged
 # images (a corrupted, a truncated and a missing stream, which RESTORE
-# refuses with the kernel's errno in CRIU's log).
+# refuses with the kernel's errno in CRIU's log). kfdcrit then reads every
+# dump: check accepts each, show names the worker's six events, diff finds
+# each dump of a restored process the same as the dump it was restored
+# from but for the fields kfdcrit(1) documents, and check refuses the
+# damaged streams with the errnos RESTORE gave.
 
 . /opt/kfd-criu/e2e/lib.sh
 
 WORKER=/opt/kfd-criu/e2e/kfd_worker
 PLUGIN=/usr/lib/criu/kfd_criu_plugin.so
-PLAN=14
+PLAN=18
+# kfd_worker's events: seven created, one destroyed (the gap)
+WORKER_EVENTS=6
 W=$WORK/w
 SMALL=$WORK/small
 pid=
@@ -86,12 +92,16 @@ self_check() {
 	return 1
 }
 
-# dump DIR [CRIU OPTION...]: checkpoint the worker into DIR.
+# dump DIR [CRIU OPTION...]: checkpoint the worker into DIR; DUMPS lists
+# the dumps that succeeded, for kfdcrit.
+DUMPS=
 dump() {
 	local dir=$1
 	shift
 	mkdir -p "$dir"
-	criu dump -t "$pid" -D "$dir" -o dump.log -v4 "$@" > /dev/null 2>&1
+	criu dump -t "$pid" -D "$dir" -o dump.log -v4 "$@" > /dev/null 2>&1 ||
+		return 1
+	DUMPS="$DUMPS $dir"
 }
 
 # restore DIR [VAR=VALUE...]: restore from DIR, detached, with VARs set.
@@ -253,5 +263,36 @@ tap_result $? "a missing stream file: the restore fails naming it"
 check_restore "$WORK/good"
 tap_result $? "after the refused restores the intact image restores"
 stop_worker
+
+# 15-18: kfdcrit on every dump that succeeded
+rc=0
+[ -n "$DUMPS" ] || { echo "# no dump succeeded"; rc=1; }
+for d in $DUMPS; do
+	kfdcrit_check "$d" || rc=1
+done
+tap_result $rc "kfdcrit check accepts each of the $(echo $DUMPS | wc -w) dumps"
+
+rc=0
+[ -n "$DUMPS" ] || rc=1
+for d in $DUMPS; do
+	kfdcrit_events "$d" $WORKER_EVENTS || rc=1
+done
+tap_result $rc "kfdcrit show names the worker's $WORKER_EVENTS events in each dump"
+
+# Each is the dump of the process restored from the one before it.
+rc=0
+set -- plain lr cycle1 cycle2 cycle3 good
+while [ $# -ge 2 ]; do
+	kfdcrit_diff "$WORK/$1" "$WORK/$2" || rc=1
+	shift
+done
+tap_result $rc "kfdcrit diff: each dump of a restore equals the dump before it but for kfdcrit(1)'s volatile fields"
+
+rc=0
+kfdcrit_run check "$WORK/bad"
+[ "$KC_RC" -eq 74 ] || { echo "# corrupted: exit $KC_RC, want EBADMSG (74): $KC_OUT"; rc=1; }
+kfdcrit_run check "$WORK/trunc"
+[ "$KC_RC" -eq 61 ] || { echo "# truncated: exit $KC_RC, want ENODATA (61): $KC_OUT"; rc=1; }
+tap_result $rc "kfdcrit check refuses the corrupted and the truncated stream with RESTORE's EBADMSG and ENODATA"
 
 e2e_exit

@@ -6,14 +6,15 @@
 # kfd_criu. Either readdir() order must fail the dump with kfd_criu's one
 # line, before the process is touched, instead of letting the stand-in
 # take /dev/kfd for a silent, empty dump. Without the stand-in, the same
-# directory dumps.
+# directory dumps, and kfdcrit checks that dump and finds kfd_holder's one
+# event in it.
 
 . /opt/kfd-criu/e2e/lib.sh
 
 HOLDER=/opt/kfd-criu/e2e/kfd_holder
 PLUGIN=/usr/lib/criu/kfd_criu_plugin.so
 STANDIN=/opt/kfd-criu/e2e/stock/amdgpu_plugin.so
-PLAN=3
+PLAN=5
 LINE="kfd_criu: CRIU's amdgpu plugin .*amdgpu_plugin.so is installed too"
 pid=
 
@@ -78,6 +79,12 @@ ls "$WORK/alone/img" | grep -q '^kfdcriu-.*\.stream$' || { echo "# no stream"; r
 alive "$pid" && wait_for_change "$WORK/counter" || { echo "# the process stopped"; rc=1; }
 [ $rc -eq 0 ] || tap_diag_file "$WORK/alone/img/dump.log"
 tap_result $rc "kfd_criu alone in that directory dumps the process"
+
+kfdcrit_check "$WORK/alone/img"
+tap_result $? "kfdcrit check accepts that dump"
+
+kfdcrit_events "$WORK/alone/img" 1
+tap_result $? "kfdcrit show names kfd_holder's one event"
 
 kill -9 "$pid" 2>/dev/null
 e2e_exit

@@ -5,6 +5,7 @@
 # on a fresh host, whose /dev/shm has neither, needs the plugin to bring
 # them back (with the dumped size, mode and first bytes) before CRIU opens
 # them. Dumped with CRIU's options for ROCm (plugin/criu-rocm.conf).
+# kfdcrit checks the dump and finds the program's one event in it.
 
 . /opt/kfd-criu/e2e/lib.sh
 
@@ -12,7 +13,7 @@ PROG=/opt/kfd-criu/e2e/kfd_thunk_shm
 PLUGIN=/usr/lib/criu/kfd_criu_plugin.so
 MEM=/dev/shm/hsakmt_shared_mem
 SEM=/dev/shm/sem.hsakmt_semaphore
-PLAN=3
+PLAN=5
 pid=
 
 tap_plan $PLAN
@@ -67,6 +68,12 @@ after=$(shm_state)
 rc=0
 [ "$after" = "$before" ] || { echo "# before: $before, after: $after"; rc=1; }
 tap_result $rc "the re-created files have the dumped sizes and modes"
+
+kfdcrit_check "$WORK/img"
+tap_result $? "kfdcrit check accepts the dump"
+
+kfdcrit_events "$WORK/img" 1
+tap_result $? "kfdcrit show names the program's one event"
 
 kill -9 "$pid" 2>/dev/null
 rm -f "$MEM" "$SEM"

@@ -15,6 +15,13 @@
  * the single records (COMPAT, PROCESS, COUNTS, SIGNAL_PAGE, END) by their
  * type. A paired record differs in its fields (named as in decode) or in
  * its variable part (compared by size and FNV-1a hash).
+ *
+ * A dump of a restored process is not the same bytes as the dump it was
+ * restored from, by design: the process ran in between (events fired, the
+ * GPU wrote its memory and moved its queues), RESTORE gave its BOs new
+ * mmap offsets (and told the plugin), and another kernel may have written
+ * it. kc_volatile lists those fields; --ignore-volatile leaves them out,
+ * so that what is left is what a restore must bring back unchanged.
  */
 
 #include <linux/errno.h>
@@ -126,30 +133,53 @@ static struct kc_key *kc_keys(const struct kc_stream *s)
 	return keys;
 }
 
+/*
+ * What changes between a dump and the dump of its restore by design, in
+ * --ignore's syntax; kfdcrit(1) explains each.
+ */
+static const char kc_volatile[] =
+	"header.release,"
+	"EVENT.signaled,EVENT.event_age,"
+	"SIGNAL_PAGE.data,"
+	"BO.mmap_offset,"
+	"BO_DATA.data,"
+	"QUEUE_STATE.rptr,QUEUE_STATE.wptr,QUEUE_STATE.cntl_stack_offset,"
+	"QUEUE_STATE.wg_state_offset,QUEUE_STATE.eop_rptr,QUEUE_STATE.eop_wptr,"
+	"QUEUE_STATE.data_len,QUEUE_STATE.data,"
+	"END.payload_bytes";
+
 /**
  * struct kc_diff - a diff in progress
  * @ignore: "TYPE.field,..." not to compare, or NULL
+ * @ignore_volatile: leave out the fields of kc_volatile too
  * @differences: differences printed
  */
 struct kc_diff {
 	const char *ignore;
+	bool ignore_volatile;
 	u32 differences;
 };
+
+/* Whether the comma-separated @list names @want */
+static bool kc_listed(const char *list, const char *want)
+{
+	size_t n = strlen(want);
+	const char *p;
+
+	for (p = list; (p = strstr(p, want)); p += n)
+		if ((p == list || p[-1] == ',') && (!p[n] || p[n] == ','))
+			return true;
+	return false;
+}
 
 static bool kc_ignored(const struct kc_diff *d, u32 type, const char *field)
 {
 	char want[96];
-	const char *p;
-	size_t n;
 
-	if (!d->ignore)
-		return false;
-	n = snprintf(want, sizeof(want), "%s.%s",
-		     type ? kc_type_name(type) : "header", field);
-	for (p = d->ignore; (p = strstr(p, want)); p += n)
-		if ((p == d->ignore || p[-1] == ',') && (!p[n] || p[n] == ','))
-			return true;
-	return false;
+	snprintf(want, sizeof(want), "%s.%s",
+		 type ? kc_type_name(type) : "header", field);
+	return (d->ignore && kc_listed(d->ignore, want)) ||
+	       (d->ignore_volatile && kc_listed(kc_volatile, want));
 }
 
 static void kc_print_key(const char *mark, const struct kc_key *k)
@@ -299,7 +329,7 @@ static int kc_diff_streams(struct kc_diff *d, struct kc_stream *a,
 }
 
 /**
- * kc_cmd_diff() - "kfdcrit diff [--ignore TYPE.FIELD,...] A B"
+ * kc_cmd_diff() - "kfdcrit diff [--ignore TYPE.FIELD,...] [--ignore-volatile] A B"
  * @argc: arguments after "diff"
  * @argv: them
  *
@@ -310,6 +340,7 @@ int kc_cmd_diff(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "ignore", required_argument, NULL, 'i' },
+		{ "ignore-volatile", no_argument, NULL, 'v' },
 		{ }
 	};
 	struct kc_diff d = { };
@@ -318,9 +349,12 @@ int kc_cmd_diff(int argc, char **argv)
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:", longopts, NULL)) != -1) {
-		if (c != 'i')
+		if (c == 'i')
+			d.ignore = optarg;
+		else if (c == 'v')
+			d.ignore_volatile = true;
+		else
 			return KC_EXIT_USAGE;
-		d.ignore = optarg;
 	}
 	if (optind != argc - 2)
 		return KC_EXIT_USAGE;

@@ -308,6 +308,8 @@ const char *kc_errno_name(int err)
 	case EISDIR: return "EISDIR";
 	case EIO: return "EIO";
 	case EACCES: return "EACCES";
+	case ERANGE: return "ERANGE";
+	case EMSGSIZE: return "EMSGSIZE";
 	}
 	return "E?";
 }

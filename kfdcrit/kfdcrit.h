@@ -160,9 +160,86 @@ struct kc_field {
 const struct kc_field *kc_fields_of(u32 type, u32 *fixed);
 u64 kc_field_value(const struct kc_field *f, const u8 *payload);
 
-/* show.c, decode.c, compat.c, diff.c */
+/* json.c */
+/**
+ * enum kc_json_kind - the type of a JSON value
+ * @KC_JSON_NULL: null
+ * @KC_JSON_FALSE: false
+ * @KC_JSON_TRUE: true
+ * @KC_JSON_NUMBER: a number, kept as its token
+ * @KC_JSON_STRING: a string, kept with its escapes
+ * @KC_JSON_ARRAY: an array
+ * @KC_JSON_OBJECT: an object
+ */
+enum kc_json_kind {
+	KC_JSON_NULL,
+	KC_JSON_FALSE,
+	KC_JSON_TRUE,
+	KC_JSON_NUMBER,
+	KC_JSON_STRING,
+	KC_JSON_ARRAY,
+	KC_JSON_OBJECT,
+};
+
+/**
+ * struct kc_json - one value of a JSON text
+ * @kind: its type
+ * @line: line of its first character, from 1
+ * @col: column of that character, from 1
+ * @text: a number's token, or a string's inside between its quotes
+ * @len: bytes at @text
+ * @key: as a member of an object, its key (inside the quotes)
+ * @key_len: bytes at @key
+ * @child: an array's first element, an object's first member
+ * @next: the next element or member of the same parent
+ * @count: elements or members
+ */
+struct kc_json {
+	enum kc_json_kind kind;
+	u32 line;
+	u32 col;
+	const char *text;
+	size_t len;
+	const char *key;
+	size_t key_len;
+	struct kc_json *child;
+	struct kc_json *next;
+	size_t count;
+};
+
+struct kc_json_block;
+
+/**
+ * struct kc_json_doc - a JSON text read by kc_json_parse()
+ * @root: the value
+ * @blocks: the nodes' memory
+ * @err: why the text was refused, a negative errno
+ * @line: where: line, from 1
+ * @col: and column, from 1
+ * @msg: what is wrong, for a person
+ */
+struct kc_json_doc {
+	struct kc_json *root;
+	struct kc_json_block *blocks;
+	int err;
+	u32 line;
+	u32 col;
+	char msg[160];
+};
+
+int kc_json_parse(struct kc_json_doc *doc, const char *text, size_t len);
+void kc_json_free(struct kc_json_doc *doc);
+const char *kc_json_kind_name(enum kc_json_kind kind);
+bool kc_json_key_is(const struct kc_json *n, const char *key);
+const struct kc_json *kc_json_member(const struct kc_json *obj,
+				     const char *key);
+int kc_json_u64(const struct kc_json *n, u64 max, u64 *v);
+int kc_json_bytes(const struct kc_json *n, u8 *out, size_t max, size_t *len);
+
+/* show.c, decode.c, encode.c, compat.c, diff.c */
 int kc_cmd_show(int argc, char **argv);
 int kc_cmd_decode(int argc, char **argv);
+int kc_cmd_encode(int argc, char **argv);
 int kc_cmd_check(int argc, char **argv);
 int kc_cmd_compat(int argc, char **argv);
 int kc_cmd_diff(int argc, char **argv);

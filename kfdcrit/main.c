@@ -46,6 +46,22 @@ static const char kc_manual[] =
 "                    \"schema\": 1). Signal page, CU masks, control stacks,\n"
 "                    BO contents and unknown payloads are shown by size and\n"
 "                    FNV-1a hash; --data adds their bytes in hex.\n"
+"  encode [-o OUT] [JSON]\n"
+"                    the inverse of decode --format json --data: the\n"
+"                    document (default stdin) back to the stream (to OUT,\n"
+"                    default stdout, never a terminal), written by the\n"
+"                    kernel's own writer, which frames each record and\n"
+"                    computes the CRC32Cs and END's counts. Taken from the\n"
+"                    JSON: the header's release, each record's type_id,\n"
+"                    flags, fields and data hex. Checked but recomputed:\n"
+"                    offsets, lengths, CRCs, data sizes and hashes, so an\n"
+"                    edited document needs no arithmetic. Must agree with\n"
+"                    the writer: header version 1, flags 0, size 88, END's\n"
+"                    fields. Strict: an unknown or repeated key, a missing\n"
+"                    one, a wrong type or a value out of its field's range\n"
+"                    is an error, printed as\n"
+"                      kfdcrit: encode: JSON:LINE:COL: records[N] (TYPE): what: ERRNO\n"
+"                    and nothing is written.\n"
 "  check DIR|FILE    the checks RESTORE runs on the image before it needs\n"
 "                    the target: the codec's reader (header, CRC32C, lengths,\n"
 "                    END counts), record order and counts as RESTORE collects\n"
@@ -63,17 +79,25 @@ static const char kc_manual[] =
 "                    a KFD_CRIU_GPU_MAP value that places them all, checked\n"
 "                    with the kernel's kfd_criu_map_gpus(). With\n"
 "                    KFD_CRIU_GPU_MAP set, says what RESTORE does with it.\n"
-"  diff [--ignore TYPE.FIELD,...] A B\n"
+"  diff [--ignore TYPE.FIELD,...] [--ignore-volatile] A B\n"
 "                    record-level differences of two streams (a dump and\n"
 "                    the dump of its restore): records paired by identity\n"
 "                    (event id, BO GPU index and handle, queue id, ...),\n"
 "                    \"- \" only in A, \"+ \" only in B, \"~ \" fields that differ\n"
 "                    (data: variable parts; header.release: the kernel).\n"
+"                    --ignore-volatile leaves out what a running process\n"
+"                    or a restore changes by design (kfdcrit(1), \"diff\n"
+"                    of a dump and of its restore\"): header.release,\n"
+"                    EVENT signaled and event_age, SIGNAL_PAGE data, BO\n"
+"                    mmap_offset, BO_DATA data, QUEUE_STATE's dynamic\n"
+"                    fields, control stack and data_len, END payload_bytes.\n"
 "                    Exits 0 when the same, 1 when different.\n"
 "\n"
 "Options:\n"
 "  --format json|text  decode's output (default text)\n"
 "  --data              decode: dump variable-length parts in hex\n"
+"  -o, --output OUT    encode: write the stream to OUT\n"
+"  --ignore-volatile   diff: leave out what changes by design\n"
 "  --sysfs ROOT        compat: a directory laid out like /sys\n"
 "                      (ROOT/class/kfd/kfd/topology/nodes, ...); default\n"
 "                      $KFDCRIT_SYSFS, else /sys\n"
@@ -92,6 +116,11 @@ static const char kc_manual[] =
 "       ENODATA 61, EEXIST 17); compat exits with ENODEV (19) when an image\n"
 "       GPU has no place; a file that cannot be read gives its errno\n"
 "       (ENOENT 2, ...)\n"
+"       encode: EBADMSG (74) not JSON, EINVAL (22) a wrong type, an\n"
+"       unknown or repeated key, values that disagree, ENODATA (61) a\n"
+"       missing key or record, ERANGE (34) a value out of range, EPROTO\n"
+"       (71) another schema or format version, EMSGSIZE (90) a record\n"
+"       over 1 MiB\n"
 "  1    diff: the streams differ\n"
 "  64   a command line kfdcrit does not understand\n"
 "\n"
@@ -99,6 +128,9 @@ static const char kc_manual[] =
 "  kfdcrit show /var/lib/criu/dump\n"
 "  kfdcrit check /var/lib/criu/dump/kfdcriu-7.stream\n"
 "  kfdcrit decode --format json kfdcriu-7.stream | jq .records[].type\n"
+"  kfdcrit decode --format json --data kfdcriu-7.stream > 7.json\n"
+"  kfdcrit encode -o kfdcriu-7.stream 7.json   # after editing 7.json\n"
+"  kfdcrit diff --ignore-volatile dump1/kfdcriu-7.stream dump2/kfdcriu-7.stream\n"
 "  kfdcrit compat --sysfs /tmp/fake-sys kfdcriu-7.stream\n"
 "\n"
 "See kfdcrit(1) for the JSON schema and the format's record types.\n";
@@ -211,6 +243,7 @@ int main(int argc, char **argv)
 	} cmds[] = {
 		{ "show", kc_cmd_show },
 		{ "decode", kc_cmd_decode },
+		{ "encode", kc_cmd_encode },
 		{ "check", kc_cmd_check },
 		{ "compat", kc_cmd_compat },
 		{ "diff", kc_cmd_diff },
@@ -232,6 +265,6 @@ int main(int argc, char **argv)
 				argv[1]);
 		return ret;
 	}
-	fprintf(stderr, "Usage: kfdcrit show|decode|check|compat|diff ... (kfdcrit --help)\n");
+	fprintf(stderr, "Usage: kfdcrit show|decode|encode|check|compat|diff ... (kfdcrit --help)\n");
 	return KC_EXIT_USAGE;
 }

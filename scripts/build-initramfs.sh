@@ -11,7 +11,9 @@ usage() {
 Usage: scripts/build-initramfs.sh [OUTPUT]
 
 Writes build/vm/initramfs.cpio.gz (or OUTPUT). Test programs are taken from
-build/selftests, build/e2e and the plugin from build/plugin when present.
+build/selftests, build/e2e and the plugin from build/plugin when present;
+kfdcrit, which the e2e tests run on every dump, from build/kfdcrit/static
+into /usr/bin.
 TXT
 }
 
@@ -42,6 +44,10 @@ populate_root() {
 	done
 	cp -r "$TOP/e2e/." "$root/opt/kfd-criu/e2e/" 2>/dev/null || true
 	find "$root/opt/kfd-criu/e2e" -name '*.c' -delete 2>/dev/null || true
+	# Linked statically ("make -C kfdcrit static"), like the e2e programs
+	if [ -x "$BUILD_DIR/kfdcrit/static/kfdcrit" ]; then
+		install -D -m 0755 "$BUILD_DIR/kfdcrit/static/kfdcrit" "$root/usr/bin/kfdcrit"
+	fi
 	if [ -d "$BUILD_DIR/plugin" ]; then
 		find "$BUILD_DIR/plugin" -name '*.so' -exec install -m 0755 {} "$root/usr/lib/criu/" \;
 	fi

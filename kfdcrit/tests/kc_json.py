@@ -8,9 +8,6 @@ Usage:
                                       its type in FIELDS, in that order, and
                                       each "data" hex (--data) matches its
                                       byte count and FNV-1a 64 hash
-  kc_json.py encode FIELDS JSON OUT   rebuild the stream from JSON made with
-                                      --data (header, each record's fields
-                                      and data, CRC32C trailers) into OUT
   kc_json.py agree VERDICTS CHECKS KFDCRIT [--allow]
                                       kc_fuzz_verdict's errnos (VERDICTS) and
                                       "kfdcrit check DIR"'s lines (CHECKS)
@@ -19,37 +16,14 @@ Usage:
                                       documented differences of the fuzz
                                       target's model (decoded with KFDCRIT)
 
-The encoder is the test-only path of the JSON round trip: it knows the
-format only from FIELDS and the CRC32C definition, not from kfdcrit.
+The JSON round trip goes through "kfdcrit encode" (tests/run-tests.sh).
 """
 import errno
 import json
 import os
 import re
-import struct
 import subprocess
 import sys
-
-
-def crc32c_table():
-    table = []
-    for i in range(256):
-        crc = i
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-        table.append(crc)
-    return table
-
-
-TABLE = crc32c_table()
-
-
-def crc32c(data):
-    """CRC32C as kfd_criu_crc32c(0, ...) computes it: ~0 in, inverted out."""
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc = TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
 
 
 def fnv1a64(data):
@@ -89,26 +63,6 @@ def check_schema(fields, doc):
             return "record at %d: fields %s, schema %s" % (
                 rec["offset"], list(rec["fields"]), want)
     return None
-
-
-def encode(fields, doc):
-    hdr = doc["header"]
-    release = hdr["release"].encode()
-    head = b"KFDCRIU\0" + struct.pack("<III", hdr["version"], hdr["flags"],
-                                      hdr["header_size"])
-    head += release + b"\0" * (64 - len(release))
-    out = bytearray(head + struct.pack("<I", crc32c(head)))
-    for rec in doc["records"]:
-        payload = bytearray()
-        if not rec["skipped"]:
-            for name, size in fields[rec["type"]]:
-                payload += rec["fields"][name].to_bytes(size, "little")
-        if rec["data"]:
-            payload += bytes.fromhex(rec["data"]["hex"])
-        body = struct.pack("<III", rec["type_id"], rec["flags"], len(payload))
-        body += payload
-        out += body + struct.pack("<I", crc32c(body))
-    return bytes(out)
 
 
 def check_hashes(doc):
@@ -187,10 +141,6 @@ def agree(verdicts, checks, kfdcrit, allow):
 def main(argv):
     if len(argv) >= 4 and argv[1] == "schema":
         err = check_files(load_fields(argv[2]), argv[3:])
-    elif len(argv) == 5 and argv[1] == "encode":
-        with open(argv[4], "wb") as f:
-            f.write(encode(load_fields(argv[2]), load_json(argv[3])))
-        err = None
     elif len(argv) in (5, 6) and argv[1] == "agree":
         return agree(argv[2], argv[3], argv[4], argv[5:] == ["--allow"])
     else:

@@ -27,11 +27,17 @@ Tests kfdcrit (built with ASan and UBSan) and prints TAP:
     KFDCRIT_MUTANTS (default 150) mutations of each seed image, except the
     two documented differences of that model; never a sanitizer report
   - decode --format json: the schema of tests/json-fields.txt, the data
-    hashes, and the round trip JSON -> stream -> the same bytes
+    hashes, and the round trip "decode --format json --data | encode" to
+    the same bytes, for every kc_mkimage case, seed image, fuzz corpus
+    and regression file that decodes
+  - encode refuses malformed documents (syntax, missing keys and fields,
+    wrong types, values out of range, ...) with their errno and one line
+    naming the place, writes nothing, and survives 240 byte-edited or
+    cut documents without a sanitizer report
   - show of a stream and of an images directory with the plugin's
     kfdcriu-<id>.img; check of a directory
   - compat against fake sysfs topologies
-  - diff of images that differ in known records
+  - diff of images that differ in known records, and --ignore-volatile
   - make install with DESTDIR and PREFIX
 Work files go to DIR.
 TXT
@@ -39,6 +45,7 @@ TXT
 
 N=0
 FAILED=0
+PLAN=87
 
 tap() {
 	N=$((N + 1))
@@ -60,7 +67,7 @@ test_help() {
 	local bad=0
 	run --help
 	[ "$RC" -eq 0 ] || bad=1
-	for word in show decode check compat diff "Exit status" KFDCRIT_SYSFS \
+	for word in show decode encode check compat diff "Exit status" KFDCRIT_SYSFS \
 		    KFD_CRIU_GPU_MAP "--format" "--data" "--sysfs"; do
 		grep -q -- "$word" <<< "$OUT" || { echo "# --help lacks $word"; bad=1; }
 	done
@@ -176,6 +183,32 @@ test_agreement() {
 	tap "$bad" "check agrees with the fuzz model on $((i * MUTANTS)) mutated images, no sanitizer report"
 }
 
+# round_trips WHAT FILE...: for every FILE that decodes, decode --format
+# json --data | encode gives its bytes up to END (the JSON does not carry
+# those after it)
+round_trips() {
+	local what=$1 f n=0 all=0 bad=0 out=$WORK/json size trailing
+	shift
+	for f in "$@"; do
+		case ${f##*/} in README*) continue ;; esac
+		all=$((all + 1))
+		"$KFDCRIT" decode --format json --data "$f" > /dev/null 2>&1 || continue
+		n=$((n + 1))
+		if ! "$KFDCRIT" decode --format json --data "$f" | tee "$out/x.json" |
+		     "$KFDCRIT" encode > "$out/x.bin" 2> "$out/x.err"; then
+			echo "# ${f##*/}: encode failed: $(cat "$out/x.err")"
+			bad=1
+			continue
+		fi
+		size=$(stat -c %s "$f")
+		trailing=$(sed -n 's/^  "trailing_bytes": \([0-9]*\),$/\1/p' "$out/x.json")
+		head -c $((size - trailing)) "$f" | cmp -s - "$out/x.bin" ||
+			{ echo "# ${f##*/} differs after the round trip"; bad=1; }
+	done
+	[ "$n" -gt 0 ] || bad=1
+	tap "$bad" "decode --format json --data | encode: the same bytes for the $n of $all $what that decode"
+}
+
 test_json() {
 	local f bad=0 fields=$HERE/json-fields.txt out=$WORK/json i=0 r
 	rm -rf "$out"
@@ -186,21 +219,128 @@ test_json() {
 	done
 	"$HERE/kc_json.py" schema "$fields" "$out"/*.json && r=0 || r=1
 	tap "$r" "decode --format json --data of $i images follows the schema; data hashes match"
-	for f in "$TOP"/fuzz/corpus/*.img "$WORK"/cases/ok-*.img "$WORK"/cases/unknown-optional.img; do
-		if ! "$KFDCRIT" decode --format json --data "$f" > "$out/x.json" ||
-		   ! "$HERE/kc_json.py" encode "$fields" "$out/x.json" "$out/x.bin" 2>/dev/null ||
-		   ! cmp -s "$out/x.bin" "$f"; then
-			echo "# ${f##*/} differs after the round trip"
-			bad=1
-		fi
-	done
-	tap "$bad" "decode --format json --data round-trips to the same bytes"
+	round_trips "kc_mkimage cases and seed images" \
+		"$WORK"/cases/*.img "$TOP"/fuzz/corpus/*.img
+	round_trips "fuzz corpus and regression files" "$TOP"/fuzz/corpus/* "$TOP"/fuzz/regressions/*
 	run decode --format json "$WORK/cases/event-dup.img"
 	grep -q '"error": null' <<< "$OUT" && grep -q '"complete": true' <<< "$OUT" && r=0 || r=1
 	tap "$r" "decode reports no reader error for an image only the set checks refuse"
 	run decode --format json "$WORK/cases/bad-crc.img"
 	[ "$RC" -eq 74 ] && grep -q '"errno": "EBADMSG", "errno_value": 74' <<< "$OUT" && r=0 || r=1
 	tap "$r" "decode --format json of a bad CRC: the error object and exit 74"
+}
+
+# Malformed documents for encode: name|exit|what it must say|sed script
+# that makes it from the JSON of ok-events.img (line 5 the header, 7 COMPAT,
+# 9 SIGNAL_PAGE, 10 the first EVENT, 12 the last, 13 END), or empty for a
+# document bad_json writes itself
+ENCODE_CASES=$(cat <<'TXT'
+syntax|74|'"' where ',' or '}' was expected: EBADMSG|7s/"num_gpus": 0, /"num_gpus": 0 /
+truncated|74|the end of the text where ',' or '}' was expected: EBADMSG|$d
+empty|74|:1:1: the end of the text where a value was expected: EBADMSG|
+deep|74|nested deeper than 32: EBADMSG|
+control-char|74|control characters must be escaped) was expected: EBADMSG|
+missing-field|61|records[3] (EVENT): no "fields.event_id": ENODATA|10s/"event_id": 1, //
+missing-key|61|records[0]: no "type_id": ENODATA|7s/"type_id": 2, //
+no-hex|61|records[2] (SIGNAL_PAGE): no "data.hex": decode --data gives the bytes to encode: ENODATA|
+no-end|61|no END record: a stream ends with one: ENODATA|12s/,$//;13d
+header-null|61|header: null: decode read no header|5s/"header": {.*},$/"header": null,/
+wrong-type|22|records[3] (EVENT): "fields.signaled" is a string, not a number: EINVAL|10s/"signaled": 1/"signaled": "1"/
+wrong-type-bool|22|"skipped" is a number, not false or true: EINVAL|10s/"skipped": false/"skipped": 0/
+not-object|22|:1:1: the document is an array, not an object: EINVAL|
+fraction|22|"fields.event_id" is 1.0, not an integer: EINVAL|10s/"event_id": 1,/"event_id": 1.0,/
+unknown-key|22|records[3] (EVENT): unknown key "fields.colour": EINVAL|10s/"event_id": 1,/"event_id": 1, "colour": 3,/
+repeated-key|22|key "event_id" repeats: EINVAL|10s/"event_id": 1,/"event_id": 1, "event_id": 1,/
+type-mismatch|22|"type" is "GPU", but type_id 5 is EVENT: EINVAL|10s/"type": "EVENT"/"type": "GPU"/
+bad-flags|22|"flags" 0x3: only MANDATORY (1) is defined: EINVAL|10s/"flags": 1/"flags": 3/
+odd-hex|22|"data.hex" has an odd number of digits: EINVAL|9s/"hex": "f/"hex": "/
+bad-hex|22|"data.hex": byte 0 is not two hex digits: EINVAL|9s/"hex": "f/"hex": "g/
+end-count|22|END must be flags 1, records 6, reserved 0, payload_bytes 344|13s/"records": 6/"records": 5/
+after-end|22|records[7]: a record after END: EINVAL|12h;13{s/$/,/;G;s/,$//}
+error-set|22|"error" is not null: decode stopped where the reader failed|s/"error": null/"error": {}/
+out-of-range|34|"fields.event_id" 4294967296 out of range (0..4294967295): ERANGE|10s/"event_id": 1,/"event_id": 4294967296,/
+out-of-range-u64|34|"fields.event_age" 18446744073709551616 out of range (0..18446744073709551615): ERANGE|10s/"event_age": 2,/"event_age": 18446744073709551616,/
+negative|34|"fields.event_id" -1 out of range (0..4294967295): ERANGE|10s/"event_id": 1,/"event_id": -1,/
+release-long|34|header: "release" is longer than 63 bytes: ERANGE|
+schema|71|:2:13: schema 2: encode reads schema 1: EPROTO|s/"schema": 1/"schema": 2/
+version|71|header: the codec writes format version 1 only: EPROTO|5s/"version": 1/"version": 2/
+too-big|90|over the 1048576-byte limit of a record: EMSGSIZE|
+TXT
+)
+
+# bad_json NAME SCRIPT GOOD OUT: the malformed document NAME
+bad_json() {
+	local name=$1 script=$2 good=$3 out=$4
+
+	case $name in
+	empty) : > "$out" ;;
+	deep) printf '%0100000d' 0 | tr 0 '[' > "$out" ;;
+	control-char) printf '{"schema": 1, "file": "a\tb"}' > "$out" ;;
+	not-object) echo '[]' > "$out" ;;
+	no-hex) "$KFDCRIT" decode --format json "$WORK/cases/ok-events.img" > "$out" ;;
+	release-long)
+		sed "5s/\"release\": \"[^\"]*\"/\"release\": \"$(printf '%064d' 0)\"/" "$good" > "$out" ;;
+	too-big)
+		{ sed -n 1,8p "$good"
+		  printf '    {"type": "SIGNAL_PAGE", "type_id": 4, "flags": 1, "skipped": false, "fields": {}, "data": {"hex": "'
+		  printf '%02097154d' 0
+		  printf '"}},\n'
+		  sed -n '10,$p' "$good"; } > "$out" ;;
+	*) sed -e "$script" "$good" > "$out" ;;
+	esac
+}
+
+# encode refuses each malformed document with its errno and a message
+# naming the place, writes nothing, and never trips a sanitizer
+test_encode_errors() {
+	local out=$WORK/encode name rc want script bad
+	rm -rf "$out"
+	mkdir -p "$out"
+	"$KFDCRIT" decode --format json --data "$WORK/cases/ok-events.img" > "$out/good.json"
+	while IFS='|' read -r name rc want script; do
+		bad=0
+		bad_json "$name" "$script" "$out/good.json" "$out/$name.json"
+		cmp -s "$out/good.json" "$out/$name.json" &&
+			{ echo "# the edit of $name changed nothing"; bad=1; }
+		run encode -o "$out/$name.bin" "$out/$name.json"
+		[ "$RC" -eq "$rc" ] || { echo "# exit $RC, want $rc"; bad=1; }
+		grep -qF -- "$want" <<< "$OUT" || { echo "# got: ${OUT:0:300}"; bad=1; }
+		[ "$(wc -l <<< "$OUT")" -eq 1 ] || { echo "# more than one line: ${OUT:0:300}"; bad=1; }
+		[ ! -e "$out/$name.bin" ] || { echo "# it wrote $name.bin"; bad=1; }
+		tap "$bad" "encode refuses $name: exit $rc, \"$want\""
+	done <<< "$ENCODE_CASES"
+}
+
+# Replaces, deletes or inserts a byte of a small document, or cuts it, at
+# many places: encode exits 0 or with one of its errnos, never a sanitizer
+# report
+test_encode_mutants() {
+	local out=$WORK/encode good size i pos bad=0 ch exits=
+	local chars='"{}[],:0-1a\ '
+	good=$out/good.json
+	size=$(stat -c %s "$good")
+	for ((i = 0; i < 240; i++)); do
+		pos=$(((i * 7919) % size))
+		ch=${chars:$((i % ${#chars})):1}
+		case $((i % 4)) in
+		0) { head -c "$pos" "$good"; printf '%s' "$ch"; tail -c +$((pos + 2)) "$good"; } ;;
+		1) { head -c "$pos" "$good"; tail -c +$((pos + 2)) "$good"; } ;;
+		2) { head -c "$pos" "$good"; printf '%s' "$ch"; tail -c +$((pos + 1)) "$good"; } ;;
+		3) head -c "$pos" "$good" ;;
+		esac > "$out/mutant.json"
+		run encode -o "$out/mutant.bin" "$out/mutant.json"
+		exits+=" $RC"
+		case $RC in
+		0|22|34|61|71|74|90) ;;
+		*) echo "# mutant $i (offset $pos): exit $RC: ${OUT:0:300}"; bad=1 ;;
+		esac
+		if grep -q 'Sanitizer\|runtime error' <<< "$OUT"; then
+			echo "# mutant $i (offset $pos): ${OUT:0:300}"
+			bad=1
+		fi
+	done
+	echo "# exit statuses: $(tr ' ' '\n' <<< "$exits" | grep . | sort -n | uniq -c | awk '{ printf "%s x%s ", $2, $1 }')"
+	tap "$bad" "encode of 240 byte-edited or cut documents: an errno or success, no sanitizer report"
 }
 
 # The plugin's kfdcriu-<id>.img: format_version 1, file_id ID, stream_size
@@ -328,6 +468,26 @@ test_diff() {
 	run diff --ignore BO.va "$c/ok-gpu.img" "$c/bo-overlap.img"
 	[ "$r" -eq 0 ] && [ "$RC" -eq 0 ] && r=0 || r=1
 	tap "$r" "diff names the field that differs; --ignore TYPE.FIELD leaves it out"
+	diff_volatile
+}
+
+# What a running process changes (an event fired, its slot) differs, and
+# only --ignore-volatile leaves it out; what it cannot change still shows
+diff_volatile() {
+	local c=$WORK/cases j=$WORK/json r=0
+	"$KFDCRIT" decode --format json --data "$c/ok-events.img" > "$j/events.json"
+	sed -e '10s/"signaled": 1/"signaled": 0/; 11s/"event_age": 1/"event_age": 7/' \
+	    -e '9s/"hex": "ff/"hex": "00/' "$j/events.json" |
+		"$KFDCRIT" encode -o "$j/ran.img" || r=1
+	sed -e '11s/"event_age": 1/"event_age": 7/; 11s/"auto_reset": 0/"auto_reset": 1/' \
+		"$j/events.json" | "$KFDCRIT" encode -o "$j/broken.img" || r=1
+	run diff "$c/ok-events.img" "$j/ran.img"
+	[ "$RC" -eq 1 ] && [ "$(wc -l <<< "$OUT")" -eq 3 ] || { echo "# $OUT"; r=1; }
+	run diff --ignore-volatile "$c/ok-events.img" "$j/ran.img"
+	[ "$RC" -eq 0 ] && [ -z "$OUT" ] || { echo "# $OUT"; r=1; }
+	run diff --ignore-volatile "$c/ok-events.img" "$j/broken.img"
+	[ "$RC" -eq 1 ] && [ "$OUT" = "~ EVENT event_id=2: auto_reset 0 -> 1" ] || { echo "# $OUT"; r=1; }
+	tap "$r" "diff --ignore-volatile leaves out signaled, event_age and the signal page, not auto_reset"
 }
 
 test_install() {
@@ -356,10 +516,11 @@ main() {
 		{ usage >&2; exit 2; }
 	mkdir -p "$WORK"
 	export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
-	echo "1..54"
-	trap '[ "$N" -eq 54 ] || echo "not ok - run-tests.sh stopped after $N of 54 tests"' EXIT
-	for t in test_help test_cases test_agreement test_json test_show \
-		 test_compat test_diff test_install; do
+	echo "1..$PLAN"
+	trap '[ "$N" -eq "$PLAN" ] || echo "not ok - run-tests.sh stopped after $N of $PLAN tests"' EXIT
+	for t in test_help test_cases test_agreement test_json \
+		 test_encode_errors test_encode_mutants test_show test_compat \
+		 test_diff test_install; do
 		local start=$SECONDS
 		"$t"
 		echo "# $t: $((SECONDS - start)) s"
