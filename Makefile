@@ -8,7 +8,7 @@ TOP := $(CURDIR)
 BUILD := $(TOP)/build
 
 .PHONY: help deps tree kernel test-programs initramfs check check-host \
-	demo bench vm clean distclean fuzz mutate kfdcrit install
+	demo bench bench-codec vm clean distclean fuzz mutate kfdcrit install
 
 help:
 	@echo "make demo        build everything, boot the VM, show checkpoint/restore"
@@ -16,6 +16,7 @@ help:
 	@echo "make check-host  only the host tier (no kernel build, no VM)"
 	@echo "make kernel      prepare build/linux and build the test kernel"
 	@echo "make bench       dump+restore time and CRIU peak RSS, with and without KFD"
+	@echo "make bench-codec the image codec's throughput on BO contents against memcpy (host)"
 	@echo "make vm          interactive shell in the test VM"
 	@echo "                 (demo, bench, vm: V=1 shows the kernel log on the terminal)"
 	@echo "make fuzz        fuzz the image codec (FUZZ_SECONDS=600, FUZZ_MERGE=1 to grow fuzz/corpus)"
@@ -61,6 +62,10 @@ demo:
 
 bench: initramfs
 	@scripts/run-vm.sh --mode bench --timeout 1800
+
+# The codec built in userspace, on this machine: no kernel build, no VM
+bench-codec: tree
+	@$(MAKE) -s -C host KSRC=$(BUILD)/linux bench
 
 vm: initramfs
 	@scripts/run-vm.sh --mode shell --timeout 86400
