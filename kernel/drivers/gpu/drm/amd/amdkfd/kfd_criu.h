@@ -167,9 +167,13 @@ struct kfd_criu_copy_stats {
 	u64 cpu_bytes;
 };
 
+/* amdgpu_drv.c: KiB of each bounce buffer of a dump or restore */
+extern unsigned int amdgpu_criu_bounce_kib;
+
 u32 kfd_criu_bo_bounce_size(void);
 int kfd_criu_bo_bounce_alloc(void *dev, u32 size, void **bounce, void **cpu);
-void kfd_criu_bo_bounce_free(void *bounce);
+void kfd_criu_bo_bounce_free(void *bounce, struct dma_fence *pending);
+int kfd_criu_bo_bounce_check(void *bounce);
 int kfd_criu_bo_copy(struct kgd_mem *mem, u64 offset, void *bounce, void *cpu,
 		     u32 len, bool to_bo, struct dma_fence **fence,
 		     struct kfd_criu_copy_stats *st);

@@ -12,30 +12,51 @@
  * A bounce buffer is a pinned, kernel-mapped GTT BO of the operation's
  * own (amdgpu_bo_create_kernel()), bound in the GART, so the copy engine
  * reaches it and the CPU reads or fills it in place. Its size comes from
- * the ``criu_bounce_kib`` module parameter; two of them per operation.
+ * the amdgpu ``criu_bounce_kib`` module parameter (4 MiB by default, at
+ * most 16 MiB); two of them per operation. They count against KFD's
+ * system memory limit as GTT allocations of the process would, and every
+ * failure to get one is -ENOMEM. A buffer freed while a copy may still
+ * use it takes that copy's fence along, so TTM frees its pages only once
+ * the copy completed (delayed destroy).
  *
  * A piece of a VRAM BO is copied by the buffer functions ring, the copy
  * engine TTM uses for its own moves (amdgpu_ttm_copy_mem_to_mem()), which
  * walks VRAM that is not contiguous and reaches VRAM the CPU cannot see.
- * The copy does not wait for the BO's fences through the ring: the KFD
- * eviction fence would then evict the process. The BO's kernel fences
- * (a move, the clear of new VRAM) are waited for first, with the BO
- * reserved, and the copy's fence is added to the BO as a kernel fence,
- * so a move or free of the BO waits for the copy in turn.
+ * The copy does not sync to the BO's fences through the ring: the KFD
+ * eviction fence would then evict the process. What the copy must follow
+ * is waited for first, with the BO reserved: writers before a dump reads
+ * (dma_resv_usage_rw()), every user but the eviction fence before a
+ * restore writes. The copy's fence is then added to the BO, as a
+ * bookkeeping fence for a read and a kernel fence for a write, so a move
+ * or free of the BO waits for the copy in turn. Waits are killable, not
+ * interruptible: only a fatal signal ends a dump or restore early. On a
+ * restore they run under p->mutex, which neither the eviction and restore
+ * workers nor the reset path take.
  *
- * Without a copy engine (the ring is off, e.g. during a reset) the CPU
- * copies VRAM through amdgpu_device_vram_access(), the BAR where it
- * reaches and MM_INDEX/MM_DATA elsewhere; GTT and system memory BOs are
- * always copied by the CPU from their pages. Neither path uses the
- * device's shared debug access page. How many bytes took which path is
- * counted per operation and logged at debug level.
+ * GTT and system memory BOs are copied by the CPU from their pages.
+ * Without a copy engine (the ring is off while the device is
+ * initialized, suspended or unplugged) or without the device, a VRAM copy
+ * fails with -EIO; there is no CPU path for VRAM, and the device's shared
+ * debug access page is never used. A reset or lost VRAM between the
+ * first copy and the end of the operation fails it with -EIO as well
+ * (kfd_criu_bo_bounce_check()). Failures of the copy itself are -EIO, so
+ * they cannot read as one of the errnos the image mode uAPI gives other
+ * meanings. KFD never creates encrypted (TMZ) or GFX12 DCC compressed
+ * BOs; the first are refused at the dump, and the CPU path copies raw
+ * bytes.
+ *
+ * The KUnit tests of kfd_criu_bos.c replace these functions with fake
+ * GPUs' (static stubs, compiled out without KUnit).
  */
 
 #include <linux/dma-fence.h>
 #include <linux/dma-resv.h>
 #include <linux/io.h>
-#include <linux/moduleparam.h>
+#include <linux/sched/signal.h>
 
+#include <kunit/static_stub.h>
+
+#include <drm/drm_drv.h>
 #include <drm/ttm/ttm_bo.h>
 
 #include "amdgpu_amdkfd.h"
@@ -46,10 +67,26 @@
 #include "kfd_criu_xfer.h"
 #include "kfd_priv.h"
 
-static unsigned int kfd_criu_bounce_kib = 8192;
-module_param_named(criu_bounce_kib, kfd_criu_bounce_kib, uint, 0644);
-MODULE_PARM_DESC(criu_bounce_kib,
-		 "CRIU image mode: KiB of each of the two GTT bounce buffers a checkpoint or restore copies BO contents through (default 8192, 512 to 65536)");
+/* How long a killable wait sleeps between looks at fatal signals */
+#define KFD_CRIU_COPY_WAIT_SLICE	msecs_to_jiffies(20)
+
+/**
+ * struct kfd_criu_bounce - a bounce buffer on amdgpu
+ * @bo: the pinned GTT BO
+ * @adev: its device
+ * @cpu: its kernel mapping
+ * @size: bytes
+ * @resets: the device's reset count when it was allocated
+ * @vram_lost: the device's VRAM-lost count then
+ */
+struct kfd_criu_bounce {
+	struct amdgpu_bo *bo;
+	struct amdgpu_device *adev;
+	void *cpu;
+	u32 size;
+	int resets;
+	int vram_lost;
+};
 
 /**
  * kfd_criu_bo_bounce_size - the bounce buffer size of a new operation
@@ -58,55 +95,108 @@ MODULE_PARM_DESC(criu_bounce_kib,
  */
 u32 kfd_criu_bo_bounce_size(void)
 {
-	return kfd_criu_xfer_bounce_size(READ_ONCE(kfd_criu_bounce_kib));
+	return kfd_criu_xfer_bounce_size(amdgpu_criu_bounce_kib);
 }
 
 /**
  * kfd_criu_bo_bounce_alloc - allocate a bounce buffer
  * @dev: the &struct amdgpu_device the buffer is for
  * @size: bytes
- * @bounce: receives the &struct amdgpu_bo
+ * @bounce: receives the buffer
  * @cpu: receives its kernel mapping
  *
- * Return: 0 or the errno of amdgpu_bo_create_kernel().
+ * Return: 0, or -ENOMEM for any failure (KFD's memory limit, GTT or GART
+ * space, the mapping).
  */
 int kfd_criu_bo_bounce_alloc(void *dev, u32 size, void **bounce, void **cpu)
 {
-	struct amdgpu_bo *bo = NULL;
-	int ret;
+	struct amdgpu_device *adev = dev;
+	struct kfd_criu_bounce *b;
 
-	ret = amdgpu_bo_create_kernel(dev, size, PAGE_SIZE,
-				      AMDGPU_GEM_DOMAIN_GTT, &bo, NULL, cpu);
-	if (ret)
-		return ret;
-	*bounce = bo;
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_bo_bounce_alloc, dev, size, bounce,
+				   cpu);
+	b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
+	if (!b)
+		return -ENOMEM;
+	if (amdgpu_amdkfd_reserve_mem_limit(adev, size,
+					    KFD_IOC_ALLOC_MEM_FLAGS_GTT, 0))
+		goto err_free;
+	if (amdgpu_bo_create_kernel(adev, size, PAGE_SIZE,
+				    AMDGPU_GEM_DOMAIN_GTT, &b->bo, NULL,
+				    &b->cpu))
+		goto err_unreserve;
+	b->adev = adev;
+	b->size = size;
+	b->resets = atomic_read(&adev->gpu_reset_counter);
+	b->vram_lost = atomic_read(&adev->vram_lost_counter);
+	*bounce = b;
+	*cpu = b->cpu;
 	return 0;
+
+err_unreserve:
+	amdgpu_amdkfd_unreserve_mem_limit(adev, size,
+					  KFD_IOC_ALLOC_MEM_FLAGS_GTT, 0);
+err_free:
+	kfree(b);
+	return -ENOMEM;
+}
+
+/* The buffer's pages stay until @pending signals: TTM's delayed destroy. */
+static void kfd_criu_bounce_keep_until(struct kfd_criu_bounce *b,
+				       struct dma_fence *pending)
+{
+	struct dma_resv *resv = b->bo->tbo.base.resv;
+
+	if (!pending || dma_fence_is_signaled(pending))
+		return;
+	dma_resv_lock(resv, NULL);
+	if (!dma_resv_reserve_fences(resv, 1))
+		dma_resv_add_fence(resv, pending, DMA_RESV_USAGE_KERNEL);
+	else
+		dma_fence_wait(pending, false);
+	dma_resv_unlock(resv);
 }
 
 /**
  * kfd_criu_bo_bounce_free - free a bounce buffer
  * @bounce: from kfd_criu_bo_bounce_alloc()
+ * @pending: a copy that may still use it, or NULL
+ *
+ * Does not wait for @pending: the buffer's pages are released once it
+ * signaled.
  */
-void kfd_criu_bo_bounce_free(void *bounce)
+void kfd_criu_bo_bounce_free(void *bounce, struct dma_fence *pending)
 {
-	struct amdgpu_bo *bo = bounce;
+	struct kfd_criu_bounce *b = bounce;
 
-	amdgpu_bo_free_kernel(&bo, NULL, NULL);
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_bo_bounce_free, bounce, pending);
+	kfd_criu_bounce_keep_until(b, pending);
+	amdgpu_bo_free_kernel(&b->bo, NULL, &b->cpu);
+	amdgpu_amdkfd_unreserve_mem_limit(b->adev, b->size,
+					  KFD_IOC_ALLOC_MEM_FLAGS_GTT, 0);
+	kfree(b);
 }
 
-static void kfd_criu_bo_copy_vram_cpu(struct amdgpu_bo *bo, u64 offset,
-				      void *buf, u32 len, bool to_bo)
+/**
+ * kfd_criu_bo_bounce_check - whether the device kept its state
+ * @bounce: a buffer whose copies completed
+ *
+ * A reset may lose VRAM a restore already wrote, or run copies a dump
+ * already queued on a ring that was reset.
+ *
+ * Return: 0, or -EIO when the device was reset since the buffer was
+ * allocated.
+ */
+int kfd_criu_bo_bounce_check(void *bounce)
 {
-	struct amdgpu_device *adev = amdgpu_ttm_adev(bo->tbo.bdev);
-	struct amdgpu_res_cursor cur;
+	struct kfd_criu_bounce *b = bounce;
 
-	amdgpu_res_first(bo->tbo.resource, offset, len, &cur);
-	while (cur.remaining) {
-		amdgpu_device_vram_access(adev, cur.start, buf, cur.size,
-					  to_bo);
-		buf += cur.size;
-		amdgpu_res_next(&cur, cur.size);
-	}
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_bo_bounce_check, bounce);
+	if (atomic_read(&b->adev->gpu_reset_counter) == b->resets &&
+	    atomic_read(&b->adev->vram_lost_counter) == b->vram_lost)
+		return 0;
+	pr_warn_ratelimited("CRIU image: GPU reset during a copy of BO contents\n");
+	return -EIO;
 }
 
 static int kfd_criu_bo_copy_pages(struct amdgpu_bo *bo, u64 offset,
@@ -135,44 +225,86 @@ static int kfd_criu_bo_copy_pages(struct amdgpu_bo *bo, u64 offset,
 	return 0;
 }
 
-/* A piece within one copy of the BO: starts the engine or copies now. */
-static int kfd_criu_bo_copy_segment(struct amdgpu_bo *bo, u64 offset,
-				    struct amdgpu_bo *bounce, u32 at,
-				    void *cpu, u32 len, bool to_bo,
-				    struct dma_fence **fence,
-				    struct kfd_criu_copy_stats *st)
+/* Waits for the fences of @usage in @resv; only a fatal signal ends it. */
+static int kfd_criu_bo_wait_killable(struct dma_resv *resv,
+				     enum dma_resv_usage usage)
+{
+	long ret;
+
+	while (!(ret = dma_resv_wait_timeout(resv, usage, false,
+					     KFD_CRIU_COPY_WAIT_SLICE)))
+		if (fatal_signal_pending(current))
+			return -EINTR;
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * A piece of a VRAM BO by the copy engine. A copy that fails part way
+ * still hands back the fence of what it submitted, which must be waited
+ * for like any other.
+ */
+static int kfd_criu_bo_copy_engine(struct amdgpu_bo *bo, u64 offset,
+				   struct kfd_criu_bounce *b, u32 at, u32 len,
+				   bool to_bo, struct dma_fence **fence,
+				   struct kfd_criu_copy_stats *st)
 {
 	struct amdgpu_device *adev = amdgpu_ttm_adev(bo->tbo.bdev);
 	struct amdgpu_copy_mem vram = {
 		.bo = &bo->tbo, .mem = bo->tbo.resource, .offset = offset,
 	};
 	struct amdgpu_copy_mem gtt = {
-		.bo = &bounce->tbo, .mem = bounce->tbo.resource, .offset = at,
+		.bo = &b->bo->tbo, .mem = b->bo->tbo.resource, .offset = at,
 	};
 	struct dma_fence *next = NULL;
-	int ret;
+	int ret, idx;
 
-	if (bo->tbo.resource->mem_type != TTM_PL_VRAM) {
-		if (!bo->tbo.ttm)
-			return -EIO;
-		st->cpu_bytes += len;
-		return kfd_criu_bo_copy_pages(bo, offset, cpu + at, len, to_bo);
-	}
+	if (!drm_dev_enter(adev_to_drm(adev), &idx))
+		return -EIO;
 	if (!adev->mman.buffer_funcs_enabled) {
-		st->cpu_bytes += len;
-		kfd_criu_bo_copy_vram_cpu(bo, offset, cpu + at, len, to_bo);
-		return 0;
+		pr_debug("CRIU image: no copy engine for VRAM BO contents\n");
+		ret = -EIO;
+		goto out;
 	}
 	ret = amdgpu_ttm_copy_mem_to_mem(adev, to_bo ? &gtt : &vram,
 					 to_bo ? &vram : &gtt, len, false,
 					 NULL, &next);
-	if (ret)
+	if (next) {
+		/* One ring: the last fence of a piece signals after the others */
+		dma_fence_put(*fence);
+		*fence = next;
+	}
+	if (!ret)
+		st->engine_bytes += len;
+out:
+	drm_dev_exit(idx);
+	return ret;
+}
+
+/* A piece within one copy of the BO: starts the engine or copies now. */
+static int kfd_criu_bo_copy_segment(struct amdgpu_bo *bo, u64 offset,
+				    struct kfd_criu_bounce *b, u32 at,
+				    u32 len, bool to_bo,
+				    struct dma_fence **fence,
+				    struct kfd_criu_copy_stats *st)
+{
+	if (bo->tbo.resource->mem_type == TTM_PL_VRAM)
+		return kfd_criu_bo_copy_engine(bo, offset, b, at, len, to_bo,
+					       fence, st);
+	if (!bo->tbo.ttm)
+		return -EIO;
+	st->cpu_bytes += len;
+	return kfd_criu_bo_copy_pages(bo, offset, b->cpu + at, len, to_bo);
+}
+
+/* Whatever failed in the device, the caller sees -EIO. */
+static int kfd_criu_bo_copy_errno(int ret)
+{
+	if (!ret || ret == -EINTR || ret == -ENOMEM)
 		return ret;
-	st->engine_bytes += len;
-	/* One ring: the last fence of a piece signals after the others */
-	dma_fence_put(*fence);
-	*fence = next;
-	return 0;
+	if (ret == -ERESTARTSYS)
+		return -EINTR;
+	pr_debug("CRIU image: copy of BO contents failed: %d\n", ret);
+	return -EIO;
 }
 
 /**
@@ -184,49 +316,47 @@ static int kfd_criu_bo_copy_segment(struct amdgpu_bo *bo, u64 offset,
  * @cpu: its kernel mapping
  * @len: bytes, at most the bounce buffer's size
  * @to_bo: restore direction
- * @fence: receives the copy engine's fence, or NULL when done already
+ * @fence: receives the copy engine's fence, or NULL when done already;
+ *	set on failure too when part of the copy was submitted
  * @st: counts the bytes per path
  *
  * Context: may sleep; takes the BO's reservation.
- * Return: 0, -EINTR for a signal, -ENODATA for a BO without backing
- * store, -EINVAL for a bounce buffer of another device, or the errno of
- * the copy.
+ * Return: 0, -EINTR for a fatal signal, -ENOMEM, or -EIO for any failure
+ * of the device or of the copy.
  */
 int kfd_criu_bo_copy(struct kgd_mem *mem, u64 offset, void *bounce, void *cpu,
 		     u32 len, bool to_bo, struct dma_fence **fence,
 		     struct kfd_criu_copy_stats *st)
 {
-	struct amdgpu_bo *bo = mem->bo, *bbo = bounce;
+	struct kfd_criu_bounce *b = bounce;
+	struct amdgpu_bo *bo = mem->bo;
 	u64 bo_size = amdgpu_bo_size(bo);
+	struct dma_resv *resv;
 	u32 at = 0, n;
-	long lret;
 	int ret;
 
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_bo_copy, mem, offset, bounce, cpu,
+				   len, to_bo, fence, st);
 	*fence = NULL;
-	if (bo->tbo.bdev != bbo->tbo.bdev)
-		return -EINVAL;
-	ret = amdgpu_bo_reserve(bo, false);
-	if (ret)
-		return ret == -ERESTARTSYS ? -EINTR : ret;
-	ret = dma_resv_reserve_fences(bo->tbo.base.resv, 1);
-	if (ret)
-		goto out;
-	/* Moves and clears; not the KFD eviction fence (bookkeeping) */
-	lret = dma_resv_wait_timeout(bo->tbo.base.resv, DMA_RESV_USAGE_KERNEL,
-				     true, MAX_SCHEDULE_TIMEOUT);
-	ret = lret < 0 ? lret : 0;
+	if (amdgpu_ttm_adev(bo->tbo.bdev) != b->adev)
+		return -EIO;
+	resv = bo->tbo.base.resv;
+	dma_resv_lock(resv, NULL);
+	ret = dma_resv_reserve_fences(resv, 1);
+	if (!ret)
+		ret = kfd_criu_bo_wait_killable(resv, dma_resv_usage_rw(to_bo));
 	if (!ret && !bo->tbo.resource)
-		ret = -ENODATA;
+		ret = -EIO;
 	while (!ret && at < len) {
 		n = min_t(u64, len - at, bo_size - (offset + at) % bo_size);
-		ret = kfd_criu_bo_copy_segment(bo, (offset + at) % bo_size, bbo,
-					       at, cpu, n, to_bo, fence, st);
+		ret = kfd_criu_bo_copy_segment(bo, (offset + at) % bo_size, b,
+					       at, n, to_bo, fence, st);
 		at += n;
 	}
+	/* Moves and frees of the BO wait for the copy */
 	if (*fence)
-		dma_resv_add_fence(bo->tbo.base.resv, *fence,
-				   DMA_RESV_USAGE_KERNEL);
-out:
-	amdgpu_bo_unreserve(bo);
-	return ret == -ERESTARTSYS ? -EINTR : ret;
+		dma_resv_add_fence(resv, *fence, to_bo ? DMA_RESV_USAGE_KERNEL :
+					DMA_RESV_USAGE_BOOKKEEP);
+	dma_resv_unlock(resv);
+	return kfd_criu_bo_copy_errno(ret);
 }

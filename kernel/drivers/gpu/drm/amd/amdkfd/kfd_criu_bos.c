@@ -22,8 +22,9 @@
  * fills one while the other is written to the stream. Each copy starts
  * under p->mutex, with the BO looked up again by its handle and
  * reserved, so a BO freed meanwhile fails the dump instead of being read
- * after it is gone; writing the stream and waiting for a copy hold no
- * lock. Doorbell and MMIO BOs map registers, and userptr memory is the
+ * after it is gone, and the copy's fence joins the BO's, so a free that
+ * comes later waits for the copy; writing the stream and waiting for a
+ * copy hold no lock. Doorbell and MMIO BOs map registers, and userptr memory is the
  * process's own, which CRIU dumps with the rest of its memory.
  *
  * Restore creates each BO through the legacy CRIU restore path
@@ -36,7 +37,9 @@
  * record, and the contents are written back as BO_DATA records arrive,
  * through the restore's own bounce buffers: the next buffer is filled
  * from the stream while the copy engine empties the last one into its
- * BO. Every copy has completed before RESTORE returns or unwinds.
+ * BO, with p->mutex held throughout. Every copy has completed before
+ * RESTORE returns; an unwind frees the BOs without waiting, as each
+ * holds the fences of the copies into it.
  * The mmap offsets that changed (new GEM offsets, doorbells and MMIO of
  * another GPU) are reported so that the caller can fix the restored
  * process's mappings. kfd_criu_bos_unwind() unmaps and frees everything
@@ -52,6 +55,8 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include <kunit/static_stub.h>
+
 #include <drm/ttm/ttm_bo.h>
 #include <drm/ttm/ttm_device.h>
 #include <drm/ttm/ttm_placement.h>
@@ -62,6 +67,75 @@
 #include "kfd_criu.h"
 #include "kfd_criu_xfer.h"
 #include "kfd_priv.h"
+
+/*
+ * The calls into amdgpu that need a GPU. The KUnit tests put fake GPUs
+ * behind them (kunit_activate_static_stub()); without KUnit the redirect
+ * compiles to nothing.
+ */
+static bool kfd_criu_bo_on_vm(void *drm_priv, struct kgd_mem *mem)
+{
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_bo_on_vm, drm_priv, mem);
+	return amdgpu_amdkfd_bo_mapped_to_dev(drm_priv, mem);
+}
+
+static int kfd_criu_bo_userptr(struct kgd_mem *mem, u64 *addr)
+{
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_bo_userptr, mem, addr);
+	return amdgpu_ttm_tt_get_userptr(&mem->bo->tbo, addr);
+}
+
+static u64 kfd_criu_bo_gem_offset(struct kgd_mem *mem)
+{
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_bo_gem_offset, mem);
+	return amdgpu_bo_mmap_offset(mem->bo);
+}
+
+static int kfd_criu_bo_alloc(struct kfd_process_device *pdd,
+			     struct kfd_criu_bo_bucket *bucket,
+			     struct kfd_criu_bo_priv_data *priv,
+			     struct kgd_mem **mem)
+{
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_bo_alloc, pdd, bucket, priv, mem);
+	return kfd_criu_restore_memory_of_gpu(pdd, bucket, priv, mem);
+}
+
+static int kfd_criu_bo_vm_map(struct kfd_process_device *pdd,
+			      struct kgd_mem *mem)
+{
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_bo_vm_map, pdd, mem);
+	return amdgpu_amdkfd_gpuvm_map_memory_to_gpu(pdd->dev->adev, mem,
+						     pdd->drm_priv);
+}
+
+static int kfd_criu_bo_vm_sync(struct kgd_mem *mem)
+{
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_bo_vm_sync, mem);
+	return amdgpu_amdkfd_gpuvm_sync_memory(amdgpu_ttm_adev(mem->bo->tbo.bdev),
+					       mem, true);
+}
+
+static void kfd_criu_bo_tlb_flush(struct kfd_process_device *pdd)
+{
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_bo_tlb_flush, pdd);
+	kfd_flush_tlb(pdd);
+}
+
+static int kfd_criu_bo_vm_unmap(struct kfd_process_device *pdd,
+				struct kgd_mem *mem)
+{
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_bo_vm_unmap, pdd, mem);
+	return amdgpu_amdkfd_gpuvm_unmap_memory_from_gpu(pdd->dev->adev, mem,
+							 pdd->drm_priv);
+}
+
+static int kfd_criu_bo_release(struct kfd_process_device *pdd,
+			       struct kgd_mem *mem)
+{
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_bo_release, pdd, mem);
+	return amdgpu_amdkfd_gpuvm_free_memory_of_gpu(pdd->dev->adev, mem,
+						      pdd->drm_priv, NULL);
+}
 
 /**
  * struct kfd_criu_bo_dump - what a dump's transfer works on
@@ -81,11 +155,13 @@ struct kfd_criu_bo_dump {
  * struct kfd_criu_bo_restore_xfer - a restore's transfer into its BOs
  * @x: the pipeline
  * @img: the BO records and the BOs created for them
+ * @st: where the image GPUs were placed
  * @stats: bytes per copy path
  */
 struct kfd_criu_bo_restore_xfer {
 	struct kfd_criu_xfer x;
 	struct kfd_criu_bos_image *img;
+	const struct kfd_criu_gpus_restore *st;
 	struct kfd_criu_copy_stats stats;
 };
 
@@ -103,10 +179,12 @@ static int kfd_criu_bo_restore_start(void *priv,
 static const struct kfd_criu_xfer_ops kfd_criu_bo_restore_ops = {
 	.bounce_alloc = kfd_criu_bo_bounce_alloc,
 	.bounce_free = kfd_criu_bo_bounce_free,
+	.bounce_check = kfd_criu_bo_bounce_check,
 	.start = kfd_criu_bo_restore_start,
 };
 
-static int kfd_criu_bo_restore_xfer_new(struct kfd_criu_bos_image *img)
+static int kfd_criu_bo_restore_xfer_new(struct kfd_criu_bos_image *img,
+					const struct kfd_criu_gpus_restore *st)
 {
 	struct kfd_criu_bo_restore_xfer *rx;
 
@@ -114,6 +192,7 @@ static int kfd_criu_bo_restore_xfer_new(struct kfd_criu_bos_image *img)
 	if (!rx)
 		return -ENOMEM;
 	rx->img = img;
+	rx->st = st;
 	kfd_criu_xfer_init(&rx->x, &kfd_criu_bo_restore_ops, rx,
 			   kfd_criu_bo_bounce_size(), true);
 	img->xfer = rx;
@@ -193,7 +272,7 @@ static u64 kfd_criu_bo_mmap_offset(struct kfd_process_device *pdd,
 {
 	u64 offset = kfd_criu_bo_fixed_offset(mem->alloc_flags, pdd->dev->id);
 
-	return offset ? offset : amdgpu_bo_mmap_offset(mem->bo);
+	return offset ? offset : kfd_criu_bo_gem_offset(mem);
 }
 
 /*
@@ -211,6 +290,12 @@ static int kfd_criu_bo_carried(struct kfd_process_device *pdd,
 	}
 	if (mem->is_imported) {
 		pr_warn_ratelimited("CRIU image: imported BO at 0x%llx\n",
+				    mem->va);
+		return -EOPNOTSUPP;
+	}
+	/* KFD creates none; the copy engine would need the TMZ path */
+	if (amdgpu_bo_encrypted(mem->bo)) {
+		pr_warn_ratelimited("CRIU image: encrypted BO at 0x%llx\n",
 				    mem->va);
 		return -EOPNOTSUPP;
 	}
@@ -258,7 +343,7 @@ static u64 kfd_criu_bo_mapped_gpus(struct kfd_process *p, struct kgd_mem *mem)
 
 	for (i = 0; i < p->n_pdds; i++) {
 		drm_priv = p->pdds[i]->drm_priv;
-		if (drm_priv && amdgpu_amdkfd_bo_mapped_to_dev(drm_priv, mem))
+		if (drm_priv && kfd_criu_bo_on_vm(drm_priv, mem))
 			mask |= BIT_ULL(i);
 	}
 	return mask;
@@ -271,7 +356,7 @@ static int kfd_criu_bo_to_rec(struct kfd_process *p, u32 gpu_index, int id,
 	int ret;
 
 	if (mem->alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR) {
-		ret = amdgpu_ttm_tt_get_userptr(&mem->bo->tbo, &userptr);
+		ret = kfd_criu_bo_userptr(mem, &userptr);
 		if (ret)
 			return ret;
 	}
@@ -432,6 +517,7 @@ static int kfd_criu_bo_dump_consume(void *priv,
 static const struct kfd_criu_xfer_ops kfd_criu_bo_dump_ops = {
 	.bounce_alloc = kfd_criu_bo_bounce_alloc,
 	.bounce_free = kfd_criu_bo_bounce_free,
+	.bounce_check = kfd_criu_bo_bounce_check,
 	.start = kfd_criu_bo_dump_start,
 	.consume = kfd_criu_bo_dump_consume,
 };
@@ -716,22 +802,20 @@ static int kfd_criu_bo_map(struct kfd_process *p,
 		peer = kfd_criu_gpus_pdd(p, st, __ffs64(mapped));
 		if (!peer->drm_priv)
 			return -EINVAL;
-		ret = amdgpu_amdkfd_gpuvm_map_memory_to_gpu(peer->dev->adev, mem,
-							    peer->drm_priv);
+		ret = kfd_criu_bo_vm_map(peer, mem);
 		if (ret)
 			return ret;
 	}
 	if (!rec->mapped_gpus)
 		return 0;
 	/* The page tables are written before the process can run */
-	ret = amdgpu_amdkfd_gpuvm_sync_memory(amdgpu_ttm_adev(mem->bo->tbo.bdev),
-					      mem, true);
+	ret = kfd_criu_bo_vm_sync(mem);
 	if (ret)
 		return ret;
 	/* As the map ioctl does, once the page table updates are done */
 	for (mapped = le64_to_cpu(rec->mapped_gpus); mapped;
 	     mapped &= mapped - 1)
-		kfd_flush_tlb(kfd_criu_gpus_pdd(p, st, __ffs64(mapped)));
+		kfd_criu_bo_tlb_flush(kfd_criu_gpus_pdd(p, st, __ffs64(mapped)));
 	return 0;
 }
 
@@ -755,8 +839,7 @@ static int kfd_criu_bo_create(struct kfd_process *p,
 	priv.user_addr = le64_to_cpu(rec->userptr);
 	priv.idr_handle = le32_to_cpu(rec->handle);
 
-	ret = kfd_criu_restore_memory_of_gpu(pdd, &bucket, &priv,
-					     &img->mems[i]);
+	ret = kfd_criu_bo_alloc(pdd, &bucket, &priv, &img->mems[i]);
 	if (ret) {
 		img->mems[i] = NULL;
 		return ret;
@@ -790,7 +873,7 @@ int kfd_criu_bos_restore(struct kfd_process *p, struct kfd_criu_bos_image *img,
 			     GFP_KERNEL_ACCOUNT);
 	if (!img->mems)
 		return -ENOMEM;
-	ret = kfd_criu_bo_restore_xfer_new(img);
+	ret = kfd_criu_bo_restore_xfer_new(img, st);
 	if (ret) {
 		kvfree(img->mems);
 		img->mems = NULL;
@@ -827,8 +910,8 @@ int kfd_criu_bos_write_contents(struct kfd_process *p,
 				void *payload, u32 len)
 {
 	struct kfd_criu_bo_data_hdr *hdr = payload;
+	struct kfd_process_device *pdd;
 	struct kfd_criu_xfer_req req;
-	struct kgd_mem *mem;
 	int ret;
 
 	lockdep_assert_held(&p->mutex);
@@ -842,8 +925,9 @@ int kfd_criu_bos_write_contents(struct kfd_process *p,
 	req.index = le32_to_cpu(hdr->bo_index);
 	req.offset = le64_to_cpu(hdr->offset);
 	req.len = len - sizeof(*hdr);
-	mem = img->mems[req.index];
-	req.dev = amdgpu_ttm_adev(mem->bo->tbo.bdev);
+	pdd = kfd_criu_gpus_pdd(p, img->xfer->st,
+				le32_to_cpu(img->bos[req.index].gpu_index));
+	req.dev = pdd->dev->adev;
 	return kfd_criu_xfer_write(&img->xfer->x, &req, hdr + 1);
 }
 
@@ -929,17 +1013,14 @@ static int kfd_criu_bo_destroy(struct kfd_process *p,
 	for (i = 0; i < p->n_pdds; i++) {
 		peer = p->pdds[i];
 		if (!peer->drm_priv ||
-		    !amdgpu_amdkfd_bo_mapped_to_dev(peer->drm_priv, mem))
+		    !kfd_criu_bo_on_vm(peer->drm_priv, mem))
 			continue;
-		ret = amdgpu_amdkfd_gpuvm_unmap_memory_from_gpu(peer->dev->adev,
-								mem,
-								peer->drm_priv);
+		ret = kfd_criu_bo_vm_unmap(peer, mem);
 		if (ret)
 			return ret;
 	}
 	pdd = kfd_criu_gpus_pdd(p, st, le32_to_cpu(rec->gpu_index));
-	ret = amdgpu_amdkfd_gpuvm_free_memory_of_gpu(pdd->dev->adev, mem,
-						     pdd->drm_priv, NULL);
+	ret = kfd_criu_bo_release(pdd, mem);
 	if (ret)
 		pr_warn_ratelimited("CRIU image: leaking restored BO at 0x%llx: %d\n",
 				    le64_to_cpu(rec->va), ret);
@@ -988,3 +1069,7 @@ void kfd_criu_bos_unwind(struct kfd_process *p, struct kfd_criu_bos_image *img,
 	kvfree(img->mems);
 	img->mems = NULL;
 }
+
+#if IS_BUILTIN(CONFIG_HSA_AMD_CRIU_KUNIT_TEST)
+#include "tests/kfd_criu_bos_test.c"
+#endif

@@ -25,11 +25,14 @@
  *   filled again only after its last copy completed
  *   (kfd_criu_xfer_write()).
  *
- * Fences are waited for interruptibly and without locks, so a fatal
- * signal ends the operation with -EINTR. A buffer is never freed or
- * reused before its copy completed, even then: kfd_criu_xfer_fini()
- * waits for every copy still in flight, uninterruptibly. The first error
- * sticks; every later call returns it.
+ * Fences are waited for killably: a fatal signal ends the operation with
+ * -EINTR, other signals do not. A dump waits without locks; a restore
+ * waits under p->mutex, which the copies do not depend on. A copy that
+ * fails (its fence carries an error) fails the transfer with -EIO. A
+ * buffer is never reused before its copy completed; kfd_criu_xfer_fini()
+ * does not wait for copies still in flight, it hands each one to the
+ * freeing of its buffer, which keeps the memory until the copy is done.
+ * The first error sticks; every later call returns it.
  *
  * This file only orders the copies. The device operations (how a bounce
  * buffer is allocated, how a copy starts) come from &struct
@@ -39,22 +42,27 @@
 
 #include <linux/dma-fence.h>
 #include <linux/errno.h>
+#include <linux/jiffies.h>
 #include <linux/minmax.h>
+#include <linux/sched/signal.h>
 #include <linux/sizes.h>
 #include <linux/string.h>
 
 #include "kfd_criu_image.h"
 #include "kfd_criu_xfer.h"
 
-/* The largest bounce buffer: the pair stays at 128 MiB per operation */
-#define KFD_CRIU_XFER_MAX_BOUNCE	SZ_64M
+/* The largest bounce buffer: the pair stays at 32 MiB per operation */
+#define KFD_CRIU_XFER_MAX_BOUNCE	SZ_16M
+
+/* How long a killable wait sleeps between looks at fatal signals */
+#define KFD_CRIU_XFER_WAIT_SLICE	msecs_to_jiffies(20)
 
 /**
  * kfd_criu_xfer_bounce_size - the bounce size for a module parameter value
  * @kib: the requested size in KiB
  *
  * Return: @kib KiB rounded down to a whole number of BO_DATA chunks,
- * clamped to [%KFD_CRIU_BO_CHUNK, 64 MiB].
+ * clamped to [%KFD_CRIU_BO_CHUNK, 16 MiB].
  */
 u32 kfd_criu_xfer_bounce_size(unsigned int kib)
 {
@@ -100,7 +108,7 @@ static int kfd_criu_xfer_slot_on(struct kfd_criu_xfer *x,
 	if (s->bounce && s->dev == dev)
 		return 0;
 	if (s->bounce) {
-		x->ops->bounce_free(s->bounce);
+		x->ops->bounce_free(s->bounce, NULL);
 		s->bounce = NULL;
 		s->cpu = NULL;
 		s->dev = NULL;
@@ -115,6 +123,20 @@ static int kfd_criu_xfer_slot_on(struct kfd_criu_xfer *x,
 	return 0;
 }
 
+/* Only a fatal signal ends the wait. */
+static int kfd_criu_xfer_wait(struct dma_fence *fence)
+{
+	long ret;
+
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	while (!(ret = dma_fence_wait_timeout(fence, false,
+					      KFD_CRIU_XFER_WAIT_SLICE)))
+		if (fatal_signal_pending(current))
+			return -EINTR;
+	return ret < 0 ? ret : 0;
+}
+
 /* Waits for @s's copy; a dump then hands its bytes to the caller. */
 static int kfd_criu_xfer_retire(struct kfd_criu_xfer *x,
 				struct kfd_criu_xfer_slot *s)
@@ -122,14 +144,19 @@ static int kfd_criu_xfer_retire(struct kfd_criu_xfer *x,
 	int ret;
 
 	if (s->fence) {
-		ret = dma_fence_wait(s->fence, true);
+		ret = kfd_criu_xfer_wait(s->fence);
 		if (ret)
-			return ret == -ERESTARTSYS ? -EINTR : ret;
-		/* Signaled: 1, or the copy's error */
+			return ret;
 		ret = dma_fence_get_status(s->fence);
 		dma_fence_put(s->fence);
 		s->fence = NULL;
+		/* Signaled: 1, or the error of the copy */
 		if (ret < 0)
+			return -EIO;
+	}
+	if (x->ops->bounce_check) {
+		ret = x->ops->bounce_check(s->bounce);
+		if (ret)
 			return ret;
 	}
 	s->state = KFD_CRIU_SLOT_FREE;
@@ -287,12 +314,12 @@ int kfd_criu_xfer_flush(struct kfd_criu_xfer *x)
 }
 
 /**
- * kfd_criu_xfer_fini - wait for every copy in flight and free the buffers
- * @x: the transfer, flushed or failed
+ * kfd_criu_xfer_fini - free the buffers of a flushed or failed transfer
+ * @x: the transfer
  *
- * The waits are not interruptible: the copy engine may still be writing a
- * buffer (or a BO the caller is about to free) after a signal ended the
- * transfer. Pieces not flushed are dropped.
+ * Does not wait: a buffer a copy may still use goes with the copy's
+ * fence, and a BO a copy may still use holds that fence too (see
+ * &kfd_criu_xfer_ops.start). Pieces not flushed are dropped.
  *
  * Context: may sleep.
  */
@@ -303,13 +330,10 @@ void kfd_criu_xfer_fini(struct kfd_criu_xfer *x)
 
 	for (i = 0; i < KFD_CRIU_XFER_SLOTS; i++) {
 		s = &x->slot[i];
-		if (s->fence) {
-			dma_fence_wait(s->fence, false);
-			dma_fence_put(s->fence);
-			s->fence = NULL;
-		}
 		if (s->bounce)
-			x->ops->bounce_free(s->bounce);
+			x->ops->bounce_free(s->bounce, s->fence);
+		dma_fence_put(s->fence);
+		s->fence = NULL;
 		s->bounce = NULL;
 		s->cpu = NULL;
 		s->dev = NULL;

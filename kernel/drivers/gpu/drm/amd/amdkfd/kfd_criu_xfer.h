@@ -31,16 +31,21 @@ struct kfd_criu_xfer_req {
  * struct kfd_criu_xfer_ops - what a transfer needs of the device and caller
  * @bounce_alloc: allocate a bounce buffer of @size bytes on @dev that the
  *	copy engine can reach and the CPU has mapped at *@cpu
- * @bounce_free: free a bounce buffer; no copy to or from it is pending
+ * @bounce_free: free a bounce buffer, or have it freed once @pending, a
+ *	copy that may still use it, signaled; @pending may be NULL
+ * @bounce_check: optional; after a buffer's copy completed, whether the
+ *	device kept what the transfer did so far (0) or not (an errno)
  * @start: start copying @req between its BO and the bounce buffer (into
  *	the BO when @to_bo). Sets *@fence to the copy's fence, or to NULL
- *	when the copy is already complete
+ *	when the copy is already complete; on failure, to what was
+ *	submitted before it
  * @consume: take the bytes of a completed dump copy out of the bounce
  *	buffer (write them to the image); not used by a restore
  */
 struct kfd_criu_xfer_ops {
 	int (*bounce_alloc)(void *dev, u32 size, void **bounce, void **cpu);
-	void (*bounce_free)(void *bounce);
+	void (*bounce_free)(void *bounce, struct dma_fence *pending);
+	int (*bounce_check)(void *bounce);
 	int (*start)(void *priv, const struct kfd_criu_xfer_req *req,
 		     void *bounce, void *cpu, bool to_bo,
 		     struct dma_fence **fence);

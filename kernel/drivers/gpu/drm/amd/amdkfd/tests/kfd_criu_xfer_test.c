@@ -11,14 +11,17 @@
  * into fragments of uneven sizes (as VRAM resources are), its bounce
  * buffers count the bytes they hold per fake device, and its copies run
  * on a workqueue and signal their fences from there, so they really
- * overlap with the CPU side. A copy can be made to fail (the fence
- * carries -EIO) and a wait can be made to return -ERESTARTSYS, as a
- * fatal signal does. Every case checks the bytes that arrive, and that no
- * bounce buffer is freed while a copy to or from it is pending.
+ * overlap with the CPU side. A copy can be made to fail (its fence
+ * carries an error), and a start can send the test's thread a SIGKILL.
+ * A buffer freed with a copy pending is freed by the fake only after the
+ * copy, as TTM's delayed destroy does. Every case checks the bytes that
+ * arrive, and that no bounce buffer is freed while a copy to or from it
+ * is pending.
  */
 
 #include <kunit/test.h>
 #include <linux/delay.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -33,13 +36,18 @@ struct kfd_xfer_fake_dev {
 	u64 bytes;
 	u64 peak;
 	unsigned int freed_busy;
+	struct list_head deferred;
 };
+
+#define KFD_XFER_FAKE_DEV(d)	{ .deferred = LIST_HEAD_INIT((d).deferred) }
 
 struct kfd_xfer_fake_bounce {
 	struct kfd_xfer_fake_dev *dev;
 	u8 *mem;
 	u32 size;
 	bool busy;
+	struct dma_fence *pending;
+	struct list_head deferred;
 };
 
 /* A BO in fragments: page counts 3, 1, 5, 2, 3, 1, 5, 2, ... */
@@ -62,9 +70,10 @@ struct kfd_xfer_fake_bo {
  * @next_index: the BO ->consume expects next
  * @next_offset: the offset it expects next
  * @starts: copies started
- * @waits: interruptible waits
  * @fail_copy: the copy (by start number) whose fence carries -EIO, or -1
- * @interrupt_wait: the wait (by number) that returns -ERESTARTSYS, or -1
+ * @kill_at: the start (by number) that sends SIGKILL, or -1
+ * @fail_start: the start (by number) that submits its copy and then
+ *	fails, as a copy split in several jobs can, or -1
  * @events: 'S', 'W' or 'C' and a sequence number, in the order they ran
  * @num_events: entries at @events
  */
@@ -78,9 +87,9 @@ struct kfd_xfer_fake {
 	u32 next_index;
 	u64 next_offset;
 	int starts;
-	int waits;
 	int fail_copy;
-	int interrupt_wait;
+	int kill_at;
+	int fail_start;
 	struct {
 		char kind;
 		int seq;
@@ -177,13 +186,8 @@ static signed long kfd_xfer_fence_wait(struct dma_fence *f, bool intr,
 				       signed long timeout)
 {
 	struct kfd_xfer_fake_fence *ff = container_of(f, typeof(*ff), base);
-	struct kfd_xfer_fake *fake = ff->fake;
 
-	if (intr) {
-		kfd_xfer_log(fake, 'W', ff->seq);
-		if (fake->waits++ == fake->interrupt_wait)
-			return -ERESTARTSYS;
-	}
+	kfd_xfer_log(ff->fake, 'W', ff->seq);
 	return dma_fence_default_wait(f, intr, timeout);
 }
 
@@ -231,16 +235,40 @@ static int kfd_xfer_fake_alloc(void *dev, u32 size, void **bounce, void **cpu)
 	return 0;
 }
 
-static void kfd_xfer_fake_free(void *bounce)
+static void kfd_xfer_fake_release(struct kfd_xfer_fake_bounce *b)
 {
-	struct kfd_xfer_fake_bounce *b = bounce;
-
 	/* Freed while the engine may still write it */
 	if (READ_ONCE(b->busy))
 		b->dev->freed_busy++;
 	b->dev->bytes -= b->size;
 	kvfree(b->mem);
 	kfree(b);
+}
+
+/* A buffer with a copy pending is freed after it, as by delayed destroy. */
+static void kfd_xfer_fake_free(void *bounce, struct dma_fence *pending)
+{
+	struct kfd_xfer_fake_bounce *b = bounce;
+
+	if (pending && !dma_fence_is_signaled(pending)) {
+		b->pending = dma_fence_get(pending);
+		list_add_tail(&b->deferred, &b->dev->deferred);
+		return;
+	}
+	kfd_xfer_fake_release(b);
+}
+
+/* Completes the deferred frees of @dev: what TTM's delayed destroy does. */
+static void kfd_xfer_fake_settle(struct kfd_xfer_fake_dev *dev)
+{
+	struct kfd_xfer_fake_bounce *b, *tmp;
+
+	list_for_each_entry_safe(b, tmp, &dev->deferred, deferred) {
+		dma_fence_wait(b->pending, false);
+		dma_fence_put(b->pending);
+		list_del(&b->deferred);
+		kfd_xfer_fake_release(b);
+	}
 }
 
 static int kfd_xfer_fake_start(void *priv, const struct kfd_criu_xfer_req *req,
@@ -269,10 +297,12 @@ static int kfd_xfer_fake_start(void *priv, const struct kfd_criu_xfer_req *req,
 	ff->to_bo = to_bo;
 	ff->fail = ff->seq == fake->fail_copy;
 	kfd_xfer_log(fake, 'S', ff->seq);
+	if (ff->seq == fake->kill_at)
+		send_sig(SIGKILL, current, 1);
 	WRITE_ONCE(b->busy, true);
 	*fence = dma_fence_get(&ff->base);
 	queue_work(fake->wq, &ff->work);
-	return 0;
+	return ff->seq == fake->fail_start ? -EIO : 0;
 }
 
 static int kfd_xfer_fake_consume(void *priv,
@@ -320,7 +350,8 @@ static struct kfd_xfer_fake *kfd_xfer_fake_new(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, fake);
 	fake->test = test;
 	fake->fail_copy = -1;
-	fake->interrupt_wait = -1;
+	fake->kill_at = -1;
+	fake->fail_start = -1;
 	fake->context = dma_fence_context_alloc(1);
 	fake->wq = alloc_workqueue("kfd_xfer_test", WQ_UNBOUND, 2);
 	KUNIT_ASSERT_NOT_NULL(test, fake->wq);
@@ -341,6 +372,15 @@ static void kfd_xfer_add_bo(struct kunit *test, struct kfd_xfer_fake *fake,
 	KUNIT_ASSERT_NOT_NULL(test, fake->out[i]);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, kfd_xfer_kvfree,
 							fake->out[i]), 0);
+}
+
+/* The deferred frees of every device of @fake's BOs. */
+static void kfd_xfer_settle_all(struct kfd_xfer_fake *fake)
+{
+	u32 i;
+
+	for (i = 0; i < fake->num_bos; i++)
+		kfd_xfer_fake_settle(fake->bos[i]->dev);
 }
 
 /* Reads the next piece of every BO in turn; 0 when all were read. */
@@ -380,6 +420,7 @@ static int kfd_xfer_dump(struct kfd_xfer_fake *fake, u32 bounce_size)
 	if (ret > 0)
 		ret = kfd_criu_xfer_flush(&x);
 	kfd_criu_xfer_fini(&x);
+	kfd_xfer_settle_all(fake);
 	return ret;
 }
 
@@ -413,6 +454,7 @@ static int kfd_xfer_restore(struct kfd_xfer_fake *fake, u32 bounce_size)
 	if (!ret)
 		ret = kfd_criu_xfer_flush(&x);
 	kfd_criu_xfer_fini(&x);
+	kfd_xfer_settle_all(fake);
 	kvfree(rec);
 	return ret;
 }
@@ -501,7 +543,7 @@ KUNIT_ARRAY_PARAM(kfd_xfer_size, kfd_xfer_size_cases, kfd_xfer_size_desc);
 static void test_xfer_dump_every_byte_in_order(struct kunit *test)
 {
 	const struct kfd_xfer_size_case *c = test->param_value;
-	struct kfd_xfer_fake_dev dev = {};
+	struct kfd_xfer_fake_dev dev = KFD_XFER_FAKE_DEV(dev);
 	struct kfd_xfer_fake *fake = kfd_xfer_fake_new(test);
 
 	kfd_xfer_add_bo(test, fake, &dev, c->size, true);
@@ -519,7 +561,7 @@ static void test_xfer_dump_every_byte_in_order(struct kunit *test)
 static void test_xfer_restore_every_byte_in_place(struct kunit *test)
 {
 	const struct kfd_xfer_size_case *c = test->param_value;
-	struct kfd_xfer_fake_dev dev = {};
+	struct kfd_xfer_fake_dev dev = KFD_XFER_FAKE_DEV(dev);
 	struct kfd_xfer_fake *fake = kfd_xfer_fake_new(test);
 
 	kfd_xfer_add_bo(test, fake, &dev, c->size, false);
@@ -536,7 +578,9 @@ static void test_xfer_restore_every_byte_in_place(struct kunit *test)
 /* 1.5 MiB of BOs through two 32 KiB buffers, on two devices. */
 static void test_xfer_bounce_memory_is_bounded(struct kunit *test)
 {
-	struct kfd_xfer_fake_dev dev[2] = {};
+	struct kfd_xfer_fake_dev dev[2] = {
+		KFD_XFER_FAKE_DEV(dev[0]), KFD_XFER_FAKE_DEV(dev[1]),
+	};
 	struct kfd_xfer_fake *fake = kfd_xfer_fake_new(test);
 
 	kfd_xfer_add_bo(test, fake, &dev[0], SZ_512K, true);
@@ -555,7 +599,7 @@ static void test_xfer_bounce_memory_is_bounded(struct kunit *test)
 
 static void test_xfer_failed_copy_stops_the_dump(struct kunit *test)
 {
-	struct kfd_xfer_fake_dev dev = {};
+	struct kfd_xfer_fake_dev dev = KFD_XFER_FAKE_DEV(dev);
 	struct kfd_xfer_fake *fake = kfd_xfer_fake_new(test);
 
 	kfd_xfer_add_bo(test, fake, &dev, 8 * KFD_XFER_TEST_PIECE, true);
@@ -570,7 +614,7 @@ static void test_xfer_failed_copy_stops_the_dump(struct kunit *test)
 
 static void test_xfer_failed_copy_stops_the_restore(struct kunit *test)
 {
-	struct kfd_xfer_fake_dev dev = {};
+	struct kfd_xfer_fake_dev dev = KFD_XFER_FAKE_DEV(dev);
 	struct kfd_xfer_fake *fake = kfd_xfer_fake_new(test);
 
 	kfd_xfer_add_bo(test, fake, &dev, 8 * KFD_XFER_TEST_PIECE, false);
@@ -582,31 +626,71 @@ static void test_xfer_failed_copy_stops_the_restore(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, dev.freed_busy, 0);
 }
 
-/* A signal ends it with -EINTR; the buffers outlive the copies. */
-static void test_xfer_signal_waits_for_copies(struct kunit *test)
+/* A start that fails after submitting: its buffer outlives the copy. */
+static void test_xfer_failed_start_keeps_the_buffer(struct kunit *test)
 {
-	struct kfd_xfer_fake_dev dev = {};
+	struct kfd_xfer_fake_dev dev = KFD_XFER_FAKE_DEV(dev);
 	struct kfd_xfer_fake *fake = kfd_xfer_fake_new(test);
 
 	kfd_xfer_add_bo(test, fake, &dev, 8 * KFD_XFER_TEST_PIECE, true);
-	fake->interrupt_wait = 2;
-	KUNIT_EXPECT_EQ(test, kfd_xfer_dump(fake, KFD_XFER_TEST_PIECE), -EINTR);
-	KUNIT_EXPECT_EQ(test, fake->next_offset, 2 * KFD_XFER_TEST_PIECE);
+	fake->fail_start = 2;
+	KUNIT_EXPECT_EQ(test, kfd_xfer_dump(fake, KFD_XFER_TEST_PIECE), -EIO);
+	KUNIT_EXPECT_EQ(test, fake->starts, 3);
 	KUNIT_EXPECT_EQ(test, dev.bytes, 0);
+	KUNIT_EXPECT_EQ(test, dev.freed_busy, 0);
+}
+
+/* A fatal signal ends it with -EINTR; the buffers outlive the copies. */
+static void test_xfer_fatal_signal(struct kunit *test)
+{
+	struct kfd_xfer_fake_dev dev = KFD_XFER_FAKE_DEV(dev);
+	struct kfd_xfer_fake *fake = kfd_xfer_fake_new(test);
+	int ret;
+
+	/* A kthread takes a SIGKILL only when it allows it */
+	allow_signal(SIGKILL);
+	kfd_xfer_add_bo(test, fake, &dev, 8 * KFD_XFER_TEST_PIECE, true);
+	fake->kill_at = 3;
+	ret = kfd_xfer_dump(fake, KFD_XFER_TEST_PIECE);
+	flush_signals(current);
+	KUNIT_EXPECT_EQ(test, ret, -EINTR);
+	KUNIT_EXPECT_EQ(test, fake->next_offset, 2 * KFD_XFER_TEST_PIECE);
 
 	fake = kfd_xfer_fake_new(test);
 	kfd_xfer_add_bo(test, fake, &dev, 8 * KFD_XFER_TEST_PIECE, false);
-	fake->interrupt_wait = 0;
-	KUNIT_EXPECT_EQ(test, kfd_xfer_restore(fake, KFD_XFER_TEST_PIECE),
-			-EINTR);
+	fake->kill_at = 1;
+	ret = kfd_xfer_restore(fake, KFD_XFER_TEST_PIECE);
+	flush_signals(current);
+	disallow_signal(SIGKILL);
+	KUNIT_EXPECT_EQ(test, ret, -EINTR);
+	KUNIT_EXPECT_EQ(test, fake->starts, 2);
+	kfd_xfer_fake_settle(&dev);
 	KUNIT_EXPECT_EQ(test, dev.bytes, 0);
 	KUNIT_EXPECT_EQ(test, dev.freed_busy, 0);
+}
+
+/* Other signals do not end a transfer. */
+static void test_xfer_other_signal(struct kunit *test)
+{
+	struct kfd_xfer_fake_dev dev = KFD_XFER_FAKE_DEV(dev);
+	struct kfd_xfer_fake *fake = kfd_xfer_fake_new(test);
+	int ret;
+
+	allow_signal(SIGCHLD);
+	send_sig(SIGCHLD, current, 1);
+	kfd_xfer_add_bo(test, fake, &dev, 8 * KFD_XFER_TEST_PIECE, true);
+	ret = kfd_xfer_dump(fake, KFD_XFER_TEST_PIECE);
+	KUNIT_EXPECT_TRUE(test, signal_pending(current));
+	flush_signals(current);
+	disallow_signal(SIGCHLD);
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	KUNIT_EXPECT_EQ(test, kfd_xfer_dump_mismatch(fake, 0), -1);
 }
 
 /* Two dumps on one device at once never see each other's bytes. */
 static void test_xfer_two_dumps_on_one_device(struct kunit *test)
 {
-	struct kfd_xfer_fake_dev dev = {};
+	struct kfd_xfer_fake_dev dev = KFD_XFER_FAKE_DEV(dev);
 	struct kfd_xfer_fake *a = kfd_xfer_fake_new(test);
 	struct kfd_xfer_fake *b = kfd_xfer_fake_new(test);
 	struct kfd_criu_xfer xa, xb;
@@ -636,6 +720,7 @@ static void test_xfer_two_dumps_on_one_device(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kfd_criu_xfer_flush(&xb), 0);
 	kfd_criu_xfer_fini(&xa);
 	kfd_criu_xfer_fini(&xb);
+	kfd_xfer_fake_settle(&dev);
 	KUNIT_EXPECT_EQ(test, kfd_xfer_dump_mismatch(a, 0), -1);
 	KUNIT_EXPECT_EQ(test, kfd_xfer_dump_mismatch(b, 1), -1);
 	KUNIT_EXPECT_EQ(test, dev.bytes, 0);
@@ -644,7 +729,7 @@ static void test_xfer_two_dumps_on_one_device(struct kunit *test)
 
 static void test_xfer_refuses_oversized_pieces(struct kunit *test)
 {
-	struct kfd_xfer_fake_dev dev = {};
+	struct kfd_xfer_fake_dev dev = KFD_XFER_FAKE_DEV(dev);
 	struct kfd_xfer_fake *fake = kfd_xfer_fake_new(test);
 	struct kfd_criu_xfer_req req = {
 		.len = KFD_XFER_TEST_PIECE + PAGE_SIZE,
@@ -673,7 +758,8 @@ static void test_xfer_bounce_size(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kfd_criu_xfer_bounce_size(1536),
 			3 * KFD_CRIU_BO_CHUNK);
 	KUNIT_EXPECT_EQ(test, kfd_criu_xfer_bounce_size(8192), SZ_8M);
-	KUNIT_EXPECT_EQ(test, kfd_criu_xfer_bounce_size(UINT_MAX), SZ_64M);
+	KUNIT_EXPECT_EQ(test, kfd_criu_xfer_bounce_size(16384), SZ_16M);
+	KUNIT_EXPECT_EQ(test, kfd_criu_xfer_bounce_size(UINT_MAX), SZ_16M);
 }
 
 static struct kunit_case kfd_criu_xfer_cases[] = {
@@ -684,7 +770,9 @@ static struct kunit_case kfd_criu_xfer_cases[] = {
 	KUNIT_CASE(test_xfer_bounce_memory_is_bounded),
 	KUNIT_CASE(test_xfer_failed_copy_stops_the_dump),
 	KUNIT_CASE(test_xfer_failed_copy_stops_the_restore),
-	KUNIT_CASE(test_xfer_signal_waits_for_copies),
+	KUNIT_CASE(test_xfer_failed_start_keeps_the_buffer),
+	KUNIT_CASE(test_xfer_fatal_signal),
+	KUNIT_CASE(test_xfer_other_signal),
 	KUNIT_CASE(test_xfer_two_dumps_on_one_device),
 	KUNIT_CASE(test_xfer_refuses_oversized_pieces),
 	KUNIT_CASE(test_xfer_bounce_size),

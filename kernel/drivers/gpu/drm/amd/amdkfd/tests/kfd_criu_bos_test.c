@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Copyright 2026 The amdkfd-criu authors
+ */
+
+/**
+ * DOC: KUnit tests of the BO dump and restore, on fake GPUs
+ *
+ * Included at the end of kfd_criu_bos.c. Suite kfd_criu_bos runs the real
+ * BO code of image mode - snapshot, BO records, contents through the
+ * bounce-buffer pipeline, collection and validation, placement checks,
+ * creation, mapping, contents written back, the offset map and the
+ * unwind - on processes whose GPUs and BOs are the fakes of
+ * kfd_criu_fake_gpu.h. Only the calls into amdgpu are faked.
+ *
+ * The unwind case first restores an image cleanly and counts every call
+ * the restore made into the fakes, per kind; then it restores the image
+ * again once per counted call, failing that one call, and checks that the
+ * process is left without BOs, mappings, VRAM usage or bounce buffers.
+ * A step the restore gains is counted and failed without a new case.
+ */
+
+#include <kunit/static_stub.h>
+#include <kunit/test.h>
+
+#include "kfd_criu_fake_gpu.h"
+#include "kfd_criu_test_stream.h"
+
+/* A BO_DATA payload, the largest record the test reads */
+#define KFD_CRIU_BO_DATA_BUF	(sizeof(struct kfd_criu_bo_data_hdr) + \
+				 KFD_CRIU_BO_CHUNK)
+
+/* Two GPUs; the BOs and what they are mapped on. */
+#define BT_GPU0		0x1001
+#define BT_VRAM		(KFD_IOC_ALLOC_MEM_FLAGS_VRAM | \
+			 KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE)
+#define BT_GTT		(KFD_IOC_ALLOC_MEM_FLAGS_GTT | \
+			 KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE)
+#define BT_USERPTR	(KFD_IOC_ALLOC_MEM_FLAGS_USERPTR | \
+			 KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE)
+#define BT_AQL		(BT_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM)
+
+/**
+ * struct bt_bo - a BO of the test process
+ * @gpu: index of the GPU that owns it
+ * @handle: its idr handle
+ * @va: its VA
+ * @size: bytes of VA
+ * @flags: allocation flags
+ * @mapped: BIT(i) for each GPU it is mapped on
+ * @userptr: a userptr BO's address
+ */
+struct bt_bo {
+	u32 gpu;
+	int handle;
+	u64 va;
+	u64 size;
+	u32 flags;
+	u64 mapped;
+	u64 userptr;
+};
+
+static const struct bt_bo bt_bos[] = {
+	{ 0, 1, 0x10000000, 3 * KFD_CRIU_BO_CHUNK + PAGE_SIZE, BT_VRAM, 0x3 },
+	{ 0, 2, 0x20000000, PAGE_SIZE, BT_GTT, 0x1 },
+	{ 0, 5, 0x30000000, 2 * PAGE_SIZE, BT_USERPTR, 0x1, 0x7f0000000000 },
+	{ 1, 1, 0x40000000, 4 * PAGE_SIZE, BT_AQL, 0x2 },
+	{ 1, 3, 0x50000000, KFD_CRIU_BO_CHUNK, BT_GTT, 0x3 },
+};
+
+static void bt_stub(struct kunit *test)
+{
+	kunit_activate_static_stub(test, kfd_criu_bo_on_vm, kfd_fake_on_vm);
+	kunit_activate_static_stub(test, kfd_criu_bo_userptr, kfd_fake_userptr);
+	kunit_activate_static_stub(test, kfd_criu_bo_gem_offset,
+				   kfd_fake_gem_offset);
+	kunit_activate_static_stub(test, kfd_criu_bo_alloc, kfd_fake_alloc);
+	kunit_activate_static_stub(test, kfd_criu_bo_vm_map, kfd_fake_vm_map);
+	kunit_activate_static_stub(test, kfd_criu_bo_vm_sync, kfd_fake_vm_sync);
+	kunit_activate_static_stub(test, kfd_criu_bo_tlb_flush,
+				   kfd_fake_tlb_flush);
+	kunit_activate_static_stub(test, kfd_criu_bo_vm_unmap,
+				   kfd_fake_vm_unmap);
+	kunit_activate_static_stub(test, kfd_criu_bo_release, kfd_fake_release);
+	kunit_activate_static_stub(test, kfd_criu_bo_bounce_alloc,
+				   kfd_fake_bounce_alloc);
+	kunit_activate_static_stub(test, kfd_criu_bo_bounce_free,
+				   kfd_fake_bounce_free);
+	kunit_activate_static_stub(test, kfd_criu_bo_bounce_check,
+				   kfd_fake_bounce_check);
+	kunit_activate_static_stub(test, kfd_criu_bo_copy, kfd_fake_copy);
+}
+
+/* The process to dump: two GPUs with the BOs of bt_bos[]. */
+static struct kfd_process *bt_source(struct kunit *test)
+{
+	struct kfd_process *p = kfd_fake_process(test, 2, BT_GPU0);
+	const struct bt_bo *b;
+	struct kfd_fake_bo *fb;
+	u64 off, mapped;
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(bt_bos); i++) {
+		b = &bt_bos[i];
+		fb = kfd_fake_bo_new(p->pdds[b->gpu], b->handle, b->va, b->size,
+				     b->flags);
+		KUNIT_ASSERT_NOT_NULL(test, fb);
+		fb->userptr = b->userptr;
+		for (off = 0; off < fb->bo.tbo.base.size; off++)
+			fb->data[off] = kfd_fake_pattern(i, off);
+		for (mapped = b->mapped; mapped; mapped &= mapped - 1)
+			fb->mapped_on[__ffs64(mapped)] =
+				p->pdds[__ffs64(mapped)]->drm_priv;
+	}
+	return p;
+}
+
+/* CHECKPOINT's part for the BOs: records, then contents, then END. */
+static int bt_dump(struct kfd_process *p, struct kfd_criu_test_stream *s)
+{
+	struct kfd_criu_bos_image img;
+	struct kfd_criu_image_writer w;
+	int ret;
+
+	mutex_lock(&p->mutex);
+	ret = kfd_criu_bos_snapshot(p, &img);
+	mutex_unlock(&p->mutex);
+	if (ret)
+		return ret;
+	kfd_criu_image_writer_init(&w, &s->io);
+	ret = kfd_criu_image_write_header(&w, "kunit");
+	if (!ret)
+		ret = kfd_criu_bos_write(&w, &img);
+	if (!ret)
+		ret = kfd_criu_bos_dump_contents(&w, p, &img);
+	if (!ret)
+		ret = kfd_criu_image_write_end(&w);
+	kfd_criu_bos_image_free(&img);
+	return ret;
+}
+
+/* Reads the BO records up to the first BO_DATA or END into @img. */
+static int bt_read_records(struct kfd_criu_image_reader *r,
+			   struct kfd_criu_bos_image *img, u32 num_bos,
+			   struct kfd_criu_record *rec, void *buf)
+{
+	struct kfd_criu_image_header hdr;
+	int ret;
+
+	ret = kfd_criu_image_read_header(r, &hdr);
+	if (!ret)
+		ret = kfd_criu_bos_prepare(img, num_bos);
+	while (!ret) {
+		ret = kfd_criu_image_read_record(r, rec, buf,
+						 KFD_CRIU_BO_DATA_BUF);
+		if (ret || rec->type != KFD_CRIU_REC_BO)
+			break;
+		ret = kfd_criu_bos_collect(img, rec, buf);
+	}
+	return ret ? ret : kfd_criu_bos_validate(img, 2);
+}
+
+/* The contents records, in the order RESTORE takes them. */
+static int bt_write_contents(struct kfd_process *q,
+			     struct kfd_criu_image_reader *r,
+			     struct kfd_criu_bos_image *img,
+			     struct kfd_criu_record *rec, void *buf)
+{
+	int ret = 0;
+
+	while (!ret && rec->type == KFD_CRIU_REC_BO_DATA) {
+		ret = kfd_criu_bos_write_contents(q, img, buf, rec->length);
+		if (!ret)
+			ret = kfd_criu_image_read_record(r, rec, buf,
+							 KFD_CRIU_BO_DATA_BUF);
+	}
+	if (!ret && rec->type != KFD_CRIU_REC_END)
+		ret = -EINVAL;
+	return ret ? ret : kfd_criu_bos_finish_contents(q, img);
+}
+
+/*
+ * RESTORE's part for the BOs into @q, the image GPUs on q's GPUs in
+ * order. All or nothing; on success @img keeps the BOs for the caller.
+ */
+static int bt_restore(struct kfd_process *q, struct kfd_criu_test_stream *s,
+		      struct kfd_criu_bos_image *img,
+		      struct kfd_criu_gpus_restore *st)
+{
+	struct kfd_criu_image_reader r;
+	struct kfd_criu_record rec;
+	void *buf;
+	int ret;
+
+	buf = kvmalloc(KFD_CRIU_BO_DATA_BUF, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	memset(img, 0, sizeof(*img));
+	memset(st, 0, sizeof(*st));
+	st->target[1] = 1;
+	s->pos = 0;
+	kfd_criu_image_reader_init(&r, &s->io, kfd_criu_v1_records,
+				   kfd_criu_v1_num_records);
+	ret = bt_read_records(&r, img, ARRAY_SIZE(bt_bos), &rec, buf);
+	mutex_lock(&q->mutex);
+	if (!ret)
+		ret = kfd_criu_bos_check_target(q, img, st);
+	if (!ret)
+		ret = kfd_criu_bos_restore(q, img, st);
+	if (!ret) {
+		ret = bt_write_contents(q, &r, img, &rec, buf);
+		if (ret)
+			kfd_criu_bos_unwind(q, img, st);
+	}
+	mutex_unlock(&q->mutex);
+	kvfree(buf);
+	if (ret)
+		kfd_criu_bos_image_free(img);
+	return ret;
+}
+
+/* The restored BO of bt_bos[@i] in @q, or NULL. */
+static struct kfd_fake_bo *bt_find(struct kfd_process *q, u32 i)
+{
+	struct kgd_mem *mem;
+
+	mem = idr_find(&q->pdds[bt_bos[i].gpu]->alloc_idr, bt_bos[i].handle);
+	return mem ? kfd_fake_bo_of(mem) : NULL;
+}
+
+static void bt_expect_restored(struct kunit *test, struct kfd_process *q)
+{
+	const struct bt_bo *b;
+	struct kfd_fake_bo *fb;
+	u64 off, bad;
+	u32 i, g;
+
+	for (i = 0; i < ARRAY_SIZE(bt_bos); i++) {
+		b = &bt_bos[i];
+		fb = bt_find(q, i);
+		KUNIT_ASSERT_NOT_NULL_MSG(test, fb, "BO %u", i);
+		KUNIT_EXPECT_EQ(test, fb->mem.va, b->va);
+		KUNIT_EXPECT_EQ(test, fb->mem.alloc_flags, b->flags);
+		KUNIT_EXPECT_EQ(test, fb->userptr, b->userptr);
+		for (g = 0; g < 2; g++)
+			KUNIT_EXPECT_EQ_MSG(test,
+					    kfd_fake_on_vm(q->pdds[g]->drm_priv,
+							   &fb->mem),
+					    !!(b->mapped & BIT(g)),
+					    "BO %u on GPU %u", i, g);
+		if (!kfd_criu_bo_has_contents(b->flags))
+			continue;
+		bad = U64_MAX;
+		for (off = 0; off < fb->bo.tbo.base.size && bad == U64_MAX;
+		     off++)
+			if (fb->data[off] != kfd_fake_pattern(i, off))
+				bad = off;
+		KUNIT_EXPECT_EQ_MSG(test, bad, U64_MAX,
+				    "BO %u contents differ at this offset", i);
+	}
+}
+
+static void test_bos_round_trip(struct kunit *test)
+{
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
+	struct kfd_fake_gpus *fake = kfd_fake_gpus_new(test);
+	struct kfd_criu_offset_map map[8] = {};
+	struct kfd_process *p, *q;
+	struct kfd_criu_gpus_restore *st;
+	struct kfd_criu_bos_image img;
+	u32 n, i;
+
+	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, st);
+	bt_stub(test);
+	p = bt_source(test);
+	q = kfd_fake_process(test, 2, BT_GPU0);
+	KUNIT_ASSERT_EQ(test, bt_dump(p, s), 0);
+	KUNIT_EXPECT_EQ(test, fake->bounce_bytes, 0);
+
+	KUNIT_ASSERT_EQ(test, bt_restore(q, s, &img, st), 0);
+	bt_expect_restored(test, q);
+	KUNIT_EXPECT_EQ(test, kfd_fake_bos_of(q), ARRAY_SIZE(bt_bos));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&q->pdds[0]->vram_usage),
+			bt_bos[0].size);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&q->pdds[1]->vram_usage),
+			bt_bos[3].size);
+	KUNIT_EXPECT_EQ(test, fake->bounce_bytes, 0);
+	KUNIT_EXPECT_GT(test, fake->tlb_flushes, 0);
+
+	/* Every BO got a new GEM offset: each old one maps to its new one */
+	mutex_lock(&q->mutex);
+	n = kfd_criu_bos_offsets(q, &img, st, map, ARRAY_SIZE(map));
+	mutex_unlock(&q->mutex);
+	KUNIT_EXPECT_EQ(test, n, ARRAY_SIZE(bt_bos));
+	for (i = 0; i < n && i < ARRAY_SIZE(bt_bos); i++) {
+		KUNIT_EXPECT_EQ(test, map[i].old_offset,
+				kfd_fake_gem_offset(idr_find(&p->pdds[bt_bos[i].gpu]->alloc_idr,
+							     bt_bos[i].handle)));
+		KUNIT_EXPECT_EQ(test, map[i].new_offset,
+				bt_find(q, i)->gem_offset);
+	}
+	kfd_criu_bos_image_free(&img);
+}
+
+/* Nothing of the restore may be left: BOs, mappings, VRAM, buffers. */
+static void bt_expect_nothing_left(struct kunit *test, struct kfd_process *q,
+				   enum kfd_fake_step step, unsigned int at)
+{
+	u32 g;
+
+	KUNIT_EXPECT_EQ_MSG(test, kfd_fake_bos_of(q), 0,
+			    "BOs left after a failed %s %u",
+			    kfd_fake_step_name[step], at);
+	for (g = 0; g < 2; g++) {
+		KUNIT_EXPECT_TRUE_MSG(test, idr_is_empty(&q->pdds[g]->alloc_idr),
+				      "handles left after a failed %s %u",
+				      kfd_fake_step_name[step], at);
+		KUNIT_EXPECT_EQ_MSG(test,
+				    atomic64_read(&q->pdds[g]->vram_usage), 0,
+				    "VRAM usage left after a failed %s %u",
+				    kfd_fake_step_name[step], at);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, kfd_fake->bounce_bytes, 0,
+			    "bounce buffers left after a failed %s %u",
+			    kfd_fake_step_name[step], at);
+}
+
+static void test_bos_restore_unwinds_every_step(struct kunit *test)
+{
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
+	struct kfd_fake_gpus *fake = kfd_fake_gpus_new(test);
+	unsigned int counted[KFD_FAKE_NUM_STEPS], cases = 0, at;
+	struct kfd_criu_gpus_restore *st;
+	struct kfd_criu_bos_image img;
+	enum kfd_fake_step step;
+	struct kfd_process *p, *q;
+	int ret;
+
+	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, st);
+	bt_stub(test);
+	p = bt_source(test);
+	KUNIT_ASSERT_EQ(test, bt_dump(p, s), 0);
+
+	/* A clean restore counts the steps */
+	memset(fake->calls, 0, sizeof(fake->calls));
+	q = kfd_fake_process(test, 2, BT_GPU0);
+	KUNIT_ASSERT_EQ(test, bt_restore(q, s, &img, st), 0);
+	memcpy(counted, fake->calls, sizeof(counted));
+	kfd_criu_bos_image_free(&img);
+	KUNIT_EXPECT_EQ(test, counted[KFD_FAKE_ALLOC], ARRAY_SIZE(bt_bos));
+	KUNIT_EXPECT_GE(test, counted[KFD_FAKE_COPY], 4);
+
+	for (step = 0; step < KFD_FAKE_NUM_STEPS; step++) {
+		for (at = 0; at < counted[step]; at++) {
+			q = kfd_fake_process(test, 2, BT_GPU0);
+			memset(fake->calls, 0, sizeof(fake->calls));
+			fake->fail_step = step;
+			fake->fail_at = at;
+			ret = bt_restore(q, s, &img, st);
+			KUNIT_EXPECT_EQ_MSG(test, ret, -EIO, "failed %s %u",
+					    kfd_fake_step_name[step], at);
+			bt_expect_nothing_left(test, q, step, at);
+			cases++;
+		}
+	}
+	fake->fail_step = KFD_FAKE_NUM_STEPS;
+	kunit_info(test, "%u failure points, each unwound\n", cases);
+	/* The source process never changed */
+	KUNIT_EXPECT_EQ(test, kfd_fake_bos_of(p), ARRAY_SIZE(bt_bos));
+}
+
+/* A BO freed between the snapshot and its contents fails the dump. */
+static void test_bos_dump_refuses_a_freed_bo(struct kunit *test)
+{
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
+	struct kfd_fake_gpus *fake = kfd_fake_gpus_new(test);
+	struct kfd_criu_image_writer w;
+	struct kfd_criu_bos_image img;
+	struct kfd_process *p;
+	struct kgd_mem *mem;
+
+	bt_stub(test);
+	p = bt_source(test);
+	mutex_lock(&p->mutex);
+	KUNIT_ASSERT_EQ(test, kfd_criu_bos_snapshot(p, &img), 0);
+	mem = idr_remove(&p->pdds[1]->alloc_idr, 3);
+	mutex_unlock(&p->mutex);
+	KUNIT_ASSERT_NOT_NULL(test, mem);
+
+	kfd_criu_image_writer_init(&w, &s->io);
+	KUNIT_ASSERT_EQ(test, kfd_criu_image_write_header(&w, "kunit"), 0);
+	KUNIT_ASSERT_EQ(test, kfd_criu_bos_write(&w, &img), 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_bos_dump_contents(&w, p, &img), -EBUSY);
+	KUNIT_EXPECT_EQ(test, fake->bounce_bytes, 0);
+	kfd_criu_bos_image_free(&img);
+}
+
+static void test_bos_dump_copy_error(struct kunit *test)
+{
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
+	struct kfd_fake_gpus *fake = kfd_fake_gpus_new(test);
+	struct kfd_process *p;
+
+	bt_stub(test);
+	p = bt_source(test);
+	fake->fail_step = KFD_FAKE_COPY;
+	fake->fail_at = 2;
+	KUNIT_EXPECT_EQ(test, bt_dump(p, s), -EIO);
+	KUNIT_EXPECT_EQ(test, fake->bounce_bytes, 0);
+	KUNIT_EXPECT_EQ(test, kfd_fake_bos_of(p), ARRAY_SIZE(bt_bos));
+}
+
+/* What an image cannot carry is refused at the snapshot. */
+static void test_bos_snapshot_refuses_imported(struct kunit *test)
+{
+	struct kfd_criu_bos_image img;
+	struct kfd_process *p;
+
+	kfd_fake_gpus_new(test);
+	bt_stub(test);
+	p = bt_source(test);
+	bt_find(p, 1)->mem.is_imported = true;
+	mutex_lock(&p->mutex);
+	KUNIT_EXPECT_EQ(test, kfd_criu_bos_snapshot(p, &img), -EOPNOTSUPP);
+	mutex_unlock(&p->mutex);
+	KUNIT_EXPECT_NULL(test, img.bos);
+}
+
+static struct kunit_case kfd_criu_bos_cases[] = {
+	KUNIT_CASE(test_bos_round_trip),
+	KUNIT_CASE(test_bos_restore_unwinds_every_step),
+	KUNIT_CASE(test_bos_dump_refuses_a_freed_bo),
+	KUNIT_CASE(test_bos_dump_copy_error),
+	KUNIT_CASE(test_bos_snapshot_refuses_imported),
+	{}
+};
+
+static struct kunit_suite kfd_criu_bos_suite = {
+	.name = "kfd_criu_bos",
+	.test_cases = kfd_criu_bos_cases,
+};
+
+kunit_test_suite(kfd_criu_bos_suite);

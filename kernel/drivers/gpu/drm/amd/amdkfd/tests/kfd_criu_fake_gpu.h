@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Copyright 2026 The amdkfd-criu authors
+ */
+
+/*
+ * Fake GPUs for the KUnit tests of image mode: a &struct kfd_process with
+ * per-GPU data on fake &struct kfd_node, and buffer objects backed by
+ * kernel memory. The calls image mode makes into amdgpu for a BO
+ * (allocate, map, sync, unmap, free, copy its contents, bounce buffers)
+ * go to the fakes here through KUnit static stubs, which the test file
+ * activates; everything else runs the real image-mode code.
+ *
+ * The fakes count their calls per kind of step, and fail one chosen call
+ * of one kind, so that a test can make every step of a restore fail in
+ * turn and check that nothing is left behind. The device pointers of the
+ * fake nodes are keys only the fakes see; nothing dereferences them.
+ */
+
+#ifndef KFD_CRIU_FAKE_GPU_H_INCLUDED
+#define KFD_CRIU_FAKE_GPU_H_INCLUDED
+
+#include <kunit/test.h>
+#include <linux/idr.h>
+#include <linux/list.h>
+#include <linux/slab.h>
+
+#define KFD_FAKE_MAX_GPUS	4
+
+/**
+ * enum kfd_fake_step - what a fake call stands for
+ * @KFD_FAKE_ALLOC: creating a BO at its VA and handle
+ * @KFD_FAKE_MAP: mapping a BO in a GPU's VM
+ * @KFD_FAKE_SYNC: waiting for the page table updates of a BO
+ * @KFD_FAKE_COPY: copying contents between a BO and a bounce buffer
+ * @KFD_FAKE_BOUNCE: allocating a bounce buffer
+ * @KFD_FAKE_NUM_STEPS: number of kinds
+ */
+enum kfd_fake_step {
+	KFD_FAKE_ALLOC,
+	KFD_FAKE_MAP,
+	KFD_FAKE_SYNC,
+	KFD_FAKE_COPY,
+	KFD_FAKE_BOUNCE,
+	KFD_FAKE_NUM_STEPS,
+};
+
+static const char * const kfd_fake_step_name[KFD_FAKE_NUM_STEPS] = {
+	"alloc", "map", "sync", "copy", "bounce",
+};
+
+/**
+ * struct kfd_fake_gpus - the fake GPUs' state, shared by all fake processes
+ * @test: the running test
+ * @bos: every fake BO alive
+ * @live_bos: entries in @bos
+ * @next_gem_offset: the GEM mmap offset the next BO gets
+ * @bounce_bytes: bytes of bounce buffers allocated now
+ * @tlb_flushes: TLB flushes asked for
+ * @calls: calls made, per kind
+ * @fail_step: the kind of call to fail, or %KFD_FAKE_NUM_STEPS for none
+ * @fail_at: which call of that kind fails (0 for the first)
+ */
+struct kfd_fake_gpus {
+	struct kunit *test;
+	struct list_head bos;
+	unsigned int live_bos;
+	u64 next_gem_offset;
+	u64 bounce_bytes;
+	unsigned int tlb_flushes;
+	unsigned int calls[KFD_FAKE_NUM_STEPS];
+	enum kfd_fake_step fail_step;
+	unsigned int fail_at;
+};
+
+/**
+ * struct kfd_fake_bo - a BO of a fake GPU
+ * @mem: what KFD sees
+ * @bo: what @mem points to; only its size is set
+ * @link: in &kfd_fake_gpus.bos
+ * @pdd: the per-GPU data whose idr holds it
+ * @data: its contents, the BO's size of them
+ * @userptr: a userptr BO's address
+ * @gem_offset: its mmap offset through a render node
+ * @mapped_on: the DRM files of the VMs it is mapped in, NULL for none
+ */
+struct kfd_fake_bo {
+	struct kgd_mem mem;
+	struct amdgpu_bo bo;
+	struct list_head link;
+	struct kfd_process_device *pdd;
+	u8 *data;
+	u64 userptr;
+	u64 gem_offset;
+	void *mapped_on[KFD_FAKE_MAX_GPUS];
+};
+
+/* The fakes of the running test; the stubs have no other way to it. */
+static struct kfd_fake_gpus *kfd_fake;
+
+static struct kfd_fake_bo *kfd_fake_bo_of(struct kgd_mem *mem)
+{
+	return container_of(mem, struct kfd_fake_bo, mem);
+}
+
+/* The error the fake returns for this call: 0, or -EIO when chosen. */
+static int kfd_fake_step(enum kfd_fake_step step)
+{
+	unsigned int n = kfd_fake->calls[step]++;
+
+	return step == kfd_fake->fail_step && n == kfd_fake->fail_at ?
+	       -EIO : 0;
+}
+
+static void kfd_fake_bo_free(struct kfd_fake_bo *fb)
+{
+	list_del(&fb->link);
+	kfd_fake->live_bos--;
+	kvfree(fb->data);
+	kfree(fb);
+}
+
+static void kfd_fake_cleanup(void *data)
+{
+	struct kfd_fake_gpus *fake = data;
+	struct kfd_fake_bo *fb, *tmp;
+
+	list_for_each_entry_safe(fb, tmp, &fake->bos, link)
+		kfd_fake_bo_free(fb);
+	kfd_fake = NULL;
+}
+
+static struct kfd_fake_gpus *kfd_fake_gpus_new(struct kunit *test)
+{
+	struct kfd_fake_gpus *fake;
+
+	fake = kunit_kzalloc(test, sizeof(*fake), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fake);
+	fake->test = test;
+	INIT_LIST_HEAD(&fake->bos);
+	fake->next_gem_offset = 0x100000000ULL;
+	fake->fail_step = KFD_FAKE_NUM_STEPS;
+	kfd_fake = fake;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, kfd_fake_cleanup,
+							fake), 0);
+	return fake;
+}
+
+static void kfd_fake_process_release(void *data)
+{
+	struct kfd_process *p = data;
+	u32 i;
+
+	for (i = 0; i < p->n_pdds; i++)
+		idr_destroy(&p->pdds[i]->alloc_idr);
+}
+
+/* A process with @num_gpus fake GPUs, gpu_ids @first_gpu_id and up. */
+static struct kfd_process *kfd_fake_process(struct kunit *test, u32 num_gpus,
+					    u32 first_gpu_id)
+{
+	struct kfd_process_device *pdd;
+	struct kfd_process *p;
+	struct kfd_node *node;
+	u32 i;
+
+	KUNIT_ASSERT_LE(test, num_gpus, KFD_FAKE_MAX_GPUS);
+	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	mutex_init(&p->mutex);
+	mutex_init(&p->svms.lock);
+	p->svms.objects = RB_ROOT_CACHED;
+	for (i = 0; i < num_gpus; i++) {
+		pdd = kunit_kzalloc(test, sizeof(*pdd), GFP_KERNEL);
+		node = kunit_kzalloc(test, sizeof(*node), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, pdd);
+		KUNIT_ASSERT_NOT_NULL(test, node);
+		node->id = first_gpu_id + i;
+		/* Keys the fakes compare, never dereferenced */
+		node->adev = kunit_kzalloc(test, 1, GFP_KERNEL);
+		pdd->drm_priv = kunit_kzalloc(test, 1, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, node->adev);
+		KUNIT_ASSERT_NOT_NULL(test, pdd->drm_priv);
+		pdd->dev = node;
+		pdd->process = p;
+		pdd->user_gpu_id = node->id;
+		idr_init(&pdd->alloc_idr);
+		p->pdds[i] = pdd;
+		p->n_pdds = i + 1;
+	}
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, kfd_fake_process_release, p),
+			0);
+	return p;
+}
+
+static u8 kfd_fake_pattern(u32 handle, u64 offset)
+{
+	return (u8)(offset * 7 + (offset >> 12) * 13 + handle * 101 + 3);
+}
+
+/* A fake BO in @pdd's idr at @handle; the BO itself is @va_size or half. */
+static struct kfd_fake_bo *kfd_fake_bo_new(struct kfd_process_device *pdd,
+					   int handle, u64 va, u64 va_size,
+					   u32 flags)
+{
+	bool aql = flags & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM;
+	u64 size = aql ? va_size / 2 : va_size;
+	struct kfd_fake_bo *fb;
+	int id;
+
+	fb = kzalloc(sizeof(*fb), GFP_KERNEL);
+	if (!fb)
+		return NULL;
+	fb->data = kvzalloc(size, GFP_KERNEL);
+	if (!fb->data) {
+		kfree(fb);
+		return NULL;
+	}
+	id = idr_alloc(&pdd->alloc_idr, &fb->mem, handle, handle + 1,
+		       GFP_KERNEL);
+	if (id != handle) {
+		kvfree(fb->data);
+		kfree(fb);
+		return NULL;
+	}
+	fb->mem.bo = &fb->bo;
+	fb->mem.va = va;
+	fb->mem.alloc_flags = flags;
+	fb->mem.aql_queue = aql;
+	fb->bo.tbo.base.size = size;
+	fb->pdd = pdd;
+	fb->gem_offset = kfd_fake->next_gem_offset;
+	kfd_fake->next_gem_offset += SZ_64K;
+	list_add_tail(&fb->link, &kfd_fake->bos);
+	kfd_fake->live_bos++;
+	return fb;
+}
+
+/* The fake BOs of @p still alive. */
+static unsigned int kfd_fake_bos_of(struct kfd_process *p)
+{
+	struct kfd_fake_bo *fb;
+	unsigned int n = 0;
+
+	list_for_each_entry(fb, &kfd_fake->bos, link)
+		n += fb->pdd->process == p;
+	return n;
+}
+
+static int kfd_fake_map_slot(struct kfd_fake_bo *fb, void *drm_priv)
+{
+	int i;
+
+	for (i = 0; i < KFD_FAKE_MAX_GPUS; i++)
+		if (fb->mapped_on[i] == drm_priv)
+			return i;
+	return -1;
+}
+
+static bool kfd_fake_on_vm(void *drm_priv, struct kgd_mem *mem)
+{
+	return kfd_fake_map_slot(kfd_fake_bo_of(mem), drm_priv) >= 0;
+}
+
+static int kfd_fake_userptr(struct kgd_mem *mem, u64 *addr)
+{
+	*addr = kfd_fake_bo_of(mem)->userptr;
+	return 0;
+}
+
+static u64 kfd_fake_gem_offset(struct kgd_mem *mem)
+{
+	return kfd_fake_bo_of(mem)->gem_offset;
+}
+
+static int kfd_fake_alloc(struct kfd_process_device *pdd,
+			  struct kfd_criu_bo_bucket *bucket,
+			  struct kfd_criu_bo_priv_data *priv,
+			  struct kgd_mem **mem)
+{
+	struct kfd_fake_bo *fb;
+	int ret;
+
+	ret = kfd_fake_step(KFD_FAKE_ALLOC);
+	if (ret)
+		return ret;
+	fb = kfd_fake_bo_new(pdd, priv->idr_handle, bucket->addr,
+			     bucket->size, bucket->alloc_flags);
+	if (!fb)
+		return -ENOMEM;
+	fb->userptr = priv->user_addr;
+	/* As kfd_criu_restore_memory_of_gpu() counts it */
+	if (bucket->alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM)
+		atomic64_add(bucket->size, &pdd->vram_usage);
+	*mem = &fb->mem;
+	return 0;
+}
+
+static int kfd_fake_vm_map(struct kfd_process_device *pdd,
+			   struct kgd_mem *mem)
+{
+	struct kfd_fake_bo *fb = kfd_fake_bo_of(mem);
+	int ret, slot;
+
+	ret = kfd_fake_step(KFD_FAKE_MAP);
+	if (ret)
+		return ret;
+	if (kfd_fake_map_slot(fb, pdd->drm_priv) >= 0)
+		return -EINVAL;
+	slot = kfd_fake_map_slot(fb, NULL);
+	if (slot < 0)
+		return -ENOSPC;
+	fb->mapped_on[slot] = pdd->drm_priv;
+	return 0;
+}
+
+static int kfd_fake_vm_sync(struct kgd_mem *mem)
+{
+	return kfd_fake_step(KFD_FAKE_SYNC);
+}
+
+static void kfd_fake_tlb_flush(struct kfd_process_device *pdd)
+{
+	kfd_fake->tlb_flushes++;
+}
+
+static int kfd_fake_vm_unmap(struct kfd_process_device *pdd,
+			     struct kgd_mem *mem)
+{
+	struct kfd_fake_bo *fb = kfd_fake_bo_of(mem);
+	int slot = kfd_fake_map_slot(fb, pdd->drm_priv);
+
+	if (slot < 0)
+		return -EINVAL;
+	fb->mapped_on[slot] = NULL;
+	return 0;
+}
+
+/* As amdgpu: a BO still mapped somewhere is not freed. */
+static int kfd_fake_release(struct kfd_process_device *pdd,
+			    struct kgd_mem *mem)
+{
+	struct kfd_fake_bo *fb = kfd_fake_bo_of(mem);
+	int i;
+
+	for (i = 0; i < KFD_FAKE_MAX_GPUS; i++)
+		if (fb->mapped_on[i])
+			return -EBUSY;
+	kfd_fake_bo_free(fb);
+	return 0;
+}
+
+/**
+ * struct kfd_fake_bounce - a fake bounce buffer
+ * @size: bytes at @data
+ * @data: the buffer
+ */
+struct kfd_fake_bounce {
+	u32 size;
+	u8 data[];
+};
+
+static int kfd_fake_bounce_alloc(void *dev, u32 size, void **bounce,
+				 void **cpu)
+{
+	struct kfd_fake_bounce *b;
+	int ret;
+
+	ret = kfd_fake_step(KFD_FAKE_BOUNCE);
+	if (ret)
+		return ret;
+	b = kvzalloc(struct_size(b, data, size), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	b->size = size;
+	kfd_fake->bounce_bytes += size;
+	*bounce = b;
+	*cpu = b->data;
+	return 0;
+}
+
+/* The fake copies are synchronous: nothing is ever pending. */
+static void kfd_fake_bounce_free(void *bounce, struct dma_fence *pending)
+{
+	struct kfd_fake_bounce *b = bounce;
+
+	KUNIT_EXPECT_NULL(kfd_fake->test, pending);
+	kfd_fake->bounce_bytes -= b->size;
+	kvfree(b);
+}
+
+static int kfd_fake_bounce_check(void *bounce)
+{
+	return 0;
+}
+
+/* Synchronous, as the CPU path is; wraps like an AQL double mapping. */
+static int kfd_fake_copy(struct kgd_mem *mem, u64 offset, void *bounce,
+			 void *cpu, u32 len, bool to_bo,
+			 struct dma_fence **fence, struct kfd_criu_copy_stats *st)
+{
+	struct kfd_fake_bo *fb = kfd_fake_bo_of(mem);
+	u64 size = fb->bo.tbo.base.size, at;
+	u32 n, done;
+	int ret;
+
+	*fence = NULL;
+	ret = kfd_fake_step(KFD_FAKE_COPY);
+	if (ret)
+		return ret;
+	for (done = 0; done < len; done += n) {
+		at = (offset + done) % size;
+		n = min_t(u64, len - done, size - at);
+		if (to_bo)
+			memcpy(fb->data + at, cpu + done, n);
+		else
+			memcpy(cpu + done, fb->data + at, n);
+	}
+	st->cpu_bytes += len;
+	return 0;
+}
+
+#endif
