@@ -45,9 +45,10 @@ populate_root() {
 	cp -r "$TOP/e2e/." "$root/opt/kfd-criu/e2e/" 2>/dev/null || true
 	find "$root/opt/kfd-criu/e2e" -name '*.c' -delete 2>/dev/null || true
 	# Linked statically ("make -C kfdcrit static"), like the e2e programs
-	if [ -x "$BUILD_DIR/kfdcrit/static/kfdcrit" ]; then
-		install -D -m 0755 "$BUILD_DIR/kfdcrit/static/kfdcrit" "$root/usr/bin/kfdcrit"
-	fi
+	# The e2e tests check every dump with it: no silent omission
+	[ -x "$BUILD_DIR/kfdcrit/static/kfdcrit" ] ||
+		die "$BUILD_DIR/kfdcrit/static/kfdcrit is missing (make -C kfdcrit static)"
+	install -D -m 0755 "$BUILD_DIR/kfdcrit/static/kfdcrit" "$root/usr/bin/kfdcrit"
 	if [ -d "$BUILD_DIR/plugin" ]; then
 		find "$BUILD_DIR/plugin" -name '*.so' -exec install -m 0755 {} "$root/usr/lib/criu/" \;
 	fi

@@ -148,6 +148,7 @@ build_test_programs() {
 	make -s -C "$TOP/selftests" KSRC="$KSRC" KHDR="$KHDR" O="$BUILD_DIR/selftests"
 	make -s -C "$TOP/e2e" KHDR="$KHDR" O="$BUILD_DIR/e2e"
 	make -s -C "$TOP/plugin" KHDR="$KHDR" O="$BUILD_DIR/plugin"
+	make -s -C "$TOP/kfdcrit" KSRC="$KSRC" O="$BUILD_DIR/kfdcrit" static
 }
 
 # The VM runs in the foreground behind a progress line (boot, KUnit, which
