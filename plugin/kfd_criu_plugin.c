@@ -891,11 +891,11 @@ static int kfd_restore_ext_file(int id)
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESTORE_EXT_FILE, kfd_restore_ext_file)
 
 /*
- * The local GPU, as an index of gpu_map[], that a mapping of render minor
- * @minor of the dumped machine goes to; -ENOTSUP if no KFD GPU had it.
- * Images without the dumped minors: the minor means the same GPU here.
+ * The gpu_id that the dumped process saw for render minor @minor of the
+ * dumping machine; 0 if no KFD GPU had it. Images without the dumped
+ * minors: the minor means the same GPU here.
  */
-static int render_mapping_gpu(unsigned int minor)
+static uint32_t image_gpu_of_minor(unsigned int minor)
 {
 	unsigned int i;
 	int here;
@@ -903,26 +903,27 @@ static int render_mapping_gpu(unsigned int minor)
 	for (i = 0; i < nr_image_minors && image_minor[i] != minor; i++)
 		;
 	if (i < nr_image_minors)
-		return local_gpu(image_gpu[i]);
+		return image_gpu[i];
 	if (nr_image_minors)
-		return -ENOTSUP;
+		return 0;
 	here = gpu_of_minor(minor);
-	return here < 0 ? -ENOTSUP : local_gpu(gpu_map[here].local_gpu_id);
+	return here < 0 ? 0 : gpu_map[here].local_gpu_id;
 }
 
 /*
- * The offset RESTORE moved @old to, or @old. DRM offsets are per device, so
- * two GPUs' buffers may share an old offset, and RESTORE's offset map does
- * not say which GPU an entry is of: two different moves are -ENOTUNIQ.
+ * The offset RESTORE moved @old to, or @old. A render node offset is of
+ * one device: only the entries of its GPU, @gpu (an image gpu_id), count.
+ * A /dev/kfd offset (@gpu 0) names its GPU itself, so any entry counts.
+ * Entries that move one offset to two places are -ENOTUNIQ: not guessed.
  */
-static int moved_offset(uint64_t old, uint64_t *new)
+static int moved_offset(uint32_t gpu, uint64_t old, uint64_t *new)
 {
 	unsigned int i;
 	bool found = false;
 
 	*new = old;
 	for (i = 0; i < nr_offsets; i++) {
-		if (offsets[i].old_offset != old)
+		if (offsets[i].old_offset != old || (gpu && offsets[i].gpu_id != gpu))
 			continue;
 		if (found && offsets[i].new_offset != *new)
 			return -ENOTUNIQ;
@@ -971,22 +972,24 @@ static int kfd_update_vma_map(const char *path, const uint64_t addr, const uint6
 			      uint64_t *new_pgoff, int *plugin_fd)
 {
 	int minor = render_minor_of_path(path), gpu = -1, ret;
+	uint32_t image_gpu = 0;
 	struct stat st;
 
 	if (minor >= 0 ? nr_gpus <= 0 : stat(path, &st) ||
 	    dev_kind(st.st_mode, st.st_rdev) != DEV_KFD)
 		return -ENOTSUP;
 	if (minor >= 0) {
-		gpu = render_mapping_gpu(minor);
-		if (gpu == -ENOTSUP)
+		image_gpu = image_gpu_of_minor(minor);
+		if (!image_gpu)
 			return -ENOTSUP;
+		gpu = local_gpu(image_gpu);
 	}
 	*plugin_fd = -1;
-	ret = gpu < 0 && minor >= 0 ? gpu : moved_offset(old_pgoff, new_pgoff);
+	ret = gpu < 0 && minor >= 0 ? gpu : moved_offset(image_gpu, old_pgoff, new_pgoff);
 	if (!ret && minor >= 0)
 		ret = render_vma_fd(gpu, plugin_fd);
 	if (ret == -ENOTUNIQ)
-		pr_err("mapping at %#" PRIx64 " of %s: offset %#" PRIx64 " was moved on more than one GPU, and RESTORE does not say which: %s\n",
+		pr_err("mapping at %#" PRIx64 " of %s: RESTORE's offset map moves offset %#" PRIx64 " to more than one new offset; not guessing: %s\n",
 		       addr, path, old_pgoff, strerror(-ret));
 	else if (ret)
 		pr_err("mapping at %#" PRIx64 " of %s: no render file of its GPU: %s\n",

@@ -388,6 +388,8 @@ struct play_case {
 	int error;
 };
 
+/* An offset map entry: @gpu is the image's gpu_id of the buffer's GPU */
+#define MOVED(old, new, gpu)	{ old, new, gpu, 0 }
 #define KFD_VMA(off)	{ KFD_DEV_PATH, 1, off, off, -1, -1, false }
 #define LIB_VMA		{ "/usr/lib/libhsa.so", 2, 0, 0, -1, -1, false }
 #define RENDER_VMA(minor, off, to, gpu) \
@@ -395,28 +397,39 @@ struct play_case {
 
 /* GPU 4660 is renderD129 (gpu_map[0]), GPU 17185 renderD130 ([1]) */
 static const struct play_case play_cases[] = {
-	{ "one GPU", NULL, { { 0x1000, 0x9000 } }, 1,
+	{ "one GPU", NULL, { MOVED(0x1000, 0x9000, 4660) }, 1,
 	  { KFD_VMA(0x5000), RENDER_VMA(129, 0x1000, 0x9000, 0),
 	    RENDER_VMA(129, 0x3000, 0x3000, 0), LIB_VMA }, 4, 0 },
 	{ "one GPU, render mappings between library mappings", NULL,
-	  { { 0x1000, 0x9000 } }, 1,
+	  { MOVED(0x1000, 0x9000, 4660) }, 1,
 	  { RENDER_VMA(129, 0x1000, 0x9000, 0), LIB_VMA,
 	    RENDER_VMA(129, 0x3000, 0x3000, 0), LIB_VMA,
 	    RENDER_VMA(129, 0x4000, 0x4000, 0) }, 5, 0 },
 	{ "two GPUs, interleaved with other files", NULL,
-	  { { 0x1000, 0x9000 }, { 0x8000, 0xa000 } }, 2,
+	  { MOVED(0x1000, 0x9000, 4660), MOVED(0x8000, 0xa000, 17185) }, 2,
 	  { KFD_VMA(0x5000), RENDER_VMA(129, 0x1000, 0x9000, 0), LIB_VMA,
 	    RENDER_VMA(130, 0x8000, 0xa000, 1), LIB_VMA,
 	    RENDER_VMA(129, 0x3000, 0x3000, 0), KFD_VMA(0x6000),
 	    RENDER_VMA(130, 0x2000, 0x2000, 1) }, 8, 0 },
 	{ "two GPUs swapped by KFD_CRIU_GPU_MAP", "4660=17185,17185=4660",
-	  { { 0x1000, 0x9000 } }, 1,
+	  { MOVED(0x1000, 0x9000, 4660) }, 1,
 	  { RENDER_VMA(129, 0x1000, 0x9000, 1), LIB_VMA,
 	    RENDER_VMA(130, 0x2000, 0x2000, 0) }, 3, 0 },
-	{ "two GPUs report one old offset: refused, not guessed", NULL,
-	  { { 0x1000, 0x9000 }, { 0x1000, 0xa000 } }, 2,
+	{ "two GPUs report one old offset, both move", NULL,
+	  { MOVED(0x1000, 0x9000, 4660), MOVED(0x1000, 0xa000, 17185) }, 2,
 	  { RENDER_VMA(129, 0x1000, 0x9000, 0), LIB_VMA,
-	    RENDER_VMA(130, 0x1000, 0xa000, 1) }, 3, ENOTUNIQ },
+	    RENDER_VMA(130, 0x1000, 0xa000, 1) }, 3, 0 },
+	{ "two GPUs report one old offset, only one moves", NULL,
+	  { MOVED(0x1000, 0x9000, 4660) }, 1,
+	  { RENDER_VMA(129, 0x1000, 0x9000, 0), LIB_VMA,
+	    RENDER_VMA(130, 0x1000, 0x1000, 1) }, 3, 0 },
+	{ "two GPUs swapped, one old offset, only the image's second moves",
+	  "4660=17185,17185=4660", { MOVED(0x1000, 0x9000, 17185) }, 1,
+	  { RENDER_VMA(129, 0x1000, 0x1000, 1), LIB_VMA,
+	    RENDER_VMA(130, 0x1000, 0x9000, 0) }, 3, 0 },
+	{ "a /dev/kfd offset moved two ways: refused, not guessed", NULL,
+	  { MOVED(0x5000, 0x6000, 4660), MOVED(0x5000, 0x7000, 17185) }, 2,
+	  { KFD_VMA(0x5000), LIB_VMA }, 2, ENOTUNIQ },
 };
 
 /* The dump of a process with /dev/kfd and both render nodes open */
@@ -491,7 +504,7 @@ static void test_play(enum criu_convention c)
 			 convention_name[c], pc->name);
 		ok(ret == -pc->error && count_fds() - plugin_fds() - dropped_fds == before &&
 		   (pc->error || fake_kfd.resumes == 1) &&
-		   (!pc->error || logged("more than one GPU")), name);
+		   (!pc->error || logged("not guessing")), name);
 		if (ret != -pc->error)
 			printf("# returned %d\n", ret);
 		if (count_fds() - plugin_fds() - dropped_fds != before)
@@ -564,7 +577,7 @@ static void test_hidden_gpu(void)
 	int kfd, render, i, hidden = 0;
 
 	fake_kfd_switch(true);
-	fake_kfd.moved[0] = (struct kfd_criu_offset_map){ 0x1000, 0x9000 };
+	fake_kfd.moved[0] = (struct kfd_criu_offset_map)MOVED(0x1000, 0x9000, 4660);
 	fake_kfd.nr_moved = 1;
 	play_dump();
 	hidden_node = 2;
