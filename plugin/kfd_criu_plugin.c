@@ -86,8 +86,20 @@ static const char *root = "";	/* of TOPOLOGY and render nodes; for tests */
 static int criu_stage = -1;
 /* CRIU before 3.19 dup()s the UPDATE_VMA_MAP fd; later ones close it */
 static bool criu_dups_vma_fd;
-/* Tasks of this restore that restored KFD state: shared with them */
-static unsigned int *nr_restored;
+/**
+ * struct restored_tasks - the tasks of a restore that restored KFD state
+ * @nr: how many did; past ARRAY_SIZE(@vpids), any task may be one
+ * @vpids: their pids in their own PID namespace, which all tasks of a
+ *	   restore share (CRIU dumps no nested PID namespace)
+ *
+ * Shared between criu and the tasks it restores, which write it.
+ */
+struct restored_tasks {
+	unsigned int nr;
+	pid_t vpids[1023];
+};
+
+static struct restored_tasks *restored;
 /* This dump listed the plugin in CRIU's inventory (4.1 and later) */
 static bool in_inventory;
 
@@ -502,12 +514,12 @@ static int kfd_plugin_init(int stage)
 	if (check_and_remove_inventory_plugin)
 		check_and_remove_inventory_plugin(CR_PLUGIN_DESC.name,
 						  strlen(CR_PLUGIN_DESC.name));
-	nr_restored = mmap(NULL, sizeof(*nr_restored), PROT_READ | PROT_WRITE,
-			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (nr_restored != MAP_FAILED)
+	restored = mmap(NULL, sizeof(*restored), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (restored != MAP_FAILED)
 		return 0;
-	nr_restored = NULL;
-	pr_err("cannot map the restore's shared counter: %s\n", strerror(errno));
+	restored = NULL;
+	pr_err("cannot map the restore's list of restored tasks: %s\n", strerror(errno));
 	return -ENOMEM;
 }
 
@@ -537,9 +549,9 @@ static void kfd_plugin_fini(int stage, int ret)
 	dumped = NULL;
 	nr_dumped = 0;
 	in_inventory = false;
-	if (nr_restored)
-		munmap(nr_restored, sizeof(*nr_restored));
-	nr_restored = NULL;
+	if (restored)
+		munmap(restored, sizeof(*restored));
+	restored = NULL;
 }
 
 CR_PLUGIN_REGISTER("kfd_criu", kfd_plugin_init, kfd_plugin_fini)
@@ -811,6 +823,18 @@ static int recreate_thunk_shm(const KfdCriuMeta *meta)
 	return ret;
 }
 
+/* Lists this task, which RESTOREd, for criu's RESUME_DEVICES_LATE */
+static void note_restored_task(void)
+{
+	unsigned int i;
+
+	if (!restored)
+		return;
+	i = __atomic_fetch_add(&restored->nr, 1, __ATOMIC_SEQ_CST);
+	if (i < ARRAY_SIZE(restored->vpids))
+		__atomic_store_n(&restored->vpids[i], getpid(), __ATOMIC_SEQ_CST);
+}
+
 /* RESTORE from the images of /dev/kfd file @meta into a new /dev/kfd fd */
 static int restore_from_images(const KfdCriuMeta *meta)
 {
@@ -834,8 +858,7 @@ static int restore_from_images(const KfdCriuMeta *meta)
 		close(sfd);
 	if (!ret) {
 		keep_image_minors(meta);
-		if (nr_restored)
-			__atomic_add_fetch(nr_restored, 1, __ATOMIC_SEQ_CST);
+		note_restored_task();
 		pr_info("file %u: restored %llu bytes of image format %u, %d local GPU(s), %u mmap offset(s) moved\n",
 			meta->file_id, args.image_size, args.format_version, nr_gpus,
 			args.num_offset_map);
@@ -1003,15 +1026,57 @@ static int kfd_update_vma_map(const char *path, const uint64_t addr, const uint6
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__UPDATE_VMA_MAP, kfd_update_vma_map)
 
 /*
- * CRIU calls this for every restored task. Only a restore that restored
- * KFD state opens /dev/kfd; a pid without it is quietly not ours.
+ * Task @pid of criu's PID namespace, by its pid in its own: the last of
+ * its NSpid line. 0 if that cannot be read.
+ */
+static pid_t own_ns_pid(int pid)
+{
+	char path[512], *s, *end;
+	long vpid = 0;
+
+	snprintf(path, sizeof(path), "%s/proc/%d/status", root, pid);
+	s = read_file(AT_FDCWD, path, io_buf, sizeof(io_buf)) < 0 ? NULL :
+	    strstr(io_buf, "\nNSpid:");
+	for (s = s ? s + 7 : NULL; s && *s != '\n'; s = end) {
+		vpid = strtol(s, &end, 10);
+		if (end == s)
+			return 0;
+	}
+	return vpid > 0 ? vpid : 0;
+}
+
+/*
+ * Whether task @pid restored KFD state; when that cannot be told (a task
+ * whose NSpid is unreadable, or more tasks than the list holds), KFD's
+ * RESUME answers instead.
+ */
+static bool restored_kfd_state(int pid)
+{
+	unsigned int i, n;
+	pid_t vpid;
+
+	n = restored ? __atomic_load_n(&restored->nr, __ATOMIC_SEQ_CST) : 0;
+	if (!n)
+		return false;
+	vpid = own_ns_pid(pid);
+	if (!vpid || n > ARRAY_SIZE(restored->vpids))
+		return true;
+	for (i = 0; i < n; i++)
+		if (__atomic_load_n(&restored->vpids[i], __ATOMIC_SEQ_CST) == vpid)
+			return true;
+	return false;
+}
+
+/*
+ * CRIU calls this for every restored task. Only a task that restored KFD
+ * state gets /dev/kfd opened for RESUME; the others are quietly not ours.
  */
 static int kfd_resume_devices_late(int pid)
 {
 	struct kfd_ioctl_criu_args args = { .pid = pid };
 	int kfd, ret;
 
-	if (!nr_restored || !__atomic_load_n(nr_restored, __ATOMIC_SEQ_CST))
+	if (!restored_kfd_state(pid))
 		return -ENOTSUP;
 	kfd = open_kfd();
 	if (kfd < 0) {

@@ -603,6 +603,56 @@ static void test_hidden_gpu(void)
 	fake_kfd_switch(false);
 }
 
+/* /proc/@pid/status of the fake root, of a task whose own pid is @vpid */
+static void fake_status(int pid, int vpid)
+{
+	char path[300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/proc/%d", fake_root, pid);
+	make_dirs(path);
+	strcat(path, "/status");
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "Name:\tfake\nPid:\t%d\nNSpid:\t%d\t%d\nPPid:\t1\n",
+			  pid, pid, vpid) < 0)
+		printf("# cannot make %s\n", path);
+	if (f)
+		fclose(f);
+}
+
+/*
+ * A restore of two tasks in a PID namespace, only one of which restored
+ * KFD state: criu's RESUME_DEVICES_LATE opens /dev/kfd for that one only.
+ */
+static void test_resume_per_task(void)
+{
+	unsigned int probes;
+	char cmd[300];
+	int kfd;
+
+	fake_kfd_switch(true);
+	play_dump();
+	kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	kfd = play_restore_file(60);
+	fake_status(5001, getpid());
+	fake_status(5002, 2);
+	probes = fake_kfd.probes;
+	ok(kfd >= 0 && kfd_resume_devices_late(5002) == -ENOTSUP &&
+	   fake_kfd.probes == probes && !fake_kfd.resumes,
+	   "RESUME_DEVICES_LATE of a restored task without KFD state: /dev/kfd not opened");
+	ok(!kfd_resume_devices_late(5001) && fake_kfd.resumes == 1,
+	   "... of the task that restored KFD state, known by its NSpid: RESUME");
+	ok(!kfd_resume_devices_late(4242) && fake_kfd.resumes == 2,
+	   "... of a task whose NSpid cannot be read: KFD's RESUME decides");
+	close(kfd);
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	forget_gpus();
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/proc", fake_root);
+	if (system(cmd))
+		printf("# cannot remove the fake /proc\n");
+	fake_kfd_switch(false);
+}
+
 /* What is claimed at dump, and what is refused */
 static void test_claims(void)
 {

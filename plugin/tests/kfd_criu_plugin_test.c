@@ -653,6 +653,7 @@ int main(int argc, char **argv)
 	test_hidden_gpu();
 	test_claims();
 	test_restore_side();
+	test_resume_per_task();
 	test_stock_plugin(argc > 2 ? argv[2] : NULL);
 	test_thunk_shm();
 	if (argc > 1)
