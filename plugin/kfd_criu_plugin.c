@@ -43,6 +43,8 @@
 #define IMAGE_NAME_MAX		32
 #define META_MAX_SIZE		4096	/* kfdcriu-<id>.img: 64 GPUs fit */
 #define STOCK_PLUGIN		"amdgpu_plugin.so"	/* CRIU's own */
+#define STOCK_PLUGIN_NAME	"amdgpu_plugin"		/* its name in inventories */
+#define NO_PLUGIN_NAME		"kfd_criu/none"		/* a name no plugin has */
 #define SHM_HEAD_MAX		64	/* a sem_t and the thunk's magic fit */
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 /* CRIU's service fds count down from a base: its log, then images dir */
@@ -113,7 +115,12 @@ static unsigned int nr_offsets;
 static uint32_t image_minor[MAX_GPU_MAP], image_gpu[MAX_GPU_MAP];
 static unsigned int nr_image_minors;
 
-/* CRIU 4.1 and later list a dump's plugins in its inventory */
+/*
+ * CRIU 4.1 and later list a dump's plugins in its inventory. The criu
+ * binary exports these, but no criu-plugin.h declares them (3.17 up to
+ * criu-dev): weak, they are NULL in a criu without them, whichever CRIU's
+ * headers the plugin was built against.
+ */
 int add_inventory_plugin(const char *name) __attribute__((weak));
 bool check_and_remove_inventory_plugin(const char *name, size_t n) __attribute__((weak));
 
@@ -493,9 +500,25 @@ static bool stock_plugin_present(char path[PATH_MAX])
 }
 
 /*
- * Refuses to share a criu with CRIU's amdgpu plugin; notes the CRIU
- * release's UPDATE_VMA_MAP convention; takes this plugin off a 4.x
- * restore's list of plugins the images need, as CRIU requires.
+ * Whether CRIU's amdgpu plugin wrote the images being restored, by their
+ * inventory (CRIU 4.1 and later). CRIU answers only by taking the name off
+ * its list, which is harmless: the restore is then refused. For images of
+ * an older CRIU, without a list, it answers yes to every name: a name that
+ * no plugin has tells those apart.
+ */
+static bool stock_plugin_in_inventory(void)
+{
+	if (!check_and_remove_inventory_plugin ||
+	    check_and_remove_inventory_plugin(NO_PLUGIN_NAME, strlen(NO_PLUGIN_NAME)))
+		return false;
+	return check_and_remove_inventory_plugin(STOCK_PLUGIN_NAME, strlen(STOCK_PLUGIN_NAME));
+}
+
+/*
+ * Refuses to share a criu with CRIU's amdgpu plugin, or to restore its
+ * images; notes the CRIU release's UPDATE_VMA_MAP convention; takes this
+ * plugin off a 4.x restore's list of plugins the images need, as CRIU
+ * requires.
  */
 static int kfd_plugin_init(int stage)
 {
@@ -514,6 +537,10 @@ static int kfd_plugin_init(int stage)
 	if (check_and_remove_inventory_plugin)
 		check_and_remove_inventory_plugin(CR_PLUGIN_DESC.name,
 						  strlen(CR_PLUGIN_DESC.name));
+	if (stock_plugin_in_inventory()) {
+		pr_err("these images were dumped by CRIU's amdgpu plugin (their inventory lists " STOCK_PLUGIN_NAME "), which kfd_criu cannot restore: restore them with that plugin, from a plugin directory (CRIU's libdir) without kfd_criu\n");
+		return -ENOPKG;
+	}
 	restored = mmap(NULL, sizeof(*restored), PROT_READ | PROT_WRITE,
 			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (restored != MAP_FAILED)

@@ -524,6 +524,8 @@ static void test_play(enum criu_convention c)
  */
 #ifdef KFD_CRIU_RESTORE_RETRY
 static char inventory[4][32];
+/* Images of CRIU before 4.1 have no list: every name is "in" it */
+static bool inventory_unlisted;
 
 int add_inventory_plugin(const char *name)
 {
@@ -541,6 +543,8 @@ bool check_and_remove_inventory_plugin(const char *name, size_t n)
 {
 	unsigned int i;
 
+	if (inventory_unlisted)
+		return true;
 	for (i = 0; i < ARRAY_SIZE(inventory); i++) {
 		if (inventory[i][0] && !strncmp(inventory[i], name, n)) {
 			inventory[i][0] = '\0';
@@ -555,9 +559,23 @@ static void test_inventory(void)
 	fake_kfd_switch(true);
 	ok(!play_dump() && !strcmp(inventory[0], "kfd_criu") && !inventory[1][0],
 	   "criu-dev: a dump of a KFD process lists kfd_criu in the inventory, once");
-	ok(!kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE) && !inventory[0][0],
-	   "criu-dev: the restore takes kfd_criu off the inventory's list, as CRIU requires");
+	snprintf(inventory[1], sizeof(inventory[1]), "cuda_plugin");
+	ok(!kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE) && !inventory[0][0] &&
+	   !strcmp(inventory[1], "cuda_plugin"),
+	   "criu-dev: the restore takes kfd_criu off the inventory's list, as CRIU requires, and only kfd_criu");
 	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	memset(inventory, 0, sizeof(inventory));
+	snprintf(inventory[0], sizeof(inventory[0]), "amdgpu_plugin");
+	ok(kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE) == -ENOPKG &&
+	   logged("dumped by CRIU's amdgpu plugin") && logged("libdir"),
+	   "criu-dev: images that CRIU's amdgpu plugin dumped (its name in the inventory): init fails with one line");
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	memset(inventory, 0, sizeof(inventory));
+	inventory_unlisted = true;
+	ok(!kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE),
+	   "criu-dev: images of CRIU before 4.1, whose inventory has no list: the restore goes on");
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	inventory_unlisted = false;
 	fake_kfd_switch(false);
 }
 #else
@@ -566,6 +584,9 @@ static void test_inventory(void)
 	fake_kfd_switch(true);
 	ok(!play_dump() && !add_inventory_plugin && !check_and_remove_inventory_plugin,
 	   "CRIU 3.17 has no plugin inventory: the dump works without");
+	ok(!kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE),
+	   "... and so does the restore");
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
 	fake_kfd_switch(false);
 }
 #endif
