@@ -43,6 +43,8 @@
 #define IMAGE_NAME_MAX		32
 #define META_MAX_SIZE		4096	/* kfdcriu-<id>.img: 64 GPUs fit */
 #define STOCK_PLUGIN		"amdgpu_plugin.so"	/* CRIU's own */
+#define STOCK_PLUGIN_NAME	"amdgpu_plugin"		/* its name in inventories */
+#define NO_PLUGIN_NAME		"kfd_criu/none"		/* a name no plugin has */
 #define SHM_HEAD_MAX		64	/* a sem_t and the thunk's magic fit */
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 /* CRIU's service fds count down from a base: its log, then images dir */
@@ -86,8 +88,20 @@ static const char *root = "";	/* of TOPOLOGY and render nodes; for tests */
 static int criu_stage = -1;
 /* CRIU before 3.19 dup()s the UPDATE_VMA_MAP fd; later ones close it */
 static bool criu_dups_vma_fd;
-/* Tasks of this restore that restored KFD state: shared with them */
-static unsigned int *nr_restored;
+/**
+ * struct restored_tasks - the tasks of a restore that restored KFD state
+ * @nr: how many did; past ARRAY_SIZE(@vpids), any task may be one
+ * @vpids: their pids in their own PID namespace, which all tasks of a
+ *	   restore share (CRIU dumps no nested PID namespace)
+ *
+ * Shared between criu and the tasks it restores, which write it.
+ */
+struct restored_tasks {
+	unsigned int nr;
+	pid_t vpids[1023];
+};
+
+static struct restored_tasks *restored;
 /* This dump listed the plugin in CRIU's inventory (4.1 and later) */
 static bool in_inventory;
 
@@ -101,7 +115,12 @@ static unsigned int nr_offsets;
 static uint32_t image_minor[MAX_GPU_MAP], image_gpu[MAX_GPU_MAP];
 static unsigned int nr_image_minors;
 
-/* CRIU 4.1 and later list a dump's plugins in its inventory */
+/*
+ * CRIU 4.1 and later list a dump's plugins in its inventory. The criu
+ * binary exports these, but no criu-plugin.h declares them (3.17 up to
+ * criu-dev): weak, they are NULL in a criu without them, whichever CRIU's
+ * headers the plugin was built against.
+ */
 int add_inventory_plugin(const char *name) __attribute__((weak));
 bool check_and_remove_inventory_plugin(const char *name, size_t n) __attribute__((weak));
 
@@ -481,9 +500,25 @@ static bool stock_plugin_present(char path[PATH_MAX])
 }
 
 /*
- * Refuses to share a criu with CRIU's amdgpu plugin; notes the CRIU
- * release's UPDATE_VMA_MAP convention; takes this plugin off a 4.x
- * restore's list of plugins the images need, as CRIU requires.
+ * Whether CRIU's amdgpu plugin wrote the images being restored, by their
+ * inventory (CRIU 4.1 and later). CRIU answers only by taking the name off
+ * its list, which is harmless: the restore is then refused. For images of
+ * an older CRIU, without a list, it answers yes to every name: a name that
+ * no plugin has tells those apart.
+ */
+static bool stock_plugin_in_inventory(void)
+{
+	if (!check_and_remove_inventory_plugin ||
+	    check_and_remove_inventory_plugin(NO_PLUGIN_NAME, strlen(NO_PLUGIN_NAME)))
+		return false;
+	return check_and_remove_inventory_plugin(STOCK_PLUGIN_NAME, strlen(STOCK_PLUGIN_NAME));
+}
+
+/*
+ * Refuses to share a criu with CRIU's amdgpu plugin, or to restore its
+ * images; notes the CRIU release's UPDATE_VMA_MAP convention; takes this
+ * plugin off a 4.x restore's list of plugins the images need, as CRIU
+ * requires.
  */
 static int kfd_plugin_init(int stage)
 {
@@ -502,12 +537,16 @@ static int kfd_plugin_init(int stage)
 	if (check_and_remove_inventory_plugin)
 		check_and_remove_inventory_plugin(CR_PLUGIN_DESC.name,
 						  strlen(CR_PLUGIN_DESC.name));
-	nr_restored = mmap(NULL, sizeof(*nr_restored), PROT_READ | PROT_WRITE,
-			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (nr_restored != MAP_FAILED)
+	if (stock_plugin_in_inventory()) {
+		pr_err("these images were dumped by CRIU's amdgpu plugin (their inventory lists " STOCK_PLUGIN_NAME "), which kfd_criu cannot restore: restore them with that plugin, from a plugin directory (CRIU's libdir) without kfd_criu\n");
+		return -ENOPKG;
+	}
+	restored = mmap(NULL, sizeof(*restored), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (restored != MAP_FAILED)
 		return 0;
-	nr_restored = NULL;
-	pr_err("cannot map the restore's shared counter: %s\n", strerror(errno));
+	restored = NULL;
+	pr_err("cannot map the restore's list of restored tasks: %s\n", strerror(errno));
 	return -ENOMEM;
 }
 
@@ -537,9 +576,9 @@ static void kfd_plugin_fini(int stage, int ret)
 	dumped = NULL;
 	nr_dumped = 0;
 	in_inventory = false;
-	if (nr_restored)
-		munmap(nr_restored, sizeof(*nr_restored));
-	nr_restored = NULL;
+	if (restored)
+		munmap(restored, sizeof(*restored));
+	restored = NULL;
 }
 
 CR_PLUGIN_REGISTER("kfd_criu", kfd_plugin_init, kfd_plugin_fini)
@@ -811,6 +850,18 @@ static int recreate_thunk_shm(const KfdCriuMeta *meta)
 	return ret;
 }
 
+/* Lists this task, which RESTOREd, for criu's RESUME_DEVICES_LATE */
+static void note_restored_task(void)
+{
+	unsigned int i;
+
+	if (!restored)
+		return;
+	i = __atomic_fetch_add(&restored->nr, 1, __ATOMIC_SEQ_CST);
+	if (i < ARRAY_SIZE(restored->vpids))
+		__atomic_store_n(&restored->vpids[i], getpid(), __ATOMIC_SEQ_CST);
+}
+
 /* RESTORE from the images of /dev/kfd file @meta into a new /dev/kfd fd */
 static int restore_from_images(const KfdCriuMeta *meta)
 {
@@ -834,8 +885,7 @@ static int restore_from_images(const KfdCriuMeta *meta)
 		close(sfd);
 	if (!ret) {
 		keep_image_minors(meta);
-		if (nr_restored)
-			__atomic_add_fetch(nr_restored, 1, __ATOMIC_SEQ_CST);
+		note_restored_task();
 		pr_info("file %u: restored %llu bytes of image format %u, %d local GPU(s), %u mmap offset(s) moved\n",
 			meta->file_id, args.image_size, args.format_version, nr_gpus,
 			args.num_offset_map);
@@ -891,11 +941,11 @@ static int kfd_restore_ext_file(int id)
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESTORE_EXT_FILE, kfd_restore_ext_file)
 
 /*
- * The local GPU, as an index of gpu_map[], that a mapping of render minor
- * @minor of the dumped machine goes to; -ENOTSUP if no KFD GPU had it.
- * Images without the dumped minors: the minor means the same GPU here.
+ * The gpu_id that the dumped process saw for render minor @minor of the
+ * dumping machine; 0 if no KFD GPU had it. Images without the dumped
+ * minors: the minor means the same GPU here.
  */
-static int render_mapping_gpu(unsigned int minor)
+static uint32_t image_gpu_of_minor(unsigned int minor)
 {
 	unsigned int i;
 	int here;
@@ -903,26 +953,27 @@ static int render_mapping_gpu(unsigned int minor)
 	for (i = 0; i < nr_image_minors && image_minor[i] != minor; i++)
 		;
 	if (i < nr_image_minors)
-		return local_gpu(image_gpu[i]);
+		return image_gpu[i];
 	if (nr_image_minors)
-		return -ENOTSUP;
+		return 0;
 	here = gpu_of_minor(minor);
-	return here < 0 ? -ENOTSUP : local_gpu(gpu_map[here].local_gpu_id);
+	return here < 0 ? 0 : gpu_map[here].local_gpu_id;
 }
 
 /*
- * The offset RESTORE moved @old to, or @old. DRM offsets are per device, so
- * two GPUs' buffers may share an old offset, and RESTORE's offset map does
- * not say which GPU an entry is of: two different moves are -ENOTUNIQ.
+ * The offset RESTORE moved @old to, or @old. A render node offset is of
+ * one device: only the entries of its GPU, @gpu (an image gpu_id), count.
+ * A /dev/kfd offset (@gpu 0) names its GPU itself, so any entry counts.
+ * Entries that move one offset to two places are -ENOTUNIQ: not guessed.
  */
-static int moved_offset(uint64_t old, uint64_t *new)
+static int moved_offset(uint32_t gpu, uint64_t old, uint64_t *new)
 {
 	unsigned int i;
 	bool found = false;
 
 	*new = old;
 	for (i = 0; i < nr_offsets; i++) {
-		if (offsets[i].old_offset != old)
+		if (offsets[i].old_offset != old || (gpu && offsets[i].gpu_id != gpu))
 			continue;
 		if (found && offsets[i].new_offset != *new)
 			return -ENOTUNIQ;
@@ -971,22 +1022,24 @@ static int kfd_update_vma_map(const char *path, const uint64_t addr, const uint6
 			      uint64_t *new_pgoff, int *plugin_fd)
 {
 	int minor = render_minor_of_path(path), gpu = -1, ret;
+	uint32_t image_gpu = 0;
 	struct stat st;
 
 	if (minor >= 0 ? nr_gpus <= 0 : stat(path, &st) ||
 	    dev_kind(st.st_mode, st.st_rdev) != DEV_KFD)
 		return -ENOTSUP;
 	if (minor >= 0) {
-		gpu = render_mapping_gpu(minor);
-		if (gpu == -ENOTSUP)
+		image_gpu = image_gpu_of_minor(minor);
+		if (!image_gpu)
 			return -ENOTSUP;
+		gpu = local_gpu(image_gpu);
 	}
 	*plugin_fd = -1;
-	ret = gpu < 0 && minor >= 0 ? gpu : moved_offset(old_pgoff, new_pgoff);
+	ret = gpu < 0 && minor >= 0 ? gpu : moved_offset(image_gpu, old_pgoff, new_pgoff);
 	if (!ret && minor >= 0)
 		ret = render_vma_fd(gpu, plugin_fd);
 	if (ret == -ENOTUNIQ)
-		pr_err("mapping at %#" PRIx64 " of %s: offset %#" PRIx64 " was moved on more than one GPU, and RESTORE does not say which: %s\n",
+		pr_err("mapping at %#" PRIx64 " of %s: RESTORE's offset map moves offset %#" PRIx64 " to more than one new offset; not guessing: %s\n",
 		       addr, path, old_pgoff, strerror(-ret));
 	else if (ret)
 		pr_err("mapping at %#" PRIx64 " of %s: no render file of its GPU: %s\n",
@@ -1000,15 +1053,57 @@ static int kfd_update_vma_map(const char *path, const uint64_t addr, const uint6
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__UPDATE_VMA_MAP, kfd_update_vma_map)
 
 /*
- * CRIU calls this for every restored task. Only a restore that restored
- * KFD state opens /dev/kfd; a pid without it is quietly not ours.
+ * Task @pid of criu's PID namespace, by its pid in its own: the last of
+ * its NSpid line. 0 if that cannot be read.
+ */
+static pid_t own_ns_pid(int pid)
+{
+	char path[512], *s, *end;
+	long vpid = 0;
+
+	snprintf(path, sizeof(path), "%s/proc/%d/status", root, pid);
+	s = read_file(AT_FDCWD, path, io_buf, sizeof(io_buf)) < 0 ? NULL :
+	    strstr(io_buf, "\nNSpid:");
+	for (s = s ? s + 7 : NULL; s && *s != '\n'; s = end) {
+		vpid = strtol(s, &end, 10);
+		if (end == s)
+			return 0;
+	}
+	return vpid > 0 ? vpid : 0;
+}
+
+/*
+ * Whether task @pid restored KFD state; when that cannot be told (a task
+ * whose NSpid is unreadable, or more tasks than the list holds), KFD's
+ * RESUME answers instead.
+ */
+static bool restored_kfd_state(int pid)
+{
+	unsigned int i, n;
+	pid_t vpid;
+
+	n = restored ? __atomic_load_n(&restored->nr, __ATOMIC_SEQ_CST) : 0;
+	if (!n)
+		return false;
+	vpid = own_ns_pid(pid);
+	if (!vpid || n > ARRAY_SIZE(restored->vpids))
+		return true;
+	for (i = 0; i < n; i++)
+		if (__atomic_load_n(&restored->vpids[i], __ATOMIC_SEQ_CST) == vpid)
+			return true;
+	return false;
+}
+
+/*
+ * CRIU calls this for every restored task. Only a task that restored KFD
+ * state gets /dev/kfd opened for RESUME; the others are quietly not ours.
  */
 static int kfd_resume_devices_late(int pid)
 {
 	struct kfd_ioctl_criu_args args = { .pid = pid };
 	int kfd, ret;
 
-	if (!nr_restored || !__atomic_load_n(nr_restored, __ATOMIC_SEQ_CST))
+	if (!restored_kfd_state(pid))
 		return -ENOTSUP;
 	kfd = open_kfd();
 	if (kfd < 0) {

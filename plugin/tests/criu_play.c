@@ -388,6 +388,8 @@ struct play_case {
 	int error;
 };
 
+/* An offset map entry: @gpu is the image's gpu_id of the buffer's GPU */
+#define MOVED(old, new, gpu)	{ old, new, gpu, 0 }
 #define KFD_VMA(off)	{ KFD_DEV_PATH, 1, off, off, -1, -1, false }
 #define LIB_VMA		{ "/usr/lib/libhsa.so", 2, 0, 0, -1, -1, false }
 #define RENDER_VMA(minor, off, to, gpu) \
@@ -395,28 +397,39 @@ struct play_case {
 
 /* GPU 4660 is renderD129 (gpu_map[0]), GPU 17185 renderD130 ([1]) */
 static const struct play_case play_cases[] = {
-	{ "one GPU", NULL, { { 0x1000, 0x9000 } }, 1,
+	{ "one GPU", NULL, { MOVED(0x1000, 0x9000, 4660) }, 1,
 	  { KFD_VMA(0x5000), RENDER_VMA(129, 0x1000, 0x9000, 0),
 	    RENDER_VMA(129, 0x3000, 0x3000, 0), LIB_VMA }, 4, 0 },
 	{ "one GPU, render mappings between library mappings", NULL,
-	  { { 0x1000, 0x9000 } }, 1,
+	  { MOVED(0x1000, 0x9000, 4660) }, 1,
 	  { RENDER_VMA(129, 0x1000, 0x9000, 0), LIB_VMA,
 	    RENDER_VMA(129, 0x3000, 0x3000, 0), LIB_VMA,
 	    RENDER_VMA(129, 0x4000, 0x4000, 0) }, 5, 0 },
 	{ "two GPUs, interleaved with other files", NULL,
-	  { { 0x1000, 0x9000 }, { 0x8000, 0xa000 } }, 2,
+	  { MOVED(0x1000, 0x9000, 4660), MOVED(0x8000, 0xa000, 17185) }, 2,
 	  { KFD_VMA(0x5000), RENDER_VMA(129, 0x1000, 0x9000, 0), LIB_VMA,
 	    RENDER_VMA(130, 0x8000, 0xa000, 1), LIB_VMA,
 	    RENDER_VMA(129, 0x3000, 0x3000, 0), KFD_VMA(0x6000),
 	    RENDER_VMA(130, 0x2000, 0x2000, 1) }, 8, 0 },
 	{ "two GPUs swapped by KFD_CRIU_GPU_MAP", "4660=17185,17185=4660",
-	  { { 0x1000, 0x9000 } }, 1,
+	  { MOVED(0x1000, 0x9000, 4660) }, 1,
 	  { RENDER_VMA(129, 0x1000, 0x9000, 1), LIB_VMA,
 	    RENDER_VMA(130, 0x2000, 0x2000, 0) }, 3, 0 },
-	{ "two GPUs report one old offset: refused, not guessed", NULL,
-	  { { 0x1000, 0x9000 }, { 0x1000, 0xa000 } }, 2,
+	{ "two GPUs report one old offset, both move", NULL,
+	  { MOVED(0x1000, 0x9000, 4660), MOVED(0x1000, 0xa000, 17185) }, 2,
 	  { RENDER_VMA(129, 0x1000, 0x9000, 0), LIB_VMA,
-	    RENDER_VMA(130, 0x1000, 0xa000, 1) }, 3, ENOTUNIQ },
+	    RENDER_VMA(130, 0x1000, 0xa000, 1) }, 3, 0 },
+	{ "two GPUs report one old offset, only one moves", NULL,
+	  { MOVED(0x1000, 0x9000, 4660) }, 1,
+	  { RENDER_VMA(129, 0x1000, 0x9000, 0), LIB_VMA,
+	    RENDER_VMA(130, 0x1000, 0x1000, 1) }, 3, 0 },
+	{ "two GPUs swapped, one old offset, only the image's second moves",
+	  "4660=17185,17185=4660", { MOVED(0x1000, 0x9000, 17185) }, 1,
+	  { RENDER_VMA(129, 0x1000, 0x1000, 1), LIB_VMA,
+	    RENDER_VMA(130, 0x1000, 0x9000, 0) }, 3, 0 },
+	{ "a /dev/kfd offset moved two ways: refused, not guessed", NULL,
+	  { MOVED(0x5000, 0x6000, 4660), MOVED(0x5000, 0x7000, 17185) }, 2,
+	  { KFD_VMA(0x5000), LIB_VMA }, 2, ENOTUNIQ },
 };
 
 /* The dump of a process with /dev/kfd and both render nodes open */
@@ -491,7 +504,7 @@ static void test_play(enum criu_convention c)
 			 convention_name[c], pc->name);
 		ok(ret == -pc->error && count_fds() - plugin_fds() - dropped_fds == before &&
 		   (pc->error || fake_kfd.resumes == 1) &&
-		   (!pc->error || logged("more than one GPU")), name);
+		   (!pc->error || logged("not guessing")), name);
 		if (ret != -pc->error)
 			printf("# returned %d\n", ret);
 		if (count_fds() - plugin_fds() - dropped_fds != before)
@@ -511,6 +524,8 @@ static void test_play(enum criu_convention c)
  */
 #ifdef KFD_CRIU_RESTORE_RETRY
 static char inventory[4][32];
+/* Images of CRIU before 4.1 have no list: every name is "in" it */
+static bool inventory_unlisted;
 
 int add_inventory_plugin(const char *name)
 {
@@ -528,6 +543,8 @@ bool check_and_remove_inventory_plugin(const char *name, size_t n)
 {
 	unsigned int i;
 
+	if (inventory_unlisted)
+		return true;
 	for (i = 0; i < ARRAY_SIZE(inventory); i++) {
 		if (inventory[i][0] && !strncmp(inventory[i], name, n)) {
 			inventory[i][0] = '\0';
@@ -542,9 +559,23 @@ static void test_inventory(void)
 	fake_kfd_switch(true);
 	ok(!play_dump() && !strcmp(inventory[0], "kfd_criu") && !inventory[1][0],
 	   "criu-dev: a dump of a KFD process lists kfd_criu in the inventory, once");
-	ok(!kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE) && !inventory[0][0],
-	   "criu-dev: the restore takes kfd_criu off the inventory's list, as CRIU requires");
+	snprintf(inventory[1], sizeof(inventory[1]), "cuda_plugin");
+	ok(!kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE) && !inventory[0][0] &&
+	   !strcmp(inventory[1], "cuda_plugin"),
+	   "criu-dev: the restore takes kfd_criu off the inventory's list, as CRIU requires, and only kfd_criu");
 	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	memset(inventory, 0, sizeof(inventory));
+	snprintf(inventory[0], sizeof(inventory[0]), "amdgpu_plugin");
+	ok(kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE) == -ENOPKG &&
+	   logged("dumped by CRIU's amdgpu plugin") && logged("libdir"),
+	   "criu-dev: images that CRIU's amdgpu plugin dumped (its name in the inventory): init fails with one line");
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	memset(inventory, 0, sizeof(inventory));
+	inventory_unlisted = true;
+	ok(!kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE),
+	   "criu-dev: images of CRIU before 4.1, whose inventory has no list: the restore goes on");
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	inventory_unlisted = false;
 	fake_kfd_switch(false);
 }
 #else
@@ -553,6 +584,9 @@ static void test_inventory(void)
 	fake_kfd_switch(true);
 	ok(!play_dump() && !add_inventory_plugin && !check_and_remove_inventory_plugin,
 	   "CRIU 3.17 has no plugin inventory: the dump works without");
+	ok(!kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE),
+	   "... and so does the restore");
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
 	fake_kfd_switch(false);
 }
 #endif
@@ -564,7 +598,7 @@ static void test_hidden_gpu(void)
 	int kfd, render, i, hidden = 0;
 
 	fake_kfd_switch(true);
-	fake_kfd.moved[0] = (struct kfd_criu_offset_map){ 0x1000, 0x9000 };
+	fake_kfd.moved[0] = (struct kfd_criu_offset_map)MOVED(0x1000, 0x9000, 4660);
 	fake_kfd.nr_moved = 1;
 	play_dump();
 	hidden_node = 2;
@@ -587,6 +621,56 @@ static void test_hidden_gpu(void)
 	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
 	hidden_node = -1;
 	forget_gpus();
+	fake_kfd_switch(false);
+}
+
+/* /proc/@pid/status of the fake root, of a task whose own pid is @vpid */
+static void fake_status(int pid, int vpid)
+{
+	char path[300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/proc/%d", fake_root, pid);
+	make_dirs(path);
+	strcat(path, "/status");
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "Name:\tfake\nPid:\t%d\nNSpid:\t%d\t%d\nPPid:\t1\n",
+			  pid, pid, vpid) < 0)
+		printf("# cannot make %s\n", path);
+	if (f)
+		fclose(f);
+}
+
+/*
+ * A restore of two tasks in a PID namespace, only one of which restored
+ * KFD state: criu's RESUME_DEVICES_LATE opens /dev/kfd for that one only.
+ */
+static void test_resume_per_task(void)
+{
+	unsigned int probes;
+	char cmd[300];
+	int kfd;
+
+	fake_kfd_switch(true);
+	play_dump();
+	kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	kfd = play_restore_file(60);
+	fake_status(5001, getpid());
+	fake_status(5002, 2);
+	probes = fake_kfd.probes;
+	ok(kfd >= 0 && kfd_resume_devices_late(5002) == -ENOTSUP &&
+	   fake_kfd.probes == probes && !fake_kfd.resumes,
+	   "RESUME_DEVICES_LATE of a restored task without KFD state: /dev/kfd not opened");
+	ok(!kfd_resume_devices_late(5001) && fake_kfd.resumes == 1,
+	   "... of the task that restored KFD state, known by its NSpid: RESUME");
+	ok(!kfd_resume_devices_late(4242) && fake_kfd.resumes == 2,
+	   "... of a task whose NSpid cannot be read: KFD's RESUME decides");
+	close(kfd);
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	forget_gpus();
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/proc", fake_root);
+	if (system(cmd))
+		printf("# cannot remove the fake /proc\n");
 	fake_kfd_switch(false);
 }
 

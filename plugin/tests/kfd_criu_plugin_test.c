@@ -575,7 +575,8 @@ static void test_render_files(void)
 static void test_offsets(void)
 {
 	struct kfd_criu_offset_map moved[] = {
-		{ 0x1000, 0x9000 }, { 2ULL << 62, 3ULL << 62 }, { 0x5000, 0x5000 },
+		MOVED(0x1000, 0x9000, 4660), MOVED(2ULL << 62, 3ULL << 62, 4660),
+		MOVED(0x5000, 0x5000, 4660),
 	};
 	struct stat st = { .st_mode = S_IFCHR };
 	uint64_t pgoff = 0;
@@ -617,6 +618,9 @@ static void test_offsets(void)
 	   pgoff == 0x1800, "an offset inside a moved buffer is not guessed");
 	ok(kfd_update_vma_map("/dev/zero", 0, 0x1000, &pgoff, &fd) == -ENOTSUP,
 	   "other devices keep their offsets: -ENOTSUP");
+	ok(!moved_offset(4660, 0x1000, &pgoff) && pgoff == 0x9000 &&
+	   !moved_offset(17185, 0x1000, &pgoff) && pgoff == 0x1000,
+	   "a render node offset moves only by an entry of its GPU");
 	free(offsets);
 	offsets = NULL;
 	nr_offsets = 0;
@@ -649,6 +653,7 @@ int main(int argc, char **argv)
 	test_hidden_gpu();
 	test_claims();
 	test_restore_side();
+	test_resume_per_task();
 	test_stock_plugin(argc > 2 ? argv[2] : NULL);
 	test_thunk_shm();
 	if (argc > 1)

@@ -963,6 +963,9 @@ int kfd_criu_bos_finish_contents(struct kfd_process *p,
  * @out: receives up to @capacity entries
  * @capacity: entries at @out
  *
+ * Each entry names its GPU by the gpu_id the process sees, the image's:
+ * the old offsets of two GPUs' render nodes may be the same.
+ *
  * Context: p->mutex held.
  * Return: the number of offsets that changed, which may exceed @capacity.
  */
@@ -988,6 +991,8 @@ u32 kfd_criu_bos_offsets(struct kfd_process *p,
 		if (n < capacity) {
 			out[n].old_offset = old;
 			out[n].new_offset = new;
+			out[n].gpu_id = pdd->user_gpu_id;
+			out[n].reserved = 0;
 		}
 		n++;
 	}

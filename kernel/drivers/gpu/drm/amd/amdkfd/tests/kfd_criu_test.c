@@ -283,6 +283,10 @@ static void kfd_criu_test_args_layout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, reserved32), 100);
 	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, reserved), 104);
 	KUNIT_EXPECT_EQ(test, sizeof(struct kfd_ioctl_criu_args), 120);
+	/* An offset map entry has no implicit padding either */
+	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_criu_offset_map, gpu_id), 16);
+	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_criu_offset_map, reserved), 20);
+	KUNIT_EXPECT_EQ(test, sizeof(struct kfd_criu_offset_map), 24);
 }
 
 /**

@@ -241,6 +241,22 @@ static int dump_bo_child(struct __test_metadata *_metadata,
 	return memfd;
 }
 
+/* Whether each of @n offset map entries names one of @ids' @nr GPUs */
+static bool offsets_name_gpus(const struct kfd_criu_offset_map *map, __u32 n,
+			      const __u32 *ids, int nr)
+{
+	__u32 i;
+	int j;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < nr && ids[j] != map[i].gpu_id; j++)
+			;
+		if (j == nr || map[i].reserved)
+			return false;
+	}
+	return true;
+}
+
 /*
  * Restores @image_fd with a GPU map of @plan's GPUs, first with no room
  * for offsets to see -ENOSPC (if any moved), then with the room RESTORE
@@ -274,6 +290,7 @@ static void restoree_main(int sock, int image_fd, const struct bo_plan *plan)
 	CHILD_CHECK(!ret);
 	CHILD_CHECK(args.image_size == (__u64)fd_size(image_fd));
 	n = args.num_offset_map;
+	CHILD_CHECK(offsets_name_gpus(offsets, n, ids, plan->nr_gpus));
 	sync_send(sock);
 	sync_wait(sock);	/* resumed */
 
@@ -282,7 +299,7 @@ static void restoree_main(int sock, int image_fd, const struct bo_plan *plan)
 
 		if (bo->mmap_offset)
 			CHILD_CHECK(!touch_bo(map[0].drm_fd, bo,
-					      criu_moved_offset(offsets, n,
+					      criu_moved_offset(offsets, n, ids[0],
 								bo->mmap_offset),
 					      false));
 		/* Same handle, still mapped on every GPU */

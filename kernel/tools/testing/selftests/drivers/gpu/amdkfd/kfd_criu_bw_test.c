@@ -236,7 +236,7 @@ static void bw_restoree(int sock, void *ctx)
 	sync_wait(sock);	/* resumed */
 
 	offset = criu_moved_offset(offsets, args.num_offset_map,
-				   run->bo.mmap_offset);
+				   run->gpu.gpu_id, run->bo.mmap_offset);
 	if (run->bo.visible)
 		CHILD_CHECK(!bw_touch(map.drm_fd, run, offset, false));
 	CHILD_CHECK(!kfd_map_memory(kfd, false, run->bo.handle,

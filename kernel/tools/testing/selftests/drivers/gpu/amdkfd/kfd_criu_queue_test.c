@@ -252,12 +252,15 @@ static int destroy_queue(int kfd, __u32 queue_id)
 	return kfd_ioctl(kfd, AMDKFD_IOC_DESTROY_QUEUE, &args);
 }
 
-/* Maps @bo through @drm_fd at the offset RESTORE moved it to, if any */
-static void *map_bo(int drm_fd, const struct qbo *bo,
+/*
+ * Maps @bo of GPU @gpu_id through @drm_fd at the offset RESTORE moved it
+ * to, if any
+ */
+static void *map_bo(int drm_fd, __u32 gpu_id, const struct qbo *bo,
 		    const struct kfd_criu_offset_map *offsets, __u32 n)
 {
 	void *p = mmap(NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       drm_fd, criu_moved_offset(offsets, n,
+		       drm_fd, criu_moved_offset(offsets, n, gpu_id,
 						 bo->mmap_offset));
 
 	return p == MAP_FAILED ? NULL : p;
@@ -287,10 +290,12 @@ static int map_queue_bos(int drm_fd, const struct queue_plan *plan,
 			 const struct kfd_criu_offset_map *offsets, __u32 n,
 			 struct queue_cpu *q)
 {
-	q->ring = map_bo(drm_fd, &plan->bos[QB_RING], offsets, n);
-	q->rptr = map_bo(drm_fd, &plan->bos[QB_RPTR], offsets, n);
-	q->wptr = map_bo(drm_fd, &plan->bos[QB_WPTR], offsets, n);
-	q->dst = map_bo(drm_fd, &plan->bos[QB_DST], offsets, n);
+	__u32 id = plan->gpu.gpu_id;
+
+	q->ring = map_bo(drm_fd, id, &plan->bos[QB_RING], offsets, n);
+	q->rptr = map_bo(drm_fd, id, &plan->bos[QB_RPTR], offsets, n);
+	q->wptr = map_bo(drm_fd, id, &plan->bos[QB_WPTR], offsets, n);
+	q->dst = map_bo(drm_fd, id, &plan->bos[QB_DST], offsets, n);
 	return q->ring && q->rptr && q->wptr && q->dst ? 0 : -ENOMEM;
 }
 

@@ -377,14 +377,17 @@ static inline int kfd_map_memory(int kfd, bool map, __u64 handle,
 	return ret ? ret : args.n_success == n ? 0 : -EIO;
 }
 
-/* Where RESTORE moved mmap offset @old, by its offset map; else @old */
+/*
+ * Where RESTORE moved mmap offset @old of a buffer of GPU @gpu_id (the
+ * image's gpu_id), by its offset map; else @old. Offsets are per device.
+ */
 static inline __u64 criu_moved_offset(const struct kfd_criu_offset_map *map,
-				      __u32 n, __u64 old)
+				      __u32 n, __u32 gpu_id, __u64 old)
 {
 	__u32 i;
 
 	for (i = 0; i < n; i++)
-		if (map[i].old_offset == old)
+		if (map[i].gpu_id == gpu_id && map[i].old_offset == old)
 			return map[i].new_offset;
 	return old;
 }
