@@ -41,6 +41,7 @@ struct dma_fence;
 struct file;
 struct kfd_criu_bo_restore_xfer;
 struct kfd_process;
+struct kfd_process_device;
 struct kgd_mem;
 struct mm_struct;
 
@@ -147,6 +148,9 @@ struct kfd_criu_traps_image {
  * @xfer: on restore, the bounce buffers the contents go through, from
  *	kfd_criu_bos_restore() until kfd_criu_bos_finish_contents() or the
  *	unwind
+ * @vram_epoch: the sum of the VRAM-lost counts of the process's GPUs at
+ *	the snapshot (dump) or when the BOs were created (restore); the
+ *	counts only grow, so the sum changes when one of them does
  */
 struct kfd_criu_bos_image {
 	struct kfd_criu_bo_rec *bos;
@@ -155,6 +159,7 @@ struct kfd_criu_bos_image {
 	struct kgd_mem **mems;
 	struct kfd_criu_bo_cursor cursor;
 	struct kfd_criu_bo_restore_xfer *xfer;
+	unsigned int vram_epoch;
 };
 
 /**
@@ -173,7 +178,7 @@ extern unsigned int amdgpu_criu_bounce_kib;
 u32 kfd_criu_bo_bounce_size(void);
 int kfd_criu_bo_bounce_alloc(void *dev, u32 size, void **bounce, void **cpu);
 void kfd_criu_bo_bounce_free(void *bounce, struct dma_fence *pending);
-int kfd_criu_bo_bounce_check(void *bounce);
+int kfd_criu_bo_vram_epoch(struct kfd_process_device *pdd);
 int kfd_criu_bo_copy(struct kgd_mem *mem, u64 offset, void *bounce, void *cpu,
 		     u32 len, bool to_bo, struct dma_fence **fence,
 		     struct kfd_criu_copy_stats *st);

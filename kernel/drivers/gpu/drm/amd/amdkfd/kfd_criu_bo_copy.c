@@ -28,18 +28,25 @@
  * (dma_resv_usage_rw()), every user but the eviction fence before a
  * restore writes. The copy's fence is then added to the BO, as a
  * bookkeeping fence for a read and a kernel fence for a write, so a move
- * or free of the BO waits for the copy in turn. Waits are killable, not
- * interruptible: only a fatal signal ends a dump or restore early. On a
- * restore they run under p->mutex, which neither the eviction and restore
- * workers nor the reset path take.
+ * or free of the BO waits for the copy in turn; nothing needs to wait
+ * for a read, as a dump waits for its copies before it writes the
+ * image. Waits are killable, not interruptible: only a fatal signal ends
+ * a dump or restore early. The waits before a copy run under p->mutex
+ * and the BO's reservation, on a dump as on a restore; a restore also
+ * waits for its copies under p->mutex. Neither the eviction and restore
+ * workers nor the reset path take p->mutex. As the waits ignore the
+ * freezer, a long CHECKPOINT or RESTORE can make a system suspend time
+ * out.
  *
  * GTT and system memory BOs are copied by the CPU from their pages.
  * Without a copy engine (the ring is off while the device is
  * initialized, suspended or unplugged) or without the device, a VRAM copy
  * fails with -EIO; there is no CPU path for VRAM, and the device's shared
- * debug access page is never used. A reset or lost VRAM between the
- * first copy and the end of the operation fails it with -EIO as well
- * (kfd_criu_bo_bounce_check()). Failures of the copy itself are -EIO, so
+ * debug access page is never used. A copy a reset cut short fails through
+ * its fence. VRAM lost on a GPU of the process between the BO snapshot
+ * (or the BOs' creation) and the end of the contents fails the operation
+ * with -EIO as well (kfd_criu_bo_vram_epoch()). Failures of the copy
+ * itself are -EIO, so
  * they cannot read as one of the errnos the image mode uAPI gives other
  * meanings. KFD never creates encrypted (TMZ) or GFX12 DCC compressed
  * BOs; the first are refused at the dump, and the CPU path copies raw
@@ -67,25 +74,18 @@
 #include "kfd_criu_xfer.h"
 #include "kfd_priv.h"
 
-/* How long a killable wait sleeps between looks at fatal signals */
-#define KFD_CRIU_COPY_WAIT_SLICE	msecs_to_jiffies(20)
-
 /**
  * struct kfd_criu_bounce - a bounce buffer on amdgpu
  * @bo: the pinned GTT BO
  * @adev: its device
  * @cpu: its kernel mapping
  * @size: bytes
- * @resets: the device's reset count when it was allocated
- * @vram_lost: the device's VRAM-lost count then
  */
 struct kfd_criu_bounce {
 	struct amdgpu_bo *bo;
 	struct amdgpu_device *adev;
 	void *cpu;
 	u32 size;
-	int resets;
-	int vram_lost;
 };
 
 /**
@@ -119,7 +119,7 @@ int kfd_criu_bo_bounce_alloc(void *dev, u32 size, void **bounce, void **cpu)
 	if (!b)
 		return -ENOMEM;
 	if (amdgpu_amdkfd_reserve_mem_limit(adev, size,
-					    KFD_IOC_ALLOC_MEM_FLAGS_GTT, 0))
+					    KFD_IOC_ALLOC_MEM_FLAGS_GTT, -1))
 		goto err_free;
 	if (amdgpu_bo_create_kernel(adev, size, PAGE_SIZE,
 				    AMDGPU_GEM_DOMAIN_GTT, &b->bo, NULL,
@@ -127,15 +127,13 @@ int kfd_criu_bo_bounce_alloc(void *dev, u32 size, void **bounce, void **cpu)
 		goto err_unreserve;
 	b->adev = adev;
 	b->size = size;
-	b->resets = atomic_read(&adev->gpu_reset_counter);
-	b->vram_lost = atomic_read(&adev->vram_lost_counter);
 	*bounce = b;
 	*cpu = b->cpu;
 	return 0;
 
 err_unreserve:
 	amdgpu_amdkfd_unreserve_mem_limit(adev, size,
-					  KFD_IOC_ALLOC_MEM_FLAGS_GTT, 0);
+					  KFD_IOC_ALLOC_MEM_FLAGS_GTT, -1);
 err_free:
 	kfree(b);
 	return -ENOMEM;
@@ -173,30 +171,24 @@ void kfd_criu_bo_bounce_free(void *bounce, struct dma_fence *pending)
 	kfd_criu_bounce_keep_until(b, pending);
 	amdgpu_bo_free_kernel(&b->bo, NULL, &b->cpu);
 	amdgpu_amdkfd_unreserve_mem_limit(b->adev, b->size,
-					  KFD_IOC_ALLOC_MEM_FLAGS_GTT, 0);
+					  KFD_IOC_ALLOC_MEM_FLAGS_GTT, -1);
 	kfree(b);
 }
 
 /**
- * kfd_criu_bo_bounce_check - whether the device kept its state
- * @bounce: a buffer whose copies completed
+ * kfd_criu_bo_vram_epoch - how often a GPU of the process lost its VRAM
+ * @pdd: the process's per-GPU data
  *
- * A reset may lose VRAM a restore already wrote, or run copies a dump
- * already queued on a ring that was reset.
+ * A dump compares the value at its BO snapshot with the one after the
+ * last copy, a restore the value when it creates the BOs with the one
+ * after the last copy: a reset that lost VRAM in between lost contents.
  *
- * Return: 0, or -EIO when the device was reset since the buffer was
- * allocated.
+ * Return: the device's VRAM-lost count.
  */
-int kfd_criu_bo_bounce_check(void *bounce)
+int kfd_criu_bo_vram_epoch(struct kfd_process_device *pdd)
 {
-	struct kfd_criu_bounce *b = bounce;
-
-	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_bo_bounce_check, bounce);
-	if (atomic_read(&b->adev->gpu_reset_counter) == b->resets &&
-	    atomic_read(&b->adev->vram_lost_counter) == b->vram_lost)
-		return 0;
-	pr_warn_ratelimited("CRIU image: GPU reset during a copy of BO contents\n");
-	return -EIO;
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_bo_vram_epoch, pdd);
+	return atomic_read(&pdd->dev->adev->vram_lost_counter);
 }
 
 static int kfd_criu_bo_copy_pages(struct amdgpu_bo *bo, u64 offset,
@@ -229,13 +221,17 @@ static int kfd_criu_bo_copy_pages(struct amdgpu_bo *bo, u64 offset,
 static int kfd_criu_bo_wait_killable(struct dma_resv *resv,
 				     enum dma_resv_usage usage)
 {
-	long ret;
+	struct dma_resv_iter cursor;
+	struct dma_fence *fence;
+	int ret = 0;
 
-	while (!(ret = dma_resv_wait_timeout(resv, usage, false,
-					     KFD_CRIU_COPY_WAIT_SLICE)))
-		if (fatal_signal_pending(current))
-			return -EINTR;
-	return ret < 0 ? ret : 0;
+	dma_resv_assert_held(resv);
+	dma_resv_for_each_fence(&cursor, resv, usage, fence) {
+		ret = kfd_criu_fence_wait_killable(fence);
+		if (ret)
+			break;
+	}
+	return ret;
 }
 
 /*
@@ -261,7 +257,8 @@ static int kfd_criu_bo_copy_engine(struct amdgpu_bo *bo, u64 offset,
 	if (!drm_dev_enter(adev_to_drm(adev), &idx))
 		return -EIO;
 	if (!adev->mman.buffer_funcs_enabled) {
-		pr_debug("CRIU image: no copy engine for VRAM BO contents\n");
+		dev_warn_ratelimited(adev->dev,
+				     "CRIU image: no copy engine for VRAM BO contents\n");
 		ret = -EIO;
 		goto out;
 	}
@@ -290,10 +287,14 @@ static int kfd_criu_bo_copy_segment(struct amdgpu_bo *bo, u64 offset,
 	if (bo->tbo.resource->mem_type == TTM_PL_VRAM)
 		return kfd_criu_bo_copy_engine(bo, offset, b, at, len, to_bo,
 					       fence, st);
+	int ret;
+
 	if (!bo->tbo.ttm)
 		return -EIO;
-	st->cpu_bytes += len;
-	return kfd_criu_bo_copy_pages(bo, offset, b->cpu + at, len, to_bo);
+	ret = kfd_criu_bo_copy_pages(bo, offset, b->cpu + at, len, to_bo);
+	if (!ret)
+		st->cpu_bytes += len;
+	return ret;
 }
 
 /* Whatever failed in the device, the caller sees -EIO. */
@@ -303,7 +304,7 @@ static int kfd_criu_bo_copy_errno(int ret)
 		return ret;
 	if (ret == -ERESTARTSYS)
 		return -EINTR;
-	pr_debug("CRIU image: copy of BO contents failed: %d\n", ret);
+	pr_warn_ratelimited("CRIU image: copy of BO contents failed: %d\n", ret);
 	return -EIO;
 }
 
@@ -338,7 +339,7 @@ int kfd_criu_bo_copy(struct kgd_mem *mem, u64 offset, void *bounce, void *cpu,
 	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_bo_copy, mem, offset, bounce, cpu,
 				   len, to_bo, fence, st);
 	*fence = NULL;
-	if (amdgpu_ttm_adev(bo->tbo.bdev) != b->adev)
+	if (WARN_ON_ONCE(amdgpu_ttm_adev(bo->tbo.bdev) != b->adev))
 		return -EIO;
 	resv = bo->tbo.base.resv;
 	dma_resv_lock(resv, NULL);

@@ -23,8 +23,10 @@
  * under p->mutex, with the BO looked up again by its handle and
  * reserved, so a BO freed meanwhile fails the dump instead of being read
  * after it is gone, and the copy's fence joins the BO's, so a free that
- * comes later waits for the copy; writing the stream and waiting for a
- * copy hold no lock. Doorbell and MMIO BOs map registers, and userptr memory is the
+ * comes later waits for the copy. What the copy must follow is waited for
+ * there too; writing the stream and waiting for a copy hold no lock. A GPU
+ * that lost its VRAM between the snapshot and the last copy fails the
+ * dump with -EIO. Doorbell and MMIO BOs map registers, and userptr memory is the
  * process's own, which CRIU dumps with the rest of its memory.
  *
  * Restore creates each BO through the legacy CRIU restore path
@@ -137,6 +139,27 @@ static int kfd_criu_bo_release(struct kfd_process_device *pdd,
 						      pdd->drm_priv, NULL);
 }
 
+/* The sum of the VRAM-lost counts of @p's GPUs, which only grow. */
+static unsigned int kfd_criu_bos_vram_epoch(struct kfd_process *p)
+{
+	unsigned int sum = 0;
+	u32 i;
+
+	for (i = 0; i < p->n_pdds; i++)
+		sum += kfd_criu_bo_vram_epoch(p->pdds[i]);
+	return sum;
+}
+
+/* -EIO when a GPU of @p lost its VRAM since @img's epoch was taken. */
+static int kfd_criu_bos_check_vram(struct kfd_process *p,
+				   const struct kfd_criu_bos_image *img)
+{
+	if (kfd_criu_bos_vram_epoch(p) == img->vram_epoch)
+		return 0;
+	pr_warn_ratelimited("CRIU image: a GPU lost its VRAM while BO contents were copied\n");
+	return -EIO;
+}
+
 /**
  * struct kfd_criu_bo_dump - what a dump's transfer works on
  * @w: the stream
@@ -179,7 +202,6 @@ static int kfd_criu_bo_restore_start(void *priv,
 static const struct kfd_criu_xfer_ops kfd_criu_bo_restore_ops = {
 	.bounce_alloc = kfd_criu_bo_bounce_alloc,
 	.bounce_free = kfd_criu_bo_bounce_free,
-	.bounce_check = kfd_criu_bo_bounce_check,
 	.start = kfd_criu_bo_restore_start,
 };
 
@@ -199,7 +221,7 @@ static int kfd_criu_bo_restore_xfer_new(struct kfd_criu_bos_image *img,
 	return 0;
 }
 
-/* Waits for the copies in flight, then frees the bounce buffers. */
+/* Frees the bounce buffers; each keeps the copy that may still use it. */
 static void kfd_criu_bo_restore_xfer_free(struct kfd_criu_bos_image *img)
 {
 	if (!img->xfer)
@@ -429,6 +451,7 @@ int kfd_criu_bos_snapshot(struct kfd_process *p,
 	img->bos = kvcalloc(num, sizeof(*img->bos), GFP_KERNEL_ACCOUNT);
 	if (!img->bos)
 		return -ENOMEM;
+	img->vram_epoch = kfd_criu_bos_vram_epoch(p);
 	ret = kfd_criu_bos_fill(p, img, num);
 	if (!ret) {
 		ret = kfd_criu_check_bos(img->bos, img->num_bos, p->n_pdds);
@@ -517,7 +540,6 @@ static int kfd_criu_bo_dump_consume(void *priv,
 static const struct kfd_criu_xfer_ops kfd_criu_bo_dump_ops = {
 	.bounce_alloc = kfd_criu_bo_bounce_alloc,
 	.bounce_free = kfd_criu_bo_bounce_free,
-	.bounce_check = kfd_criu_bo_bounce_check,
 	.start = kfd_criu_bo_dump_start,
 	.consume = kfd_criu_bo_dump_consume,
 };
@@ -596,6 +618,8 @@ int kfd_criu_bos_dump_contents(struct kfd_criu_image_writer *w,
 	if (!ret)
 		ret = kfd_criu_xfer_flush(&x);
 	kfd_criu_xfer_fini(&x);
+	if (!ret)
+		ret = kfd_criu_bos_check_vram(p, img);
 	pr_debug("CRIU image: dumped %llu BO bytes by the copy engine, %llu by the CPU: %d\n",
 		 d.stats.engine_bytes, d.stats.cpu_bytes, ret);
 	return ret;
@@ -873,6 +897,7 @@ int kfd_criu_bos_restore(struct kfd_process *p, struct kfd_criu_bos_image *img,
 			     GFP_KERNEL_ACCOUNT);
 	if (!img->mems)
 		return -ENOMEM;
+	img->vram_epoch = kfd_criu_bos_vram_epoch(p);
 	ret = kfd_criu_bo_restore_xfer_new(img, st);
 	if (ret) {
 		kvfree(img->mems);
@@ -949,6 +974,8 @@ int kfd_criu_bos_finish_contents(struct kfd_process *p,
 	if (!img->xfer)
 		return 0;
 	ret = kfd_criu_xfer_flush(&img->xfer->x);
+	if (!ret)
+		ret = kfd_criu_bos_check_vram(p, img);
 	pr_debug("CRIU image: restored %llu BO bytes by the copy engine, %llu by the CPU: %d\n",
 		 img->xfer->stats.engine_bytes, img->xfer->stats.cpu_bytes, ret);
 	kfd_criu_bo_restore_xfer_free(img);
@@ -1058,7 +1085,7 @@ void kfd_criu_bos_unwind(struct kfd_process *p, struct kfd_criu_bos_image *img,
 
 	lockdep_assert_held(&p->mutex);
 
-	/* No copy may still write a BO or a bounce buffer freed here */
+	/* A copy still in flight keeps its BO and its bounce buffer */
 	kfd_criu_bo_restore_xfer_free(img);
 	if (!img->mems)
 		return;

@@ -25,9 +25,10 @@
  *   filled again only after its last copy completed
  *   (kfd_criu_xfer_write()).
  *
- * Fences are waited for killably: a fatal signal ends the operation with
- * -EINTR, other signals do not. A dump waits without locks; a restore
- * waits under p->mutex, which the copies do not depend on. A copy that
+ * Fences are waited for killably (kfd_criu_fence_wait_killable()): a
+ * fatal signal ends the operation with -EINTR, other signals do not. A
+ * dump waits for its copies without locks; a restore waits under
+ * p->mutex, which the copies do not depend on. A copy that
  * fails (its fence carries an error) fails the transfer with -EIO. A
  * buffer is never reused before its copy completed; kfd_criu_xfer_fini()
  * does not wait for copies still in flight, it hands each one to the
@@ -42,8 +43,8 @@
 
 #include <linux/dma-fence.h>
 #include <linux/errno.h>
-#include <linux/jiffies.h>
 #include <linux/minmax.h>
+#include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/sizes.h>
 #include <linux/string.h>
@@ -53,9 +54,6 @@
 
 /* The largest bounce buffer: the pair stays at 32 MiB per operation */
 #define KFD_CRIU_XFER_MAX_BOUNCE	SZ_16M
-
-/* How long a killable wait sleeps between looks at fatal signals */
-#define KFD_CRIU_XFER_WAIT_SLICE	msecs_to_jiffies(20)
 
 /**
  * kfd_criu_xfer_bounce_size - the bounce size for a module parameter value
@@ -123,18 +121,57 @@ static int kfd_criu_xfer_slot_on(struct kfd_criu_xfer *x,
 	return 0;
 }
 
-/* Only a fatal signal ends the wait. */
-static int kfd_criu_xfer_wait(struct dma_fence *fence)
-{
-	long ret;
+/**
+ * struct kfd_criu_waiter - a task sleeping until a fence signals
+ * @cb: on the fence
+ * @task: the task
+ */
+struct kfd_criu_waiter {
+	struct dma_fence_cb cb;
+	struct task_struct *task;
+};
 
+static void kfd_criu_waiter_wake(struct dma_fence *fence,
+				 struct dma_fence_cb *cb)
+{
+	wake_up_process(container_of(cb, struct kfd_criu_waiter, cb)->task);
+}
+
+/**
+ * kfd_criu_fence_wait_killable - wait for a fence until a fatal signal
+ * @fence: the fence
+ *
+ * The task sleeps killable, so other signals neither end the wait nor
+ * wake it, and the hung task detector still sees a fence that never
+ * signals.
+ *
+ * Context: may sleep.
+ * Return: 0 once @fence signaled, or -EINTR for a fatal signal, pending
+ * already or arriving during the wait.
+ */
+int kfd_criu_fence_wait_killable(struct dma_fence *fence)
+{
+	struct kfd_criu_waiter w = { .task = current };
+	int ret = 0;
+
+	/* A task being killed stops here, whether the copy is done or not */
 	if (fatal_signal_pending(current))
 		return -EINTR;
-	while (!(ret = dma_fence_wait_timeout(fence, false,
-					      KFD_CRIU_XFER_WAIT_SLICE)))
-		if (fatal_signal_pending(current))
-			return -EINTR;
-	return ret < 0 ? ret : 0;
+	if (dma_fence_add_callback(fence, &w.cb, kfd_criu_waiter_wake))
+		return 0;
+	for (;;) {
+		set_current_state(TASK_KILLABLE);
+		if (dma_fence_is_signaled(fence))
+			break;
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+	dma_fence_remove_callback(fence, &w.cb);
+	return ret;
 }
 
 /* Waits for @s's copy; a dump then hands its bytes to the caller. */
@@ -144,7 +181,7 @@ static int kfd_criu_xfer_retire(struct kfd_criu_xfer *x,
 	int ret;
 
 	if (s->fence) {
-		ret = kfd_criu_xfer_wait(s->fence);
+		ret = kfd_criu_fence_wait_killable(s->fence);
 		if (ret)
 			return ret;
 		ret = dma_fence_get_status(s->fence);
@@ -153,11 +190,6 @@ static int kfd_criu_xfer_retire(struct kfd_criu_xfer *x,
 		/* Signaled: 1, or the error of the copy */
 		if (ret < 0)
 			return -EIO;
-	}
-	if (x->ops->bounce_check) {
-		ret = x->ops->bounce_check(s->bounce);
-		if (ret)
-			return ret;
 	}
 	s->state = KFD_CRIU_SLOT_FREE;
 	return x->to_bo ? 0 : x->ops->consume(x->priv, &s->req, s->cpu);
@@ -168,7 +200,7 @@ static int kfd_criu_xfer_start(struct kfd_criu_xfer *x,
 {
 	int ret;
 
-	/* A failed start may leave a fence: kfd_criu_xfer_fini() waits */
+	/* A failed start may leave a fence: kfd_criu_xfer_fini() hands it on */
 	ret = x->ops->start(x->priv, &s->req, s->bounce, s->cpu, x->to_bo,
 			    &s->fence);
 	if (ret)

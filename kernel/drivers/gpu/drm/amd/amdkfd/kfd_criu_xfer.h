@@ -33,8 +33,6 @@ struct kfd_criu_xfer_req {
  *	copy engine can reach and the CPU has mapped at *@cpu
  * @bounce_free: free a bounce buffer, or have it freed once @pending, a
  *	copy that may still use it, signaled; @pending may be NULL
- * @bounce_check: optional; after a buffer's copy completed, whether the
- *	device kept what the transfer did so far (0) or not (an errno)
  * @start: start copying @req between its BO and the bounce buffer (into
  *	the BO when @to_bo). Sets *@fence to the copy's fence, or to NULL
  *	when the copy is already complete; on failure, to what was
@@ -45,7 +43,6 @@ struct kfd_criu_xfer_req {
 struct kfd_criu_xfer_ops {
 	int (*bounce_alloc)(void *dev, u32 size, void **bounce, void **cpu);
 	void (*bounce_free)(void *bounce, struct dma_fence *pending);
-	int (*bounce_check)(void *bounce);
 	int (*start)(void *priv, const struct kfd_criu_xfer_req *req,
 		     void *bounce, void *cpu, bool to_bo,
 		     struct dma_fence **fence);
@@ -112,6 +109,7 @@ int kfd_criu_xfer_read(struct kfd_criu_xfer *x,
 int kfd_criu_xfer_write(struct kfd_criu_xfer *x,
 			const struct kfd_criu_xfer_req *req, const void *data);
 int kfd_criu_xfer_flush(struct kfd_criu_xfer *x);
+int kfd_criu_fence_wait_killable(struct dma_fence *fence);
 void kfd_criu_xfer_fini(struct kfd_criu_xfer *x);
 
 #endif

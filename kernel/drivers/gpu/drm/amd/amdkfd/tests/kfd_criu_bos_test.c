@@ -86,8 +86,8 @@ static void bt_stub(struct kunit *test)
 				   kfd_fake_bounce_alloc);
 	kunit_activate_static_stub(test, kfd_criu_bo_bounce_free,
 				   kfd_fake_bounce_free);
-	kunit_activate_static_stub(test, kfd_criu_bo_bounce_check,
-				   kfd_fake_bounce_check);
+	kunit_activate_static_stub(test, kfd_criu_bo_vram_epoch,
+				   kfd_fake_vram_epoch);
 	kunit_activate_static_stub(test, kfd_criu_bo_copy, kfd_fake_copy);
 }
 
@@ -181,11 +181,12 @@ static int bt_write_contents(struct kfd_process *q,
 
 /*
  * RESTORE's part for the BOs into @q, the image GPUs on q's GPUs in
- * order. All or nothing; on success @img keeps the BOs for the caller.
+ * order, or the other way round with @swap. All or nothing; on success
+ * @img keeps the BOs for the caller.
  */
 static int bt_restore(struct kfd_process *q, struct kfd_criu_test_stream *s,
 		      struct kfd_criu_bos_image *img,
-		      struct kfd_criu_gpus_restore *st)
+		      struct kfd_criu_gpus_restore *st, bool swap)
 {
 	struct kfd_criu_image_reader r;
 	struct kfd_criu_record rec;
@@ -197,7 +198,8 @@ static int bt_restore(struct kfd_process *q, struct kfd_criu_test_stream *s,
 		return -ENOMEM;
 	memset(img, 0, sizeof(*img));
 	memset(st, 0, sizeof(*st));
-	st->target[1] = 1;
+	st->target[0] = swap;
+	st->target[1] = !swap;
 	s->pos = 0;
 	kfd_criu_image_reader_init(&r, &s->io, kfd_criu_v1_records,
 				   kfd_criu_v1_num_records);
@@ -219,16 +221,23 @@ static int bt_restore(struct kfd_process *q, struct kfd_criu_test_stream *s,
 	return ret;
 }
 
-/* The restored BO of bt_bos[@i] in @q, or NULL. */
-static struct kfd_fake_bo *bt_find(struct kfd_process *q, u32 i)
+/* The BO of bt_bos[@i] in @q, its GPUs swapped or not, or NULL. */
+static struct kfd_fake_bo *bt_find_on(struct kfd_process *q, u32 i, bool swap)
 {
 	struct kgd_mem *mem;
 
-	mem = idr_find(&q->pdds[bt_bos[i].gpu]->alloc_idr, bt_bos[i].handle);
+	mem = idr_find(&q->pdds[bt_bos[i].gpu ^ swap]->alloc_idr,
+		       bt_bos[i].handle);
 	return mem ? kfd_fake_bo_of(mem) : NULL;
 }
 
-static void bt_expect_restored(struct kunit *test, struct kfd_process *q)
+static struct kfd_fake_bo *bt_find(struct kfd_process *q, u32 i)
+{
+	return bt_find_on(q, i, false);
+}
+
+static void bt_expect_restored(struct kunit *test, struct kfd_process *q,
+			       bool swap)
 {
 	const struct bt_bo *b;
 	struct kfd_fake_bo *fb;
@@ -237,14 +246,14 @@ static void bt_expect_restored(struct kunit *test, struct kfd_process *q)
 
 	for (i = 0; i < ARRAY_SIZE(bt_bos); i++) {
 		b = &bt_bos[i];
-		fb = bt_find(q, i);
+		fb = bt_find_on(q, i, swap);
 		KUNIT_ASSERT_NOT_NULL_MSG(test, fb, "BO %u", i);
 		KUNIT_EXPECT_EQ(test, fb->mem.va, b->va);
 		KUNIT_EXPECT_EQ(test, fb->mem.alloc_flags, b->flags);
 		KUNIT_EXPECT_EQ(test, fb->userptr, b->userptr);
 		for (g = 0; g < 2; g++)
 			KUNIT_EXPECT_EQ_MSG(test,
-					    kfd_fake_on_vm(q->pdds[g]->drm_priv,
+					    kfd_fake_on_vm(q->pdds[g ^ swap]->drm_priv,
 							   &fb->mem),
 					    !!(b->mapped & BIT(g)),
 					    "BO %u on GPU %u", i, g);
@@ -278,8 +287,8 @@ static void test_bos_round_trip(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, bt_dump(p, s), 0);
 	KUNIT_EXPECT_EQ(test, fake->bounce_bytes, 0);
 
-	KUNIT_ASSERT_EQ(test, bt_restore(q, s, &img, st), 0);
-	bt_expect_restored(test, q);
+	KUNIT_ASSERT_EQ(test, bt_restore(q, s, &img, st, false), 0);
+	bt_expect_restored(test, q, false);
 	KUNIT_EXPECT_EQ(test, kfd_fake_bos_of(q), ARRAY_SIZE(bt_bos));
 	KUNIT_EXPECT_EQ(test, atomic64_read(&q->pdds[0]->vram_usage),
 			bt_bos[0].size);
@@ -299,7 +308,34 @@ static void test_bos_round_trip(struct kunit *test)
 							     bt_bos[i].handle)));
 		KUNIT_EXPECT_EQ(test, map[i].new_offset,
 				bt_find(q, i)->gem_offset);
+		KUNIT_EXPECT_EQ(test, map[i].gpu_id,
+				q->pdds[bt_bos[i].gpu]->user_gpu_id);
+		KUNIT_EXPECT_EQ(test, map[i].reserved, 0);
 	}
+	kfd_criu_bos_image_free(&img);
+}
+
+/* Image GPU 0 placed on local GPU 1 and the other way round. */
+static void test_bos_round_trip_swapped_gpus(struct kunit *test)
+{
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
+	struct kfd_criu_gpus_restore *st;
+	struct kfd_criu_bos_image img;
+	struct kfd_process *p, *q;
+
+	kfd_fake_gpus_new(test);
+	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, st);
+	bt_stub(test);
+	p = bt_source(test);
+	q = kfd_fake_process(test, 2, BT_GPU0);
+	KUNIT_ASSERT_EQ(test, bt_dump(p, s), 0);
+	KUNIT_ASSERT_EQ(test, bt_restore(q, s, &img, st, true), 0);
+	bt_expect_restored(test, q, true);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&q->pdds[1]->vram_usage),
+			bt_bos[0].size);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&q->pdds[0]->vram_usage),
+			bt_bos[3].size);
 	kfd_criu_bos_image_free(&img);
 }
 
@@ -346,7 +382,7 @@ static void test_bos_restore_unwinds_every_step(struct kunit *test)
 	/* A clean restore counts the steps */
 	memset(fake->calls, 0, sizeof(fake->calls));
 	q = kfd_fake_process(test, 2, BT_GPU0);
-	KUNIT_ASSERT_EQ(test, bt_restore(q, s, &img, st), 0);
+	KUNIT_ASSERT_EQ(test, bt_restore(q, s, &img, st, false), 0);
 	memcpy(counted, fake->calls, sizeof(counted));
 	kfd_criu_bos_image_free(&img);
 	KUNIT_EXPECT_EQ(test, counted[KFD_FAKE_ALLOC], ARRAY_SIZE(bt_bos));
@@ -358,7 +394,7 @@ static void test_bos_restore_unwinds_every_step(struct kunit *test)
 			memset(fake->calls, 0, sizeof(fake->calls));
 			fake->fail_step = step;
 			fake->fail_at = at;
-			ret = bt_restore(q, s, &img, st);
+			ret = bt_restore(q, s, &img, st, false);
 			KUNIT_EXPECT_EQ_MSG(test, ret, -EIO, "failed %s %u",
 					    kfd_fake_step_name[step], at);
 			bt_expect_nothing_left(test, q, step, at);
@@ -412,6 +448,33 @@ static void test_bos_dump_copy_error(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kfd_fake_bos_of(p), ARRAY_SIZE(bt_bos));
 }
 
+/* A GPU that loses its VRAM during the contents fails dump and restore. */
+static void test_bos_vram_lost(struct kunit *test)
+{
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
+	struct kfd_fake_gpus *fake = kfd_fake_gpus_new(test);
+	struct kfd_criu_test_stream *lost = kfd_criu_test_stream_new(test);
+	struct kfd_criu_gpus_restore *st;
+	struct kfd_criu_bos_image img;
+	struct kfd_process *p, *q;
+
+	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, st);
+	bt_stub(test);
+	p = bt_source(test);
+	fake->lose_vram_at = 1;
+	KUNIT_EXPECT_EQ(test, bt_dump(p, lost), -EIO);
+	KUNIT_EXPECT_EQ(test, fake->bounce_bytes, 0);
+
+	fake->lose_vram_at = -1;
+	KUNIT_ASSERT_EQ(test, bt_dump(p, s), 0);
+	q = kfd_fake_process(test, 2, BT_GPU0);
+	memset(fake->calls, 0, sizeof(fake->calls));
+	fake->lose_vram_at = 2;
+	KUNIT_EXPECT_EQ(test, bt_restore(q, s, &img, st, false), -EIO);
+	bt_expect_nothing_left(test, q, KFD_FAKE_COPY, 2);
+}
+
 /* What an image cannot carry is refused at the snapshot. */
 static void test_bos_snapshot_refuses_imported(struct kunit *test)
 {
@@ -426,13 +489,23 @@ static void test_bos_snapshot_refuses_imported(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kfd_criu_bos_snapshot(p, &img), -EOPNOTSUPP);
 	mutex_unlock(&p->mutex);
 	KUNIT_EXPECT_NULL(test, img.bos);
+
+	/* Encrypted (TMZ) BOs, which KFD never creates */
+	bt_find(p, 1)->mem.is_imported = false;
+	bt_find(p, 4)->bo.flags |= AMDGPU_GEM_CREATE_ENCRYPTED;
+	mutex_lock(&p->mutex);
+	KUNIT_EXPECT_EQ(test, kfd_criu_bos_snapshot(p, &img), -EOPNOTSUPP);
+	mutex_unlock(&p->mutex);
+	KUNIT_EXPECT_NULL(test, img.bos);
 }
 
 static struct kunit_case kfd_criu_bos_cases[] = {
 	KUNIT_CASE(test_bos_round_trip),
+	KUNIT_CASE(test_bos_round_trip_swapped_gpus),
 	KUNIT_CASE(test_bos_restore_unwinds_every_step),
 	KUNIT_CASE(test_bos_dump_refuses_a_freed_bo),
 	KUNIT_CASE(test_bos_dump_copy_error),
+	KUNIT_CASE(test_bos_vram_lost),
 	KUNIT_CASE(test_bos_snapshot_refuses_imported),
 	{}
 };

@@ -60,6 +60,9 @@ static const char * const kfd_fake_step_name[KFD_FAKE_NUM_STEPS] = {
  * @calls: calls made, per kind
  * @fail_step: the kind of call to fail, or %KFD_FAKE_NUM_STEPS for none
  * @fail_at: which call of that kind fails (0 for the first)
+ * @vram_epoch: the VRAM-lost count of every fake GPU
+ * @lose_vram_at: the copy (by number) during which the GPUs lose their
+ *	VRAM, or -1
  */
 struct kfd_fake_gpus {
 	struct kunit *test;
@@ -71,6 +74,8 @@ struct kfd_fake_gpus {
 	unsigned int calls[KFD_FAKE_NUM_STEPS];
 	enum kfd_fake_step fail_step;
 	unsigned int fail_at;
+	int vram_epoch;
+	int lose_vram_at;
 };
 
 /**
@@ -140,6 +145,7 @@ static struct kfd_fake_gpus *kfd_fake_gpus_new(struct kunit *test)
 	INIT_LIST_HEAD(&fake->bos);
 	fake->next_gem_offset = 0x100000000ULL;
 	fake->fail_step = KFD_FAKE_NUM_STEPS;
+	fake->lose_vram_at = -1;
 	kfd_fake = fake;
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, kfd_fake_cleanup,
 							fake), 0);
@@ -390,9 +396,9 @@ static void kfd_fake_bounce_free(void *bounce, struct dma_fence *pending)
 	kvfree(b);
 }
 
-static int kfd_fake_bounce_check(void *bounce)
+static int kfd_fake_vram_epoch(struct kfd_process_device *pdd)
 {
-	return 0;
+	return kfd_fake->vram_epoch;
 }
 
 /* Synchronous, as the CPU path is; wraps like an AQL double mapping. */
@@ -406,6 +412,8 @@ static int kfd_fake_copy(struct kgd_mem *mem, u64 offset, void *bounce,
 	int ret;
 
 	*fence = NULL;
+	if (kfd_fake->calls[KFD_FAKE_COPY] == kfd_fake->lose_vram_at)
+		kfd_fake->vram_epoch++;
 	ret = kfd_fake_step(KFD_FAKE_COPY);
 	if (ret)
 		return ret;

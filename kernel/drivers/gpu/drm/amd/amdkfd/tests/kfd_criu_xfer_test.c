@@ -10,9 +10,12 @@
  * and restores through a fake copy engine: its BOs are kernel memory cut
  * into fragments of uneven sizes (as VRAM resources are), its bounce
  * buffers count the bytes they hold per fake device, and its copies run
- * on a workqueue and signal their fences from there, so they really
- * overlap with the CPU side. A copy can be made to fail (its fence
- * carries an error), and a start can send the test's thread a SIGKILL.
+ * on a workqueue and signal their fences from there. A copy is held back
+ * until the next one starts or someone waits for it, so a transfer that
+ * starts copy k+1 before it waits for copy k is seen doing so while copy
+ * k is still in flight ('O' in the log), and one that waits first is
+ * not. A copy can be made to fail (its fence carries an error), and a
+ * start can send the test's thread a SIGKILL.
  * A buffer freed with a copy pending is freed by the fake only after the
  * copy, as TTM's delayed destroy does. Every case checks the bytes that
  * arrive, and that no bounce buffer is freed while a copy to or from it
@@ -20,7 +23,7 @@
  */
 
 #include <kunit/test.h>
-#include <linux/delay.h>
+#include <linux/completion.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -74,8 +77,12 @@ struct kfd_xfer_fake_bo {
  * @kill_at: the start (by number) that sends SIGKILL, or -1
  * @fail_start: the start (by number) that submits its copy and then
  *	fails, as a copy split in several jobs can, or -1
- * @events: 'S', 'W' or 'C' and a sequence number, in the order they ran
+ * @events: 'S' (start), 'W' (first wait), 'O' (copy in flight when the
+ *	next one started) or 'C' (consume) and a number, in the order they ran
  * @num_events: entries at @events
+ * @last: the copy started last, referenced, or NULL
+ * @held: copies whose work may wait for their release
+ * @held_lock: protects @held
  */
 struct kfd_xfer_fake {
 	struct kunit *test;
@@ -95,12 +102,17 @@ struct kfd_xfer_fake {
 		int seq;
 	} events[KFD_XFER_TEST_MAX_EVENTS];
 	unsigned int num_events;
+	struct kfd_xfer_fake_fence *last;
+	struct list_head held;
+	spinlock_t held_lock;	/* protects held */
 };
 
 struct kfd_xfer_fake_fence {
 	struct dma_fence base;
 	spinlock_t lock;	/* the fence's lock */
 	struct work_struct work;
+	struct completion release;
+	struct list_head link;
 	struct kfd_xfer_fake *fake;
 	struct kfd_xfer_fake_bounce *bounce;
 	struct kfd_criu_xfer_req req;
@@ -182,28 +194,32 @@ static const char *kfd_xfer_fence_name(struct dma_fence *f)
 	return "kfd_criu_xfer_test";
 }
 
-static signed long kfd_xfer_fence_wait(struct dma_fence *f, bool intr,
-				       signed long timeout)
+/* Someone waits: log it once and let the copy run. */
+static bool kfd_xfer_fence_enable(struct dma_fence *f)
 {
 	struct kfd_xfer_fake_fence *ff = container_of(f, typeof(*ff), base);
 
 	kfd_xfer_log(ff->fake, 'W', ff->seq);
-	return dma_fence_default_wait(f, intr, timeout);
+	complete(&ff->release);
+	return true;
 }
 
 static const struct dma_fence_ops kfd_xfer_fence_ops = {
 	.get_driver_name = kfd_xfer_fence_name,
 	.get_timeline_name = kfd_xfer_fence_name,
-	.wait = kfd_xfer_fence_wait,
+	.enable_signaling = kfd_xfer_fence_enable,
 };
 
 static void kfd_xfer_fake_copy(struct work_struct *work)
 {
 	struct kfd_xfer_fake_fence *ff = container_of(work, typeof(*ff), work);
 	struct kfd_xfer_fake_bo *bo = ff->fake->bos[ff->req.index];
+	struct kfd_xfer_fake *fake = ff->fake;
 
-	/* Let the CPU side run ahead, as it does beside a real engine */
-	usleep_range(200, 400);
+	wait_for_completion(&ff->release);
+	spin_lock(&fake->held_lock);
+	list_del(&ff->link);
+	spin_unlock(&fake->held_lock);
 	kfd_xfer_fake_bo_copy(bo, ff->req.offset, ff->bounce->mem,
 			      ff->req.len, ff->to_bo);
 	if (ff->fail)
@@ -291,12 +307,24 @@ static int kfd_xfer_fake_start(void *priv, const struct kfd_criu_xfer_req *req,
 	dma_fence_init(&ff->base, &kfd_xfer_fence_ops, &ff->lock,
 		       fake->context, ff->seq + 1);
 	INIT_WORK(&ff->work, kfd_xfer_fake_copy);
+	init_completion(&ff->release);
 	ff->fake = fake;
 	ff->bounce = b;
 	ff->req = *req;
 	ff->to_bo = to_bo;
 	ff->fail = ff->seq == fake->fail_copy;
 	kfd_xfer_log(fake, 'S', ff->seq);
+	if (fake->last) {
+		if (!dma_fence_is_signaled(&fake->last->base))
+			kfd_xfer_log(fake, 'O', fake->last->seq);
+		complete(&fake->last->release);
+		dma_fence_put(&fake->last->base);
+	}
+	fake->last = ff;
+	dma_fence_get(&ff->base);
+	spin_lock(&fake->held_lock);
+	list_add_tail(&ff->link, &fake->held);
+	spin_unlock(&fake->held_lock);
 	if (ff->seq == fake->kill_at)
 		send_sig(SIGKILL, current, 1);
 	WRITE_ONCE(b->busy, true);
@@ -330,10 +358,27 @@ static const struct kfd_criu_xfer_ops kfd_xfer_fake_ops = {
 	.consume = kfd_xfer_fake_consume,
 };
 
+/* Lets every held copy run and waits for them all. */
+static void kfd_xfer_fake_quiesce(void *data)
+{
+	struct kfd_xfer_fake *fake = data;
+	struct kfd_xfer_fake_fence *ff;
+
+	spin_lock(&fake->held_lock);
+	list_for_each_entry(ff, &fake->held, link)
+		complete(&ff->release);
+	spin_unlock(&fake->held_lock);
+	flush_workqueue(fake->wq);
+	if (fake->last)
+		dma_fence_put(&fake->last->base);
+	fake->last = NULL;
+}
+
 static void kfd_xfer_fake_destroy(void *data)
 {
 	struct kfd_xfer_fake *fake = data;
 
+	kfd_xfer_fake_quiesce(fake);
 	destroy_workqueue(fake->wq);
 }
 
@@ -353,6 +398,8 @@ static struct kfd_xfer_fake *kfd_xfer_fake_new(struct kunit *test)
 	fake->kill_at = -1;
 	fake->fail_start = -1;
 	fake->context = dma_fence_context_alloc(1);
+	INIT_LIST_HEAD(&fake->held);
+	spin_lock_init(&fake->held_lock);
 	fake->wq = alloc_workqueue("kfd_xfer_test", WQ_UNBOUND, 2);
 	KUNIT_ASSERT_NOT_NULL(test, fake->wq);
 	KUNIT_ASSERT_EQ(test,
@@ -372,6 +419,10 @@ static void kfd_xfer_add_bo(struct kunit *test, struct kfd_xfer_fake *fake,
 	KUNIT_ASSERT_NOT_NULL(test, fake->out[i]);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, kfd_xfer_kvfree,
 							fake->out[i]), 0);
+	/* Runs before the BO's memory goes, should a case stop half way */
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							kfd_xfer_fake_quiesce,
+							fake), 0);
 }
 
 /* The deferred frees of every device of @fake's BOs. */
@@ -489,23 +540,17 @@ static int kfd_xfer_event_at(struct kfd_xfer_fake *fake, char kind, int seq)
 	return -1;
 }
 
-/* Copy k+1 started before copy k was waited for, for every k. */
+/* Copy k+1 started while copy k was in flight, for every k. */
 static void kfd_xfer_expect_overlap(struct kunit *test,
 				    struct kfd_xfer_fake *fake)
 {
-	int k, start, wait;
+	int k;
 
 	KUNIT_EXPECT_GE(test, fake->starts, 2);
-	for (k = 0; k + 1 < fake->starts; k++) {
-		start = kfd_xfer_event_at(fake, 'S', k + 1);
-		wait = kfd_xfer_event_at(fake, 'W', k);
-		KUNIT_EXPECT_GE_MSG(test, start, 0, "copy %d never started",
-				    k + 1);
-		if (wait >= 0)
-			KUNIT_EXPECT_LT_MSG(test, start, wait,
-					    "copy %d started after copy %d was waited for",
-					    k + 1, k);
-	}
+	for (k = 0; k + 1 < fake->starts; k++)
+		KUNIT_EXPECT_GE_MSG(test, kfd_xfer_event_at(fake, 'O', k), 0,
+				    "copy %d started after copy %d completed",
+				    k + 1, k);
 }
 
 /**
