@@ -1342,12 +1342,20 @@ static int count_sweep(uint32_t images)
 static int run_campaign(uint32_t images)
 {
 	struct timespec t0, t1;
-	uint32_t next = 0;
+	uint32_t next = 0, reported = 0;
 	bool ok;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (next < images)
+	while (next < images) {
 		next = run_worker(next, images);
+		/* A run cut short by its timeout still says how far it got */
+		if (next / 1000 != reported / 1000) {
+			printf("# %u of %u images done, %u splats so far\n", next,
+			       images, stats.splats);
+			fflush(stdout);
+			reported = next;
+		}
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	stats.leaks = kmemleak_count();
 	print_breakdown();

@@ -82,6 +82,8 @@
 #define KFD_CRIU_READ_BUF_SIZE	(sizeof(struct kfd_criu_bo_data_hdr) + \
 				 KFD_CRIU_BO_CHUNK)
 static_assert(KFD_CRIU_READ_BUF_SIZE >= KFD_CRIU_SIGNAL_PAGE_MAX);
+/* The uAPI entry: no padding, the same on 32- and 64-bit */
+static_assert(sizeof(struct kfd_criu_offset_map) == 24);
 
 /**
  * struct kfd_criu_proc_image - the metadata of an image in kernel memory

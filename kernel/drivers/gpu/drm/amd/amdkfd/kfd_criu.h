@@ -148,9 +148,9 @@ struct kfd_criu_traps_image {
  * @xfer: on restore, the bounce buffers the contents go through, from
  *	kfd_criu_bos_restore() until kfd_criu_bos_finish_contents() or the
  *	unwind
- * @vram_epoch: the sum of the VRAM-lost counts of the process's GPUs at
- *	the snapshot (dump) or when the BOs were created (restore); the
- *	counts only grow, so the sum changes when one of them does
+ * @vram_epoch: the sum of the VRAM-lost counts of the GPUs of the BOs
+ *	with contents, at the snapshot (dump) or when the BOs were created
+ *	(restore); the counts only grow, so the sum changes when one does
  */
 struct kfd_criu_bos_image {
 	struct kfd_criu_bo_rec *bos;

@@ -139,22 +139,37 @@ static int kfd_criu_bo_release(struct kfd_process_device *pdd,
 						      pdd->drm_priv, NULL);
 }
 
-/* The sum of the VRAM-lost counts of @p's GPUs, which only grow. */
-static unsigned int kfd_criu_bos_vram_epoch(struct kfd_process *p)
+/*
+ * The sum, over the BOs with contents, of the VRAM-lost count of the GPU
+ * each one is on (image GPUs placed by @st on restore, NULL on dump). The
+ * counts only grow, so the sum changes when one of them does.
+ */
+static unsigned int kfd_criu_bos_vram_epoch(struct kfd_process *p,
+					    const struct kfd_criu_bos_image *img,
+					    const struct kfd_criu_gpus_restore *st)
 {
+	const struct kfd_criu_bo_rec *rec;
+	struct kfd_process_device *pdd;
 	unsigned int sum = 0;
-	u32 i;
+	u32 i, gpu;
 
-	for (i = 0; i < p->n_pdds; i++)
-		sum += kfd_criu_bo_vram_epoch(p->pdds[i]);
+	for (i = 0; i < img->num_bos; i++) {
+		rec = &img->bos[i];
+		if (!kfd_criu_bo_has_contents(le32_to_cpu(rec->alloc_flags)))
+			continue;
+		gpu = le32_to_cpu(rec->gpu_index);
+		pdd = st ? kfd_criu_gpus_pdd(p, st, gpu) : p->pdds[gpu];
+		sum += kfd_criu_bo_vram_epoch(pdd);
+	}
 	return sum;
 }
 
 /* -EIO when a GPU of @p lost its VRAM since @img's epoch was taken. */
 static int kfd_criu_bos_check_vram(struct kfd_process *p,
-				   const struct kfd_criu_bos_image *img)
+				   const struct kfd_criu_bos_image *img,
+				   const struct kfd_criu_gpus_restore *st)
 {
-	if (kfd_criu_bos_vram_epoch(p) == img->vram_epoch)
+	if (kfd_criu_bos_vram_epoch(p, img, st) == img->vram_epoch)
 		return 0;
 	pr_warn_ratelimited("CRIU image: a GPU lost its VRAM while BO contents were copied\n");
 	return -EIO;
@@ -451,8 +466,9 @@ int kfd_criu_bos_snapshot(struct kfd_process *p,
 	img->bos = kvcalloc(num, sizeof(*img->bos), GFP_KERNEL_ACCOUNT);
 	if (!img->bos)
 		return -ENOMEM;
-	img->vram_epoch = kfd_criu_bos_vram_epoch(p);
 	ret = kfd_criu_bos_fill(p, img, num);
+	if (!ret)
+		img->vram_epoch = kfd_criu_bos_vram_epoch(p, img, NULL);
 	if (!ret) {
 		ret = kfd_criu_check_bos(img->bos, img->num_bos, p->n_pdds);
 		if (ret && ret != -ENOMEM) {
@@ -619,7 +635,7 @@ int kfd_criu_bos_dump_contents(struct kfd_criu_image_writer *w,
 		ret = kfd_criu_xfer_flush(&x);
 	kfd_criu_xfer_fini(&x);
 	if (!ret)
-		ret = kfd_criu_bos_check_vram(p, img);
+		ret = kfd_criu_bos_check_vram(p, img, NULL);
 	pr_debug("CRIU image: dumped %llu BO bytes by the copy engine, %llu by the CPU: %d\n",
 		 d.stats.engine_bytes, d.stats.cpu_bytes, ret);
 	return ret;
@@ -897,7 +913,7 @@ int kfd_criu_bos_restore(struct kfd_process *p, struct kfd_criu_bos_image *img,
 			     GFP_KERNEL_ACCOUNT);
 	if (!img->mems)
 		return -ENOMEM;
-	img->vram_epoch = kfd_criu_bos_vram_epoch(p);
+	img->vram_epoch = kfd_criu_bos_vram_epoch(p, img, st);
 	ret = kfd_criu_bo_restore_xfer_new(img, st);
 	if (ret) {
 		kvfree(img->mems);
@@ -975,7 +991,7 @@ int kfd_criu_bos_finish_contents(struct kfd_process *p,
 		return 0;
 	ret = kfd_criu_xfer_flush(&img->xfer->x);
 	if (!ret)
-		ret = kfd_criu_bos_check_vram(p, img);
+		ret = kfd_criu_bos_check_vram(p, img, img->xfer->st);
 	pr_debug("CRIU image: restored %llu BO bytes by the copy engine, %llu by the CPU: %d\n",
 		 img->xfer->stats.engine_bytes, img->xfer->stats.cpu_bytes, ret);
 	kfd_criu_bo_restore_xfer_free(img);

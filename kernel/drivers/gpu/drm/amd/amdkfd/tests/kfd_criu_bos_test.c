@@ -200,6 +200,9 @@ static int bt_restore(struct kfd_process *q, struct kfd_criu_test_stream *s,
 	memset(st, 0, sizeof(*st));
 	st->target[0] = swap;
 	st->target[1] = !swap;
+	/* As kfd_criu_gpus_restore() does: the process sees the image ids */
+	q->pdds[st->target[0]]->user_gpu_id = BT_GPU0;
+	q->pdds[st->target[1]]->user_gpu_id = BT_GPU0 + 1;
 	s->pos = 0;
 	kfd_criu_image_reader_init(&r, &s->io, kfd_criu_v1_records,
 				   kfd_criu_v1_num_records);
@@ -308,8 +311,8 @@ static void test_bos_round_trip(struct kunit *test)
 							     bt_bos[i].handle)));
 		KUNIT_EXPECT_EQ(test, map[i].new_offset,
 				bt_find(q, i)->gem_offset);
-		KUNIT_EXPECT_EQ(test, map[i].gpu_id,
-				q->pdds[bt_bos[i].gpu]->user_gpu_id);
+		/* The image's gpu_id of the BO's GPU */
+		KUNIT_EXPECT_EQ(test, map[i].gpu_id, BT_GPU0 + bt_bos[i].gpu);
 		KUNIT_EXPECT_EQ(test, map[i].reserved, 0);
 	}
 	kfd_criu_bos_image_free(&img);
@@ -319,7 +322,9 @@ static void test_bos_round_trip(struct kunit *test)
 static void test_bos_round_trip_swapped_gpus(struct kunit *test)
 {
 	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
+	struct kfd_criu_offset_map map[8] = {};
 	struct kfd_criu_gpus_restore *st;
+	u32 n, i;
 	struct kfd_criu_bos_image img;
 	struct kfd_process *p, *q;
 
@@ -332,6 +337,12 @@ static void test_bos_round_trip_swapped_gpus(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, bt_dump(p, s), 0);
 	KUNIT_ASSERT_EQ(test, bt_restore(q, s, &img, st, true), 0);
 	bt_expect_restored(test, q, true);
+	mutex_lock(&q->mutex);
+	n = kfd_criu_bos_offsets(q, &img, st, map, ARRAY_SIZE(map));
+	mutex_unlock(&q->mutex);
+	KUNIT_EXPECT_EQ(test, n, ARRAY_SIZE(bt_bos));
+	for (i = 0; i < n && i < ARRAY_SIZE(bt_bos); i++)
+		KUNIT_EXPECT_EQ(test, map[i].gpu_id, BT_GPU0 + bt_bos[i].gpu);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&q->pdds[1]->vram_usage),
 			bt_bos[0].size);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&q->pdds[0]->vram_usage),
