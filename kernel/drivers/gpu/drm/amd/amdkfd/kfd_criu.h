@@ -172,9 +172,6 @@ struct kfd_criu_copy_stats {
 	u64 cpu_bytes;
 };
 
-/* amdgpu_drv.c: KiB of each bounce buffer of a dump or restore */
-extern unsigned int amdgpu_criu_bounce_kib;
-
 u32 kfd_criu_bo_bounce_size(void);
 int kfd_criu_bo_bounce_alloc(void *dev, u32 size, void **bounce, void **cpu);
 void kfd_criu_bo_bounce_free(void *bounce, struct dma_fence *pending);
