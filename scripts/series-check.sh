@@ -351,6 +351,12 @@ check_clang() {
 	echo "drivers/gpu/drm/amd/amdgpu/ builds with clang $(clang -dumpversion)"
 }
 
+# A diagnostic without its line numbers, which the series' own lines shift
+# in an upstream file ("file:372: ... on line 372 ...").
+kernel_doc_unnumbered() {
+	sed -E 's/:[0-9]+: /: /; s/ on line [0-9]+/ on line N/'
+}
+
 # kernel-doc diagnostics of the files the series changes, before it.
 kernel_doc_baseline() {
 	local p f
@@ -360,7 +366,7 @@ kernel_doc_baseline() {
 			case "$f" in *.[ch]) ;; *) continue ;; esac
 			[ -f "$TREE/$f" ] || continue
 			(cd "$TREE" && scripts/kernel-doc -none -Wall "$f" 2>&1) |
-				sed 's/:[0-9]*: /: /' >> "$CHECK_DIR/kernel-doc.base"
+				kernel_doc_unnumbered >> "$CHECK_DIR/kernel-doc.base"
 		done
 	done
 }
@@ -373,7 +379,7 @@ check_kernel_doc() {
 		out=$(cd "$TREE" && scripts/kernel-doc -none -Wall "$f" 2>&1) || true
 		[ -n "$out" ] || continue
 		while IFS= read -r line; do
-			grep -qxF "$(echo "$line" | sed 's/:[0-9]*: /: /')" \
+			grep -qxF "$(echo "$line" | kernel_doc_unnumbered)" \
 				"$CHECK_DIR/kernel-doc.base" && continue
 			echo "$line"
 			bad=1
