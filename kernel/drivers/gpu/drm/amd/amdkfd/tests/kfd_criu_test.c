@@ -20,6 +20,8 @@
 
 #include <kunit/test.h>
 
+#include "kfd_criu_test_stream.h"
+
 /**
  * struct kfd_criu_state_case - one arc of the state machine
  * @cur: state before the op
@@ -714,59 +716,6 @@ static void kfd_criu_test_collect_counts(struct kunit *test)
 	kfd_criu_events_image_free(&img);
 }
 
-/**
- * struct kfd_criu_test_stream - an image stream in memory
- * @data: the bytes
- * @size: capacity of @data
- * @len: bytes written
- * @pos: read position
- * @io: callbacks on this stream
- */
-struct kfd_criu_test_stream {
-	u8 *data;
-	size_t size;
-	size_t len;
-	size_t pos;
-	struct kfd_criu_image_io io;
-};
-
-static int kfd_criu_test_stream_write(void *ctx, const void *buf, size_t len)
-{
-	struct kfd_criu_test_stream *s = ctx;
-
-	if (len > s->size - s->len)
-		return -ENOSPC;
-	memcpy(s->data + s->len, buf, len);
-	s->len += len;
-	return 0;
-}
-
-static int kfd_criu_test_stream_read(void *ctx, void *buf, size_t len)
-{
-	struct kfd_criu_test_stream *s = ctx;
-
-	if (len > s->len - s->pos)
-		return -ENODATA;
-	memcpy(buf, s->data + s->pos, len);
-	s->pos += len;
-	return 0;
-}
-
-static struct kfd_criu_test_stream *kfd_criu_test_stream(struct kunit *test)
-{
-	struct kfd_criu_test_stream *s;
-
-	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, s);
-	s->size = SZ_64K;
-	s->data = kunit_kzalloc(test, s->size, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, s->data);
-	s->io.write = kfd_criu_test_stream_write;
-	s->io.read = kfd_criu_test_stream_read;
-	s->io.ctx = s;
-	return s;
-}
-
 /* An image of @t's events and no GPUs, pointing into @t */
 static void kfd_criu_test_proc_image(struct kfd_criu_test_image *t,
 				     struct kfd_criu_proc_image *img)
@@ -815,7 +764,7 @@ static void kfd_criu_test_expect_same(struct kunit *test,
 static void kfd_criu_test_round_trip(struct kunit *test)
 {
 	struct kfd_criu_test_image *t = kfd_criu_test_image(test);
-	struct kfd_criu_test_stream *s = kfd_criu_test_stream(test);
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
 	struct kfd_criu_proc_image out, img = {};
 	u32 version = 0;
 	int ret;
@@ -842,7 +791,7 @@ static void kfd_criu_test_round_trip(struct kunit *test)
 static void kfd_criu_test_truncated(struct kunit *test)
 {
 	struct kfd_criu_test_image *t = kfd_criu_test_image(test);
-	struct kfd_criu_test_stream *s = kfd_criu_test_stream(test);
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
 	struct kfd_criu_proc_image out, img;
 	size_t full, cut;
 	u32 version;
@@ -864,7 +813,7 @@ static void kfd_criu_test_truncated(struct kunit *test)
 static void kfd_criu_test_corrupted(struct kunit *test)
 {
 	struct kfd_criu_test_image *t = kfd_criu_test_image(test);
-	struct kfd_criu_test_stream *s = kfd_criu_test_stream(test);
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
 	struct kfd_criu_proc_image out, img = {};
 	u32 version;
 
@@ -1205,7 +1154,7 @@ static void kfd_criu_test_offsets_needed(struct kunit *test)
 static void kfd_criu_test_gpu_round_trip(struct kunit *test)
 {
 	struct kfd_criu_test_image *t = kfd_criu_test_image(test);
-	struct kfd_criu_test_stream *s = kfd_criu_test_stream(test);
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
 	/* Two process images do not fit the test's stack frame */
 	struct kfd_criu_proc_image *out, img = {};
 	struct kfd_criu_trap_rec trap = {
@@ -1268,7 +1217,7 @@ static void kfd_criu_test_gpu_round_trip(struct kunit *test)
 static void kfd_criu_test_counts_without_records(struct kunit *test)
 {
 	struct kfd_criu_test_image *t = kfd_criu_test_image(test);
-	struct kfd_criu_test_stream *s = kfd_criu_test_stream(test);
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
 	struct kfd_criu_proc_image out, img = {};
 	struct kfd_criu_gpu_rec gpu;
 	u32 version;
@@ -1337,7 +1286,7 @@ static void kfd_criu_test_svm_range(struct kfd_criu_svm_rec *rec, u64 start,
 static void kfd_criu_test_svm_round_trip(struct kunit *test)
 {
 	struct kfd_criu_test_image *t = kfd_criu_test_image(test);
-	struct kfd_criu_test_stream *s = kfd_criu_test_stream(test);
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
 	struct kfd_criu_proc_image out, img = {};
 	struct kfd_criu_svm_rec *ranges;
 	struct kfd_criu_gpu_rec *gpus;
