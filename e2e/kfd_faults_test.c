@@ -489,8 +489,7 @@ static void dumpee_main(int sock, bool with_storm)
 			break;
 		case 'u':
 			memset(&args, 0, sizeof(args));
-			args.op = KFD_CRIU_OP_UNPAUSE;
-			args.flags = KFD_CRIU_FLAG_IMAGE;
+			args.op = KFD_CRIU_OP_IMAGE_UNPAUSE;
 			reply = kfd_ioctl(fd, AMDKFD_IOC_CRIU_OP, &args);
 			break;
 		default:

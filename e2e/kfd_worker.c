@@ -311,12 +311,11 @@ static void check_waiter(void)
 	      "the waiting thread saw %lu failed waits", w.waiter_errors);
 }
 
-#ifdef KFD_CRIU_FLAG_IMAGE
+/* The image-mode version of legacy CRIU op @op */
 static int criu_op(__u32 op)
 {
 	struct kfd_ioctl_criu_args args = {
-		.op = op,
-		.flags = KFD_CRIU_FLAG_IMAGE,
+		.op = KFD_CRIU_OP_IMAGE_PROCESS_INFO + op,
 	};
 
 	return kfd_ioctl(AMDKFD_IOC_CRIU_OP, &args);
@@ -339,12 +338,6 @@ static void check_criu_state(void)
 		check(!criu_op(KFD_CRIU_OP_UNPAUSE),
 		      "UNPAUSE after PROCESS_INFO failed");
 }
-#else
-/* uAPI headers before KFD 1.18 have no image mode to probe */
-static void check_criu_state(void)
-{
-}
-#endif
 
 static void check_new_event(void)
 {

@@ -154,10 +154,10 @@ static enum dev_kind dev_kind(mode_t mode, dev_t rdev)
 	       S_ISCHR(st.st_mode) && st.st_rdev == rdev ? DEV_KFD : DEV_OTHER;
 }
 
+/* The image-mode version of legacy CRIU op @op, KFD_CRIU_OP_<op> */
 static int kfd_criu_op(int kfd, __u32 op, struct kfd_ioctl_criu_args *args)
 {
-	args->op = op;
-	args->flags = KFD_CRIU_FLAG_IMAGE;
+	args->op = KFD_CRIU_OP_IMAGE_PROCESS_INFO + op;
 	return ioctl(kfd, AMDKFD_IOC_CRIU_OP, args) ? -errno : 0;
 }
 

@@ -76,9 +76,12 @@ static int fake_criu_op(struct kfd_ioctl_criu_args *args)
 {
 	if (fake_kfd.denied)
 		return -EACCES;
-	if (fake_kfd.old_kernel)	/* which ignores flags */
-		return args->op == KFD_CRIU_OP_UNPAUSE ? -EINVAL : 0;
-	switch (args->op) {
+	/* A kernel without image mode, whatever its minor: an unknown op */
+	if (fake_kfd.old_kernel)
+		return args->op > KFD_CRIU_OP_RESUME ? -EINVAL : 0;
+	if (args->op < KFD_CRIU_OP_IMAGE_PROCESS_INFO)
+		return -EINVAL;		/* the plugin never makes legacy calls */
+	switch (args->op - KFD_CRIU_OP_IMAGE_PROCESS_INFO) {
 	case KFD_CRIU_OP_PROCESS_INFO:
 		args->pid = 4242;
 		fake_kfd.paused++;

@@ -6,8 +6,12 @@
 /**
  * DOC: CRIU image mode
  *
- * With %KFD_CRIU_FLAG_IMAGE, AMDKFD_IOC_CRIU_OP lands here instead of in
- * the legacy code in kfd_chardev.c. This file runs the five ops:
+ * AMDKFD_IOC_CRIU_OP with one of the KFD_CRIU_OP_IMAGE_* ops lands here
+ * instead of in the legacy code in kfd_chardev.c. Image mode is chosen by
+ * the op rather than by a flag because a kernel without it refuses an
+ * unknown op, where it would ignore a flag and run the legacy op. Past the
+ * argument checks the ops go by their legacy KFD_CRIU_OP_* names. This
+ * file runs the five ops:
  *
  * - PROCESS_INFO pauses the process that owns the /dev/kfd file (its
  *   queues are evicted when it has GPUs) and estimates the image size.
@@ -159,31 +163,46 @@ static int kfd_criu_next_state(enum kfd_criu_state cur, u32 op,
 	return op == KFD_CRIU_OP_RESTORE ? -EBUSY : -EBADFD;
 }
 
+static bool kfd_criu_is_image_op(u32 op)
+{
+	return op >= KFD_CRIU_OP_IMAGE_PROCESS_INFO &&
+	       op <= KFD_CRIU_OP_IMAGE_RESUME;
+}
+
 /**
- * kfd_criu_image_requested - whether an ioctl uses the 1.18 fields
+ * kfd_criu_image_requested - whether an ioctl is image mode's
  * @args: the arguments, zero-filled beyond what userspace passed
  *
- * Non-zero flags, GPU map, offset map or reserved fields select image
- * mode, or are garbage that image mode then refuses. image_fd, the output
- * fields and the old tail padding never select it.
+ * A KFD_CRIU_OP_IMAGE_* op selects image mode. Non-zero flags, GPU map,
+ * offset map or reserved fields with another op are garbage that image
+ * mode refuses, so that a legacy caller never has them ignored. image_fd,
+ * the output fields and the old tail padding never select it.
  *
  * Return: true if kfd_criu_image_ioctl() must handle @args.
  */
 bool kfd_criu_image_requested(const struct kfd_ioctl_criu_args *args)
 {
-	return args->flags || args->num_gpu_map || args->gpu_map_ptr ||
+	return kfd_criu_is_image_op(args->op) || args->flags ||
+	       args->num_gpu_map || args->gpu_map_ptr ||
 	       args->offset_map_ptr || args->num_offset_map ||
 	       args->reserved32 ||
 	       memchr_inv(args->reserved, 0, sizeof(args->reserved));
 }
 
-/* The GPU map and the offset map are RESTORE's, each a count and a pointer */
-static int kfd_criu_check_map_args(const struct kfd_ioctl_criu_args *args)
+/*
+ * The GPU map, each a count and a pointer, is RESTORE's input and
+ * PROCESS_INFO's output; the offset map is RESTORE's.
+ */
+static int kfd_criu_check_map_args(const struct kfd_ioctl_criu_args *args,
+				   u32 op)
 {
-	bool maps = args->num_gpu_map || args->gpu_map_ptr ||
-		    args->offset_map_ptr || args->num_offset_map;
+	bool gpu_map = args->num_gpu_map || args->gpu_map_ptr;
+	bool offset_map = args->offset_map_ptr || args->num_offset_map;
 
-	if (maps && args->op != KFD_CRIU_OP_RESTORE)
+	if (offset_map && op != KFD_CRIU_OP_RESTORE)
+		return -EINVAL;
+	if (gpu_map && op != KFD_CRIU_OP_RESTORE &&
+	    op != KFD_CRIU_OP_PROCESS_INFO)
 		return -EINVAL;
 	if (!args->num_gpu_map != !args->gpu_map_ptr ||
 	    args->num_gpu_map > KFD_CRIU_MAX_GPUS)
@@ -193,9 +212,11 @@ static int kfd_criu_check_map_args(const struct kfd_ioctl_criu_args *args)
 	return 0;
 }
 
-static int kfd_criu_check_args(const struct kfd_ioctl_criu_args *args)
+/* @op is the legacy op that the image op of @args stands for */
+static int kfd_criu_check_args(const struct kfd_ioctl_criu_args *args,
+			       u32 op)
 {
-	if (args->flags != KFD_CRIU_FLAG_IMAGE)
+	if (!kfd_criu_is_image_op(args->op) || args->flags)
 		return -EINVAL;
 	if (args->reserved32 ||
 	    memchr_inv(args->reserved, 0, sizeof(args->reserved)))
@@ -204,9 +225,7 @@ static int kfd_criu_check_args(const struct kfd_ioctl_criu_args *args)
 	    args->priv_data_size || args->num_devices || args->num_bos ||
 	    args->num_objects)
 		return -EINVAL;
-	if (args->op > KFD_CRIU_OP_RESUME)
-		return -EINVAL;
-	return kfd_criu_check_map_args(args);
+	return kfd_criu_check_map_args(args, op);
 }
 
 /**
@@ -942,11 +961,62 @@ static void kfd_criu_info_locked(struct kfd_process *p,
 							queue_bytes);
 }
 
-static int kfd_criu_op_process_info(struct kfd_process *p,
-				    struct kfd_ioctl_criu_args *args)
+static int kfd_criu_op_unpause(struct kfd_process *p)
 {
 	enum kfd_criu_state next;
 	int ret;
+
+	mutex_lock(&p->mutex);
+	ret = kfd_criu_next_state(p->criu_state, KFD_CRIU_OP_UNPAUSE, &next);
+	if (ret)
+		goto out_unlock;
+	/* A CHECKPOINT still copies the paused state */
+	if (p->criu_dumps) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	/*
+	 * kfd_process_restore_queues() tries every GPU and reports the first
+	 * error. A retry would restore the GPUs that succeeded a second time,
+	 * so the process leaves the paused state either way.
+	 */
+	if (p->n_pdds)
+		ret = kfd_process_restore_queues(p);
+	if (ret)
+		pr_err("CRIU image: pid %d: restoring queues failed: %d\n",
+		       p->lead_thread->pid, ret);
+	p->criu_state = next;
+out_unlock:
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+/* Copies the GPU pairing out; a failure undoes the pause it reports on */
+static int kfd_criu_put_pairing(struct kfd_process *p,
+				struct kfd_ioctl_criu_args *args,
+				const struct kfd_criu_gpu_map *map, bool paused)
+{
+	if (!copy_to_user(u64_to_user_ptr(args->gpu_map_ptr), map,
+			  array_size(args->num_gpu_map, sizeof(*map))))
+		return 0;
+	if (paused)
+		kfd_criu_op_unpause(p);
+	return -EFAULT;
+}
+
+static int kfd_criu_op_process_info(struct kfd_process *p,
+				    struct kfd_ioctl_criu_args *args)
+{
+	struct kfd_criu_gpu_map *map = NULL;
+	enum kfd_criu_state next;
+	bool paused = false;
+	int ret;
+
+	if (args->num_gpu_map) {
+		map = kcalloc(args->num_gpu_map, sizeof(*map), GFP_KERNEL);
+		if (!map)
+			return -ENOMEM;
+	}
 
 	mutex_lock(&p->mutex);
 	ret = kfd_criu_next_state(p->criu_state, KFD_CRIU_OP_PROCESS_INFO,
@@ -954,13 +1024,23 @@ static int kfd_criu_op_process_info(struct kfd_process *p,
 	if (ret)
 		goto out_unlock;
 
+	if (map) {
+		/* Too little room fails before the pause; the count says how much */
+		ret = kfd_criu_gpus_pairing(p, map, args->num_gpu_map);
+		args->num_gpu_map = p->n_pdds;
+		if (ret < 0)
+			goto out_unlock;
+	}
+
 	/* A second PROCESS_INFO must not evict again: UNPAUSE restores once */
 	if (p->criu_state != next && p->n_pdds) {
 		ret = kfd_process_evict_queues(p, KFD_QUEUE_EVICTION_CRIU_CHECKPOINT);
 		if (ret)
 			goto out_unlock;
 	}
+	paused = p->criu_state != next;
 	p->criu_state = next;
+	ret = 0;
 
 	kfd_criu_info_locked(p, args);
 
@@ -969,6 +1049,9 @@ static int kfd_criu_op_process_info(struct kfd_process *p,
 
 out_unlock:
 	mutex_unlock(&p->mutex);
+	if (!ret && map)
+		ret = kfd_criu_put_pairing(p, args, map, paused);
+	kfree(map);
 	return ret;
 }
 
@@ -1043,36 +1126,6 @@ out_end_dump:
 out_free_img:
 	kfd_criu_proc_image_free(img);
 	kfree(img);
-	return ret;
-}
-
-static int kfd_criu_op_unpause(struct kfd_process *p)
-{
-	enum kfd_criu_state next;
-	int ret;
-
-	mutex_lock(&p->mutex);
-	ret = kfd_criu_next_state(p->criu_state, KFD_CRIU_OP_UNPAUSE, &next);
-	if (ret)
-		goto out_unlock;
-	/* A CHECKPOINT still copies the paused state */
-	if (p->criu_dumps) {
-		ret = -EBUSY;
-		goto out_unlock;
-	}
-	/*
-	 * kfd_process_restore_queues() tries every GPU and reports the first
-	 * error. A retry would restore the GPUs that succeeded a second time,
-	 * so the process leaves the paused state either way.
-	 */
-	if (p->n_pdds)
-		ret = kfd_process_restore_queues(p);
-	if (ret)
-		pr_err("CRIU image: pid %d: restoring queues failed: %d\n",
-		       p->lead_thread->pid, ret);
-	p->criu_state = next;
-out_unlock:
-	mutex_unlock(&p->mutex);
 	return ret;
 }
 
@@ -1585,13 +1638,14 @@ out_put_pid:
 int kfd_criu_image_ioctl(struct file *filep, struct kfd_process *p,
 			 struct kfd_ioctl_criu_args *args)
 {
+	u32 op = args->op - KFD_CRIU_OP_IMAGE_PROCESS_INFO;
 	int ret;
 
-	ret = kfd_criu_check_args(args);
+	ret = kfd_criu_check_args(args, op);
 	if (ret)
 		return ret;
 
-	switch (args->op) {
+	switch (op) {
 	case KFD_CRIU_OP_PROCESS_INFO:
 		ret = kfd_criu_op_process_info(p, args);
 		break;

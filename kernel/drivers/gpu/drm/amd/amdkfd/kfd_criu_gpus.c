@@ -78,6 +78,40 @@ void kfd_criu_gpus_image_free(struct kfd_criu_gpus_image *img)
 	memset(img, 0, sizeof(*img));
 }
 
+/**
+ * kfd_criu_gpus_pairing - the two gpu_ids of each GPU of a process
+ * @p: the process; p->mutex held
+ * @map: receives one entry per GPU of @p, in the order of p->pdds
+ * @room: entries at @map
+ *
+ * A process restored with a GPU map keeps seeing the image's gpu_ids, which
+ * may differ from the topology's. Whoever dumps it again needs both: the
+ * image records (and RESTORE's offset map) use the first, the render nodes
+ * of the dumping machine are found by the second. Each entry gets the
+ * process's gpu_id in @image_gpu_id and the topology's in @local_gpu_id;
+ * @drm_fd is -1.
+ *
+ * Return: the number of GPUs of @p, or -ENOSPC, with nothing written, when
+ * that is more than @room.
+ */
+int kfd_criu_gpus_pairing(struct kfd_process *p, struct kfd_criu_gpu_map *map,
+			  u32 room)
+{
+	u32 i;
+
+	lockdep_assert_held(&p->mutex);
+
+	if (p->n_pdds > room)
+		return -ENOSPC;
+	for (i = 0; i < p->n_pdds; i++)
+		map[i] = (struct kfd_criu_gpu_map){
+			.image_gpu_id = p->pdds[i]->user_gpu_id,
+			.local_gpu_id = p->pdds[i]->dev->id,
+			.drm_fd = -1,
+		};
+	return p->n_pdds;
+}
+
 /* Without a partition manager a GPU is one partition. */
 static u32 kfd_criu_partition_mode(struct kfd_node *node)
 {

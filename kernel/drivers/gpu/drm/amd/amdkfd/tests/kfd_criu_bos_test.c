@@ -319,6 +319,32 @@ static void test_bos_round_trip(struct kunit *test)
 }
 
 /* Image GPU 0 placed on local GPU 1 and the other way round. */
+/*
+ * Dumping the restored process again: PROCESS_INFO's pairing must take
+ * each offset map gpu_id (the process's) to the topology gpu_id of the
+ * GPU the BO really is on, whose render node maps it.
+ */
+static void bt_expect_pairing(struct kunit *test, struct kfd_process *q,
+			      const struct kfd_criu_offset_map *map, u32 n)
+{
+	struct kfd_criu_gpu_map pairs[2];
+	u32 i, j;
+
+	mutex_lock(&q->mutex);
+	KUNIT_ASSERT_EQ(test, kfd_criu_gpus_pairing(q, pairs, 2), 2);
+	mutex_unlock(&q->mutex);
+	for (i = 0; i < n && i < ARRAY_SIZE(bt_bos); i++) {
+		for (j = 0; j < 2 && pairs[j].image_gpu_id != map[i].gpu_id; j++)
+			;
+		KUNIT_ASSERT_LT_MSG(test, j, 2, "gpu_id 0x%x not paired",
+				    map[i].gpu_id);
+		KUNIT_EXPECT_EQ(test, pairs[j].local_gpu_id,
+				q->pdds[bt_bos[i].gpu ^ 1]->dev->id);
+		KUNIT_EXPECT_EQ(test, pairs[j].drm_fd, -1);
+		KUNIT_EXPECT_EQ(test, pairs[j].reserved, 0);
+	}
+}
+
 static void test_bos_round_trip_swapped_gpus(struct kunit *test)
 {
 	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
@@ -347,7 +373,23 @@ static void test_bos_round_trip_swapped_gpus(struct kunit *test)
 			bt_bos[0].size);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&q->pdds[0]->vram_usage),
 			bt_bos[3].size);
+	bt_expect_pairing(test, q, map, n);
 	kfd_criu_bos_image_free(&img);
+}
+
+/* Too little room for the pairing writes nothing and says so */
+static void test_bos_pairing_needs_room(struct kunit *test)
+{
+	struct kfd_criu_gpu_map pairs[2];
+	struct kfd_process *p;
+
+	kfd_fake_gpus_new(test);
+	p = kfd_fake_process(test, 2, BT_GPU0);
+	memset(pairs, 0x5a, sizeof(pairs));
+	mutex_lock(&p->mutex);
+	KUNIT_EXPECT_EQ(test, kfd_criu_gpus_pairing(p, pairs, 1), -ENOSPC);
+	mutex_unlock(&p->mutex);
+	KUNIT_EXPECT_EQ(test, pairs[0].image_gpu_id, 0x5a5a5a5a);
 }
 
 /* Nothing of the restore may be left: BOs, mappings, VRAM, buffers. */
@@ -513,6 +555,7 @@ static void test_bos_snapshot_refuses_imported(struct kunit *test)
 static struct kunit_case kfd_criu_bos_cases[] = {
 	KUNIT_CASE(test_bos_round_trip),
 	KUNIT_CASE(test_bos_round_trip_swapped_gpus),
+	KUNIT_CASE(test_bos_pairing_needs_room),
 	KUNIT_CASE(test_bos_restore_unwinds_every_step),
 	KUNIT_CASE(test_bos_dump_refuses_a_freed_bo),
 	KUNIT_CASE(test_bos_dump_copy_error),

@@ -136,21 +136,29 @@ static void kfd_criu_args_outputs(struct kfd_ioctl_criu_args *args)
 	args->image_fd = 3;
 }
 
+/* Image mode's @op: the legacy op plus 0x80 */
+static u32 kfd_criu_image_op(u32 op)
+{
+	return KFD_CRIU_OP_IMAGE_PROCESS_INFO + op;
+}
+
 static void kfd_criu_args_image(struct kfd_ioctl_criu_args *args)
 {
-	args->flags = KFD_CRIU_FLAG_IMAGE;
 	args->legacy_pad = 0xdeadbeef;
-	args->op = KFD_CRIU_OP_RESUME;
+	args->op = kfd_criu_image_op(KFD_CRIU_OP_RESUME);
 }
 
-static void kfd_criu_args_unknown_flag(struct kfd_ioctl_criu_args *args)
+static void kfd_criu_args_image_flag(struct kfd_ioctl_criu_args *args)
 {
-	args->flags = KFD_CRIU_FLAG_IMAGE | BIT(31);
+	args->op = kfd_criu_image_op(KFD_CRIU_OP_PROCESS_INFO);
+	args->flags = BIT(31);
 }
 
-static void kfd_criu_args_no_image_flag(struct kfd_ioctl_criu_args *args)
+/* What selected image mode before 1.18 was final: a flag, now refused */
+static void kfd_criu_args_flag_on_legacy_op(struct kfd_ioctl_criu_args *args)
 {
-	args->flags = BIT(1);
+	args->op = KFD_CRIU_OP_PROCESS_INFO;
+	args->flags = BIT(0);
 }
 
 static void kfd_criu_args_reserved(struct kfd_ioctl_criu_args *args)
@@ -160,9 +168,21 @@ static void kfd_criu_args_reserved(struct kfd_ioctl_criu_args *args)
 
 static void kfd_criu_args_gpu_map(struct kfd_ioctl_criu_args *args)
 {
-	args->flags = KFD_CRIU_FLAG_IMAGE;
 	args->gpu_map_ptr = 0x1000;
 	args->num_gpu_map = 1;
+}
+
+static void kfd_criu_args_gpu_map_on_dump(struct kfd_ioctl_criu_args *args)
+{
+	kfd_criu_args_gpu_map(args);
+	args->op = kfd_criu_image_op(KFD_CRIU_OP_CHECKPOINT);
+}
+
+static void kfd_criu_args_gpu_pairing(struct kfd_ioctl_criu_args *args)
+{
+	kfd_criu_args_gpu_map(args);
+	args->op = kfd_criu_image_op(KFD_CRIU_OP_PROCESS_INFO);
+	args->num_gpu_map = KFD_CRIU_MAX_GPUS;
 }
 
 static void kfd_criu_args_num_gpu_map(struct kfd_ioctl_criu_args *args)
@@ -172,8 +192,7 @@ static void kfd_criu_args_num_gpu_map(struct kfd_ioctl_criu_args *args)
 
 static void kfd_criu_args_restore_maps(struct kfd_ioctl_criu_args *args)
 {
-	args->flags = KFD_CRIU_FLAG_IMAGE;
-	args->op = KFD_CRIU_OP_RESTORE;
+	args->op = kfd_criu_image_op(KFD_CRIU_OP_RESTORE);
 	args->gpu_map_ptr = 0x1000;
 	args->num_gpu_map = KFD_CRIU_MAX_GPUS;
 	args->offset_map_ptr = 0x2000;
@@ -204,10 +223,9 @@ static void kfd_criu_args_offset_ptr_only(struct kfd_ioctl_criu_args *args)
 	args->num_offset_map = 0;
 }
 
-static void kfd_criu_args_offsets_on_dump(struct kfd_ioctl_criu_args *args)
+static void kfd_criu_args_offsets_on_info(struct kfd_ioctl_criu_args *args)
 {
-	args->flags = KFD_CRIU_FLAG_IMAGE;
-	args->op = KFD_CRIU_OP_CHECKPOINT;
+	args->op = kfd_criu_image_op(KFD_CRIU_OP_PROCESS_INFO);
 	args->offset_map_ptr = 0x2000;
 	args->num_offset_map = 1;
 }
@@ -219,13 +237,18 @@ static void kfd_criu_args_reserved32(struct kfd_ioctl_criu_args *args)
 
 static void kfd_criu_args_legacy_field(struct kfd_ioctl_criu_args *args)
 {
-	args->flags = KFD_CRIU_FLAG_IMAGE;
+	args->op = kfd_criu_image_op(KFD_CRIU_OP_CHECKPOINT);
 	args->priv_data = 0x1000;
 }
 
-static void kfd_criu_args_bad_op(struct kfd_ioctl_criu_args *args)
+/* Past the image ops, and between them and the legacy ones: legacy's */
+static void kfd_criu_args_past_image_ops(struct kfd_ioctl_criu_args *args)
 {
-	args->flags = KFD_CRIU_FLAG_IMAGE;
+	args->op = kfd_criu_image_op(KFD_CRIU_OP_RESUME) + 1;
+}
+
+static void kfd_criu_args_between_ops(struct kfd_ioctl_criu_args *args)
+{
 	args->op = KFD_CRIU_OP_RESUME + 1;
 }
 
@@ -233,11 +256,13 @@ static const struct kfd_criu_args_case kfd_criu_args_cases[] = {
 	{ "zero-filled old struct", kfd_criu_args_none, false, 0 },
 	{ "garbage in old tail padding", kfd_criu_args_pad, false, 0 },
 	{ "stale outputs and image_fd", kfd_criu_args_outputs, false, 0 },
-	{ "image mode", kfd_criu_args_image, true, 0 },
-	{ "unknown flag", kfd_criu_args_unknown_flag, true, -EINVAL },
-	{ "flags without image", kfd_criu_args_no_image_flag, true, -EINVAL },
+	{ "image op", kfd_criu_args_image, true, 0 },
+	{ "image op with a flag", kfd_criu_args_image_flag, true, -EINVAL },
+	{ "flag on a legacy op", kfd_criu_args_flag_on_legacy_op, true, -EINVAL },
 	{ "reserved set", kfd_criu_args_reserved, true, -EINVAL },
-	{ "gpu map", kfd_criu_args_gpu_map, true, -EINVAL },
+	{ "gpu map on a legacy op", kfd_criu_args_gpu_map, true, -EINVAL },
+	{ "gpu map on dump", kfd_criu_args_gpu_map_on_dump, true, -EINVAL },
+	{ "gpu pairing of process info", kfd_criu_args_gpu_pairing, true, 0 },
 	{ "gpu map count only", kfd_criu_args_num_gpu_map, true, -EINVAL },
 	{ "restore with both maps", kfd_criu_args_restore_maps, true, 0 },
 	{ "gpu map too long", kfd_criu_args_too_many_gpus, true, -EINVAL },
@@ -245,10 +270,12 @@ static const struct kfd_criu_args_case kfd_criu_args_cases[] = {
 	{ "offset map without pointer", kfd_criu_args_offsets_without_ptr, true,
 	  -EINVAL },
 	{ "offset map of capacity 0", kfd_criu_args_offset_ptr_only, true, 0 },
-	{ "offset map on dump", kfd_criu_args_offsets_on_dump, true, -EINVAL },
+	{ "offset map on process info", kfd_criu_args_offsets_on_info, true,
+	  -EINVAL },
 	{ "reserved32 set", kfd_criu_args_reserved32, true, -EINVAL },
 	{ "legacy field in image mode", kfd_criu_args_legacy_field, true, -EINVAL },
-	{ "unknown op", kfd_criu_args_bad_op, true, -EINVAL },
+	{ "op past the image ops", kfd_criu_args_past_image_ops, false, 0 },
+	{ "op between legacy and image ops", kfd_criu_args_between_ops, false, 0 },
 };
 
 static void kfd_criu_args_case_desc(const struct kfd_criu_args_case *c,
@@ -267,7 +294,8 @@ static void kfd_criu_test_args(struct kunit *test)
 	c->mutate(&args);
 	KUNIT_EXPECT_EQ(test, kfd_criu_image_requested(&args), c->requested);
 	if (c->requested)
-		KUNIT_EXPECT_EQ(test, kfd_criu_check_args(&args), c->ret);
+		KUNIT_EXPECT_EQ(test, kfd_criu_check_args(&args, args.op -
+					KFD_CRIU_OP_IMAGE_PROCESS_INFO), c->ret);
 }
 
 /* The layout is ABI: new fields start at the old struct's size. */

@@ -991,10 +991,14 @@ TEST_F(kfd, legacy_new_struct_size)
 
 	memset(&args, 0, sizeof(args));
 	args.legacy_pad = 0xdeadbeef;
-	args.image_fd = 1234;	/* ignored without the flag */
+	args.image_fd = 1234;	/* ignored by legacy ops */
 	args.op = KFD_CRIU_OP_PROCESS_INFO;
 	EXPECT_EQ(-ENODEV, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
 	args.reserved[0] = 1;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
+	/* A flag never turns a legacy op into image mode: refused instead */
+	args.reserved[0] = 0;
+	args.flags = 1;
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
 }
 
@@ -1003,24 +1007,88 @@ TEST_F(kfd, bad_arguments)
 	struct kfd_ioctl_criu_args args;
 
 	memset(&args, 0, sizeof(args));
-	args.flags = KFD_CRIU_FLAG_IMAGE;
-	args.op = KFD_CRIU_OP_PROCESS_INFO;
+	args.op = KFD_CRIU_OP_IMAGE_CHECKPOINT;	/* a GPU map is not its */
 	args.gpu_map_ptr = (uintptr_t)&args;
 	args.num_gpu_map = 1;
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
+	args.op = KFD_CRIU_OP_IMAGE_PROCESS_INFO;
+	args.num_gpu_map = 65;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
+	args.num_gpu_map = 1;
 	args.gpu_map_ptr = 0;
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
 	args.num_gpu_map = 0;
-	args.flags |= 1U << 31;
+	args.offset_map_ptr = (uintptr_t)&args;	/* RESTORE's only */
+	args.num_offset_map = 1;
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
-	args.flags = KFD_CRIU_FLAG_IMAGE;
+	args.offset_map_ptr = 0;
+	args.num_offset_map = 0;
+	args.flags = 1U << 31;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
+	args.flags = 0;
 	args.priv_data_size = 8;
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
 	args.priv_data_size = 0;
-	args.op = 99;
+	args.op = KFD_CRIU_OP_IMAGE_RESUME + 1;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
+	args.op = KFD_CRIU_OP_RESUME + 1;
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
 	/* None of it paused the process */
 	EXPECT_EQ(-EBADFD, criu_image_op(self->fd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+}
+
+/*
+ * PROCESS_INFO with room for a GPU map pairs each GPU of the process: the
+ * gpu_id the process sees and the topology's, the same in a process that
+ * was never restored. Too little room or a map it cannot write pauses
+ * nothing.
+ */
+TEST_F(kfd, process_info_pairs_gpu_ids)
+{
+	struct kfd_criu_gpu_map *map;
+	struct kfd_test_gpu gpus[64];
+	struct kfd_ioctl_criu_args args;
+	int n = kfd_topology_gpus(gpus, 64), i, j;
+	size_t len = 64 * sizeof(*map);
+
+	map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	memset(&args, 0, sizeof(args));
+	args.op = KFD_CRIU_OP_IMAGE_PROCESS_INFO;
+	args.gpu_map_ptr = (uintptr_t)map;
+	args.num_gpu_map = 64;
+	if (n > 0) {
+		EXPECT_EQ(-EFAULT, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
+		EXPECT_EQ(-EBADFD, criu_image_op(self->fd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+		args.op = KFD_CRIU_OP_IMAGE_PROCESS_INFO;
+		args.gpu_map_ptr = (uintptr_t)map;
+		args.num_gpu_map = n - 1 ?: 1;
+	}
+	ASSERT_EQ(0, mprotect(map, len, PROT_READ | PROT_WRITE));
+	if (n > 1) {
+		EXPECT_EQ(-ENOSPC, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
+		EXPECT_EQ((__u32)n, args.num_gpu_map);
+		EXPECT_EQ(-EBADFD, criu_image_op(self->fd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+		args.op = KFD_CRIU_OP_IMAGE_PROCESS_INFO;
+		args.gpu_map_ptr = (uintptr_t)map;
+	}
+	args.num_gpu_map = 64;
+	memset(map, 0x5a, len);
+	ASSERT_EQ(0, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
+	TH_LOG("%d GPUs in the topology, %u paired", n, args.num_gpu_map);
+	EXPECT_EQ((__u32)(n < 0 ? 0 : n), args.num_gpu_map);
+	for (i = 0; i < (int)args.num_gpu_map && i < 64; i++) {
+		for (j = 0; j < n && gpus[j].gpu_id != map[i].local_gpu_id; j++)
+			;
+		EXPECT_LT(j, n) TH_LOG("gpu_id 0x%x is not a topology GPU",
+				       map[i].local_gpu_id);
+		EXPECT_EQ(map[i].local_gpu_id, map[i].image_gpu_id);
+		EXPECT_EQ(-1, map[i].drm_fd);
+		EXPECT_EQ(0U, map[i].reserved);
+	}
+	EXPECT_EQ(0x5a5a5a5aU, map[args.num_gpu_map].image_gpu_id);
+	EXPECT_EQ(0, criu_image_op(self->fd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+	munmap(map, len);
 }
 
 /* CHECKPOINT into a read-only reopening of @memfd. */
@@ -1458,8 +1526,7 @@ static int criu_op_readonly(int fd, __u32 op, int image_fd, pid_t pid)
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (args == MAP_FAILED)
 		abort();	/* not an answer of the kernel's */
-	args->op = op;
-	args->flags = KFD_CRIU_FLAG_IMAGE;
+	args->op = IMAGE_OP(op);
 	args->image_fd = image_fd;
 	args->pid = pid;
 	if (mprotect(args, page, PROT_READ))

@@ -74,13 +74,18 @@ static inline int kfd_ioctl(int fd, unsigned long cmd, void *args)
 	return ioctl(fd, cmd, args) ? -errno : 0;
 }
 
-/* An image-mode CRIU op with no GPU or offset map; clears @args first */
+/* The image-mode op of legacy op @op, KFD_CRIU_OP_<op> */
+#define IMAGE_OP(op)	(KFD_CRIU_OP_IMAGE_PROCESS_INFO + (op))
+
+/*
+ * The image-mode version of CRIU op @op (a legacy KFD_CRIU_OP_*) with no
+ * GPU or offset map; clears @args first.
+ */
 static inline int criu_image_op(int fd, __u32 op, int image_fd,
 				struct kfd_ioctl_criu_args *args)
 {
 	memset(args, 0, sizeof(*args));
-	args->op = op;
-	args->flags = KFD_CRIU_FLAG_IMAGE;
+	args->op = IMAGE_OP(op);
 	args->image_fd = image_fd;
 	return kfd_ioctl(fd, AMDKFD_IOC_CRIU_OP, args);
 }
@@ -97,8 +102,7 @@ static inline int criu_restore_mapped(int fd, int image_fd,
 				      struct kfd_ioctl_criu_args *args)
 {
 	memset(args, 0, sizeof(*args));
-	args->op = KFD_CRIU_OP_RESTORE;
-	args->flags = KFD_CRIU_FLAG_IMAGE;
+	args->op = KFD_CRIU_OP_IMAGE_RESTORE;
 	args->image_fd = image_fd;
 	args->gpu_map_ptr = (uintptr_t)map;
 	args->num_gpu_map = num_map;
@@ -112,8 +116,7 @@ static inline int criu_resume(int fd, pid_t pid)
 	struct kfd_ioctl_criu_args args;
 
 	memset(&args, 0, sizeof(args));
-	args.op = KFD_CRIU_OP_RESUME;
-	args.flags = KFD_CRIU_FLAG_IMAGE;
+	args.op = KFD_CRIU_OP_IMAGE_RESUME;
 	args.pid = pid;
 	return kfd_ioctl(fd, AMDKFD_IOC_CRIU_OP, &args);
 }
