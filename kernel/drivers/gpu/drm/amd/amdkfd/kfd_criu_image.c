@@ -2009,12 +2009,19 @@ int kfd_criu_check_queues(const struct kfd_criu_queue_rec *queues, u32 n,
  * kfd_criu_mqd_whitelist[] names every MQD field RESTORE may write.
  *
  * RESTORE initializes a queue's MQD from its properties, as queue creation
- * does, and then writes these fields and nothing else, each after
- * kfd_criu_validate_queue_state() accepted it. The 6.12 MQD managers'
- * checkpoint_mqd() copy the whole MQD; of it, only these change while a
- * queue runs and are needed to resume it where it was preempted. The
- * rest (addresses, sizes, VMID, doorbell, priorities, CU mask) follows
- * from the queue record or from the target machine.
+ * does, and then writes these fields, each after
+ * kfd_criu_validate_queue_state() accepted it, and on GFX9 the live part
+ * of the control stack behind the MQD; nothing else. The 6.12 MQD managers'
+ * checkpoint_mqd() copy the whole MQD; these fields are the ones that say
+ * where a preempted queue stands in its ring, its EOP buffer and its
+ * control stack. The addresses, sizes, VMID, doorbell, priorities and CU
+ * mask follow from the queue record or from the target machine. The CP
+ * also keeps the state of work in flight in fields not listed here (the
+ * indirect buffer position, the dispatch id, EOP done events), which a
+ * restored queue gets from init_mqd(): a queue evicted with such work is
+ * not known to resume. None of this has run on hardware. Of the GFX9
+ * control stack, kfd_criu_validate_queue_state() checks the length only:
+ * the kernel does not parse it, and the CP firmware reads it as given.
  *
  * A field may appear once per queue class with different bounds. Bytes
  * of &struct kfd_criu_queue_dyn no entry covers for a queue must be zero.

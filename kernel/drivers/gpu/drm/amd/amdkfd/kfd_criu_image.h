@@ -71,8 +71,9 @@
  * writes only the fields of the MQD dynamic-field whitelist
  * (kfd_criu_mqd_whitelist[]), each validated by
  * kfd_criu_validate_queue_state(): the ring and EOP pointers, the control
- * stack and work-group state offsets, and on GFX9, whose control stack
- * lives in the MQD buffer, the live part of the control stack. A queue
+ * stack and work-group state offsets; and on GFX9, whose control stack
+ * lives in the MQD buffer, the live part of the control stack, of which
+ * only the length is checked. A queue
  * of a type the format cannot carry (kfd_criu_queue_type_carried())
  * makes CHECKPOINT fail with -EOPNOTSUPP. Restore prefers the hardware
  * slot ids the dump had; kfd_criu_pick_slot() decides what to do when

@@ -31,8 +31,9 @@
  * the create ioctl does, and pqm_create_queue() builds the MQD with
  * init_mqd() from the recorded properties; a raw MQD never comes from the
  * image. The CU mask goes through pqm_update_mqd() and GWS through
- * pqm_set_gws(), as their ioctls do. Last, the validated dynamic state is
- * written into each XCC's new MQD through set_dyn_state().
+ * pqm_set_gws(), as their ioctls do. Last, the dynamic state is written
+ * into each XCC's new MQD through set_dyn_state(): the whitelist fields,
+ * validated, and on GFX9 the control stack, checked for its length only.
  *
  * Which ids a restored queue keeps:
  *
