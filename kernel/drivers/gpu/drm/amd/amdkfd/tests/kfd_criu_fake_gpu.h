@@ -107,7 +107,12 @@ struct kfd_fake_bo {
 	bool off_lists;
 };
 
-/* The fakes of the running test; the stubs have no other way to it. */
+/*
+ * The fakes of the running test; the stubs have no other way to it. Some
+ * run in a worker on behalf of the test (kfd_criu_run_unwind()), so they
+ * report with expectations only: an assertion there would end the worker
+ * rather than the test.
+ */
 static struct kfd_fake_gpus *kfd_fake;
 
 static struct kfd_fake_bo *kfd_fake_bo_of(struct kgd_mem *mem)
