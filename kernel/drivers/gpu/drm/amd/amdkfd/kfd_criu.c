@@ -65,6 +65,7 @@
 #include <linux/build_bug.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/kthread.h>
 #include <linux/lockdep.h>
 #include <linux/minmax.h>
 #include <linux/pid.h>
@@ -1252,12 +1253,14 @@ static int kfd_criu_stream_contents(struct kfd_process *p,
  * @work: on system_unbound_wq
  * @fn: the step
  * @data: its argument
+ * @mm: the caller's address space, or NULL
  * @test: the KUnit test the RESTORE runs in, or NULL
  */
 struct kfd_criu_unwind_work {
 	struct work_struct work;
 	void (*fn)(void *data);
 	void *data;
+	struct mm_struct *mm;
 	struct kunit *test;
 };
 
@@ -1277,9 +1280,13 @@ static void kfd_criu_unwind_work_fn(struct work_struct *work)
 	struct kfd_criu_unwind_work *uw =
 		container_of(work, struct kfd_criu_unwind_work, work);
 
+	if (uw->mm)
+		kthread_use_mm(uw->mm);
 	kfd_criu_unwind_set_test(uw->test);
 	uw->fn(uw->data);
 	kfd_criu_unwind_set_test(NULL);
+	if (uw->mm)
+		kthread_unuse_mm(uw->mm);
 }
 
 /**
@@ -1302,7 +1309,9 @@ static void kfd_criu_unwind_work_fn(struct work_struct *work)
  * caller would, but lockdep knows only the caller as the mutex's owner,
  * so @fn must neither assert, take nor release it. flush_work() tells
  * lockdep that the caller waits for @fn with p->mutex held, so the locks
- * @fn takes are still checked against p->mutex.
+ * @fn takes are still checked against p->mutex. @fn also runs in the
+ * caller's address space, which stays while the caller waits: destroying
+ * an SDMA queue reads its counter from user memory.
  *
  * Context: p->mutex held; sleeps.
  */
@@ -1312,6 +1321,7 @@ void kfd_criu_run_unwind(struct kfd_process *p, void (*fn)(void *data),
 	struct kfd_criu_unwind_work uw = {
 		.fn = fn,
 		.data = data,
+		.mm = current->mm,
 		.test = kunit_get_current_test(),
 	};
 
