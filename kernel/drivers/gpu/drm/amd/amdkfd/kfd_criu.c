@@ -51,6 +51,13 @@
  * p->mutex is held while the contents stream in: the target is a process
  * being restored, which runs nothing before RESUME.
  *
+ * A RESTORE usually fails because a fatal signal ended its stream, and
+ * amdgpu waits interruptibly for the reservations it takes to unmap and
+ * free a BO or to drop a queue's hold on its buffers. So the undo steps
+ * that free through amdgpu run in a worker, which no signal reaches,
+ * while the caller waits for them uninterruptibly with p->mutex held
+ * (kfd_criu_run_unwind()).
+ *
  * Stream I/O goes through the caller's file at its file position, in
  * chunks, and stops with -EINTR when a fatal signal is pending. A restart
  * would replay a stream that is already partly written or read, so a
@@ -62,6 +69,7 @@
 #include <linux/build_bug.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/kthread.h>
 #include <linux/lockdep.h>
 #include <linux/minmax.h>
 #include <linux/pid.h>
@@ -74,6 +82,9 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/utsname.h>
+#include <linux/workqueue.h>
+
+#include <kunit/test-bug.h>
 
 #include "amdgpu_amdkfd.h"
 #include "kfd_criu.h"
@@ -1288,6 +1299,91 @@ static int kfd_criu_stream_contents(struct kfd_process *p,
 	if (bos->cursor.bo_index != bos->num_bos)
 		return -EINVAL;
 	return kfd_criu_bos_finish_contents(p, bos);
+}
+
+/**
+ * struct kfd_criu_unwind_work - an undo step run on behalf of a RESTORE
+ * @work: on system_unbound_wq
+ * @fn: the step
+ * @data: its argument
+ * @mm: the caller's address space, or NULL
+ * @test: the KUnit test the RESTORE runs in, or NULL
+ */
+struct kfd_criu_unwind_work {
+	struct work_struct work;
+	void (*fn)(void *data);
+	void *data;
+	struct mm_struct *mm;
+	struct kunit *test;
+};
+
+/*
+ * KUnit's static stubs find the running test through current; the worker
+ * runs its step as a part of the caller's test, with the same fakes.
+ */
+static void kfd_criu_unwind_set_test(struct kunit *test)
+{
+#if IS_ENABLED(CONFIG_KUNIT)
+	current->kunit_test = test;
+#endif
+}
+
+static void kfd_criu_unwind_work_fn(struct work_struct *work)
+{
+	struct kfd_criu_unwind_work *uw =
+		container_of(work, struct kfd_criu_unwind_work, work);
+
+	if (uw->mm)
+		kthread_use_mm(uw->mm);
+	kfd_criu_unwind_set_test(uw->test);
+	uw->fn(uw->data);
+	kfd_criu_unwind_set_test(NULL);
+	if (uw->mm)
+		kthread_unuse_mm(uw->mm);
+}
+
+/**
+ * kfd_criu_run_unwind - run an undo step of a RESTORE where no signal reaches
+ * @p: the process being restored
+ * @fn: the step
+ * @data: its argument
+ *
+ * amdgpu reserves BOs and VMs with interruptible waits when it unmaps and
+ * frees them, and a RESTORE is mostly undone in a task with a fatal
+ * signal pending: there such a step fails whenever it has to wait, and
+ * leaves behind what it did not undo, a BO that amdgpu already took off
+ * its lists even beyond any later free. A kworker never has a signal
+ * pending, and its small allocations do not fail as an OOM victim's may,
+ * so the step runs in one while the caller waits uninterruptibly. The
+ * steps are bounded: they undo what this RESTORE created, without
+ * waiting for the GPU.
+ *
+ * The caller holds p->mutex for @fn throughout: @fn acts on @p as the
+ * caller would, but lockdep knows only the caller as the mutex's owner,
+ * so @fn must neither assert, take nor release it. flush_work() tells
+ * lockdep that the caller waits for @fn with p->mutex held, so the locks
+ * @fn takes are still checked against p->mutex. @fn also runs in the
+ * caller's address space, which stays while the caller waits: destroying
+ * an SDMA queue reads its counter from user memory.
+ *
+ * Context: p->mutex held; sleeps.
+ */
+void kfd_criu_run_unwind(struct kfd_process *p, void (*fn)(void *data),
+			 void *data)
+{
+	struct kfd_criu_unwind_work uw = {
+		.fn = fn,
+		.data = data,
+		.mm = current->mm,
+		.test = kunit_get_current_test(),
+	};
+
+	lockdep_assert_held(&p->mutex);
+
+	INIT_WORK_ONSTACK(&uw.work, kfd_criu_unwind_work_fn);
+	queue_work(system_unbound_wq, &uw.work);
+	flush_work(&uw.work);
+	destroy_work_on_stack(&uw.work);
 }
 
 /* Everything that may fail and has an undo: GPUs, BOs, queues, contents. */

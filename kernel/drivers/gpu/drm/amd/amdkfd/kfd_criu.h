@@ -45,6 +45,9 @@ struct kfd_process_device;
 struct kgd_mem;
 struct mm_struct;
 
+void kfd_criu_run_unwind(struct kfd_process *p, void (*fn)(void *data),
+			 void *data);
+
 /**
  * struct kfd_criu_events_image - process and event state in kernel memory
  * @process: the PROCESS record

@@ -45,7 +45,8 @@
  * The mmap offsets that changed (new GEM offsets, doorbells and MMIO of
  * another GPU) are reported so that the caller can fix the restored
  * process's mappings. kfd_criu_bos_unwind() unmaps and frees everything
- * created and takes their sizes off the VRAM usage counts again.
+ * created and takes their sizes off the VRAM usage counts again, in a
+ * worker that no signal interrupts (kfd_criu_run_unwind()).
  */
 
 #include <linux/bits.h>
@@ -1043,11 +1044,15 @@ u32 kfd_criu_bos_offsets(struct kfd_process *p,
 }
 
 /*
- * Fails only when an unmap is interrupted (it reserves the BO and its VMs
- * interruptibly): the BO then stays the process's, whole and with its
- * handle, for process teardown to free. A free that fails has already
- * taken the BO off the process's lists and cannot be repeated: the handle
- * goes, the BO leaks.
+ * Runs in kfd_criu_run_unwind()'s worker, so amdgpu's reservations wait
+ * rather than fail. An unmap that fails all the same (-ENOMEM, or -EBUSY
+ * while a queue still holds the BO) leaves the BO whole, with its handle,
+ * for process teardown to free, and so does a free that refuses a BO
+ * still mapped (-EBUSY), which changes nothing. Any other failure of the
+ * free comes after amdgpu took the BO off the process's lists, and a
+ * second free, teardown's included, would corrupt them: the handle goes
+ * and the BO leaks, with an error logged. Only a failed allocation leads
+ * there, and a kworker's small allocations do not fail.
  */
 static int kfd_criu_bo_destroy(struct kfd_process *p,
 			       const struct kfd_criu_bo_rec *rec,
@@ -1069,14 +1074,48 @@ static int kfd_criu_bo_destroy(struct kfd_process *p,
 	}
 	pdd = kfd_criu_gpus_pdd(p, st, le32_to_cpu(rec->gpu_index));
 	ret = kfd_criu_bo_release(pdd, mem);
+	if (ret == -EBUSY)
+		return ret;
 	if (ret)
-		pr_warn_ratelimited("CRIU image: leaking restored BO at 0x%llx: %d\n",
-				    le64_to_cpu(rec->va), ret);
+		pr_err("CRIU image: leaking restored BO at 0x%llx: %d\n",
+		       le64_to_cpu(rec->va), ret);
 	kfd_process_device_remove_obj_handle(pdd, le32_to_cpu(rec->handle));
 	/* What kfd_criu_restore_memory_of_gpu() added for it */
 	if (le32_to_cpu(rec->alloc_flags) & KFD_IOC_ALLOC_MEM_FLAGS_VRAM)
 		atomic64_sub(le64_to_cpu(rec->size), &pdd->vram_usage);
 	return 0;
+}
+
+/**
+ * struct kfd_criu_bos_teardown - what the BO unwind's worker works on
+ * @p: the process being restored; the caller holds p->mutex for the worker
+ * @img: BO records, with the BOs created so far
+ * @st: where the image GPUs were placed
+ */
+struct kfd_criu_bos_teardown {
+	struct kfd_process *p;
+	struct kfd_criu_bos_image *img;
+	const struct kfd_criu_gpus_restore *st;
+};
+
+/* The BOs, newest first; in the worker, so without lockdep_assert_held(). */
+static void kfd_criu_bos_destroy_all(void *data)
+{
+	struct kfd_criu_bos_teardown *td = data;
+	struct kfd_criu_bos_image *img = td->img;
+	int ret;
+	u32 i;
+
+	for (i = img->num_bos; i-- > 0;) {
+		if (!img->mems[i])
+			continue;
+		ret = kfd_criu_bo_destroy(td->p, &img->bos[i], img->mems[i],
+					  td->st);
+		if (ret)
+			pr_warn_ratelimited("CRIU image: restored BO at 0x%llx stays for process teardown: %d\n",
+					    le64_to_cpu(img->bos[i].va), ret);
+		img->mems[i] = NULL;
+	}
 }
 
 /**
@@ -1088,7 +1127,9 @@ static int kfd_criu_bo_destroy(struct kfd_process *p,
  * Unmaps and frees every BO the restore created, in reverse order, and
  * takes each one's size off its GPU's VRAM usage count as the free ioctl
  * does. The count is not reset to a saved value: SVM changes it without
- * p->mutex. A BO whose unmap is interrupted stays in the process, and
+ * p->mutex. The unmaps and frees run in a worker (kfd_criu_run_unwind()),
+ * as the caller may have a signal pending. A BO that cannot be unmapped
+ * even there stays in the process with its handle, and
  * kfd_criu_gpus_unwind() then keeps the VMs.
  *
  * Context: p->mutex held.
@@ -1096,8 +1137,7 @@ static int kfd_criu_bo_destroy(struct kfd_process *p,
 void kfd_criu_bos_unwind(struct kfd_process *p, struct kfd_criu_bos_image *img,
 			 const struct kfd_criu_gpus_restore *st)
 {
-	int ret;
-	u32 i;
+	struct kfd_criu_bos_teardown td = { .p = p, .img = img, .st = st };
 
 	lockdep_assert_held(&p->mutex);
 
@@ -1105,15 +1145,7 @@ void kfd_criu_bos_unwind(struct kfd_process *p, struct kfd_criu_bos_image *img,
 	kfd_criu_bo_restore_xfer_free(img);
 	if (!img->mems)
 		return;
-	for (i = img->num_bos; i-- > 0;) {
-		if (!img->mems[i])
-			continue;
-		ret = kfd_criu_bo_destroy(p, &img->bos[i], img->mems[i], st);
-		if (ret)
-			pr_warn_ratelimited("CRIU image: cannot unmap restored BO at 0x%llx: %d\n",
-					    le64_to_cpu(img->bos[i].va), ret);
-		img->mems[i] = NULL;
-	}
+	kfd_criu_run_unwind(p, kfd_criu_bos_destroy_all, &td);
 	kvfree(img->mems);
 	img->mems = NULL;
 }

@@ -50,7 +50,8 @@
  * The process is evicted while its queues are created, so each new queue
  * starts evicted and inactive, and stays so until RESUME restores the
  * process's queues. kfd_criu_queues_unwind() destroys the queues created
- * so far, newest first, which also releases their buffers and GWS.
+ * so far, newest first, which also releases their buffers and GWS, in a
+ * worker that no signal interrupts (kfd_criu_run_unwind()).
  */
 
 #include <linux/bitmap.h>
@@ -912,6 +913,29 @@ static int kfd_criu_queue_set_dyn(struct kfd_process *p,
 	return ret;
 }
 
+/**
+ * struct kfd_criu_queue_buffers - the buffers a queue that failed holds
+ * @pdd: the queue's GPU
+ * @qp: its properties, with the buffers kfd_queue_acquire_buffers() took
+ */
+struct kfd_criu_queue_buffers {
+	struct kfd_process_device *pdd;
+	struct queue_properties *qp;
+};
+
+/*
+ * In kfd_criu_run_unwind()'s worker: the hold on the mappings goes under
+ * the VM's root reservation, which amdgpu takes interruptibly. A hold
+ * left behind would make the unmap of those BOs fail with -EBUSY.
+ */
+static void kfd_criu_queue_put_buffers(void *data)
+{
+	struct kfd_criu_queue_buffers *qb = data;
+
+	kfd_queue_unref_bo_vas(qb->pdd, qb->qp);
+	kfd_queue_release_buffers(qb->pdd, qb->qp);
+}
+
 /* Creates the queue of record @n as the create ioctl would. */
 static int kfd_criu_queue_create(struct kfd_process *p,
 				 struct kfd_process_device *pdd,
@@ -919,6 +943,7 @@ static int kfd_criu_queue_create(struct kfd_process *p,
 {
 	struct kfd_criu_queue_priv_data ids = {};
 	struct queue_properties qp;
+	struct kfd_criu_queue_buffers qb = { .pdd = pdd, .qp = &qp };
 	unsigned int qid;
 	int ret;
 
@@ -943,8 +968,7 @@ static int kfd_criu_queue_create(struct kfd_process *p,
 		if (ret == -EBUSY && kfd_criu_queue_is_sdma(qp.type))
 			pr_warn_ratelimited("CRIU image: queue %u: SDMA slot %u is taken\n",
 					    ids.q_id, ids.sdma_id);
-		kfd_queue_unref_bo_vas(pdd, &qp);
-		kfd_queue_release_buffers(pdd, &qp);
+		kfd_criu_run_unwind(p, kfd_criu_queue_put_buffers, &qb);
 	}
 	return ret;
 }
@@ -1008,31 +1032,65 @@ out_unwind:
 }
 
 /**
+ * struct kfd_criu_queues_teardown - what the queue unwind's worker works on
+ * @p: the process being restored; the caller holds p->mutex for the worker
+ * @img: queue records, with the number of queues created so far
+ */
+struct kfd_criu_queues_teardown {
+	struct kfd_process *p;
+	struct kfd_criu_queues_image *img;
+};
+
+/* The queues, newest first; in the worker, so without lockdep_assert_held(). */
+static void kfd_criu_queues_destroy_all(void *data)
+{
+	struct kfd_criu_queues_teardown *td = data;
+	struct kfd_criu_queues_image *img = td->img;
+	u32 qid;
+	int ret;
+
+	while (img->num_created) {
+		qid = le32_to_cpu(img->queues[--img->num_created].queue_id);
+		ret = pqm_destroy_queue(&td->p->pqm, qid);
+		if (ret)
+			pr_warn_ratelimited("CRIU image: cannot destroy restored queue %u: %d\n",
+					    qid, ret);
+	}
+}
+
+/**
  * kfd_criu_queues_unwind - undo kfd_criu_queues_restore()
  * @p: the process being restored
  * @img: queue records, with the number of queues created so far
  *
  * Destroys the queues the restore created, newest first, which releases
- * their buffers, GWS and ids. A queue that cannot be destroyed stays for
- * process teardown.
+ * their buffers, GWS and ids. A queue gives up its hold on its buffers'
+ * mappings, and a GWS its eviction fence, under reservations amdgpu takes
+ * interruptibly, while the caller may have a signal pending: so they are
+ * destroyed in a worker (kfd_criu_run_unwind()). A queue that cannot be
+ * destroyed even there stays for process teardown.
  *
  * Context: p->mutex held.
  */
 void kfd_criu_queues_unwind(struct kfd_process *p,
 			    struct kfd_criu_queues_image *img)
 {
-	u32 qid;
-	int ret;
+	struct kfd_criu_queues_teardown td = { .p = p, .img = img };
 
 	lockdep_assert_held(&p->mutex);
 
-	while (img->num_created) {
-		qid = le32_to_cpu(img->queues[--img->num_created].queue_id);
-		ret = pqm_destroy_queue(&p->pqm, qid);
-		if (ret)
-			pr_warn_ratelimited("CRIU image: cannot destroy restored queue %u: %d\n",
-					    qid, ret);
+	if (!img->num_created)
+		return;
+	/*
+	 * Destroying a queue a debugger suspended drops p->mutex to wait,
+	 * which only its owner may; restore refuses a process with a
+	 * debugger, and one cannot attach while p->mutex is held.
+	 */
+	if (WARN_ON_ONCE(p->debug_trap_enabled)) {
+		kfd_criu_queues_destroy_all(&td);
+		return;
 	}
+	kfd_criu_run_unwind(p, kfd_criu_queues_destroy_all, &td);
 }
 
 #if IS_BUILTIN(CONFIG_HSA_AMD_CRIU_KUNIT_TEST)

@@ -18,6 +18,10 @@
  * again once per counted call, failing that one call, and checks that the
  * process is left without BOs, mappings, VRAM usage or bounce buffers.
  * A step the restore gains is counted and failed without a new case.
+ * Another case fails each step in turn for a signal it sends the test's
+ * task, SIGKILL and then SIGUSR1, so that the unwind starts with the
+ * signal pending: the fake unmap and free then fail as amdgpu's
+ * interruptible reservations do, and a BO freed twice fails the test.
  */
 
 #include <kunit/static_stub.h>
@@ -415,6 +419,23 @@ static void bt_expect_nothing_left(struct kunit *test, struct kfd_process *q,
 			    kfd_fake_step_name[step], at);
 }
 
+/* A clean restore of the image in @s counts the steps, per kind. */
+static void bt_count_steps(struct kunit *test, struct kfd_criu_test_stream *s,
+			   struct kfd_criu_gpus_restore *st,
+			   unsigned int *counted)
+{
+	struct kfd_criu_bos_image img;
+	struct kfd_process *q;
+
+	memset(kfd_fake->calls, 0, sizeof(kfd_fake->calls));
+	q = kfd_fake_process(test, 2, BT_GPU0);
+	KUNIT_ASSERT_EQ(test, bt_restore(q, s, &img, st, false), 0);
+	memcpy(counted, kfd_fake->calls, sizeof(kfd_fake->calls));
+	kfd_criu_bos_image_free(&img);
+	KUNIT_EXPECT_EQ(test, counted[KFD_FAKE_ALLOC], ARRAY_SIZE(bt_bos));
+	KUNIT_EXPECT_GE(test, counted[KFD_FAKE_COPY], 4);
+}
+
 static void test_bos_restore_unwinds_every_step(struct kunit *test)
 {
 	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
@@ -431,15 +452,7 @@ static void test_bos_restore_unwinds_every_step(struct kunit *test)
 	bt_stub(test);
 	p = bt_source(test);
 	KUNIT_ASSERT_EQ(test, bt_dump(p, s), 0);
-
-	/* A clean restore counts the steps */
-	memset(fake->calls, 0, sizeof(fake->calls));
-	q = kfd_fake_process(test, 2, BT_GPU0);
-	KUNIT_ASSERT_EQ(test, bt_restore(q, s, &img, st, false), 0);
-	memcpy(counted, fake->calls, sizeof(counted));
-	kfd_criu_bos_image_free(&img);
-	KUNIT_EXPECT_EQ(test, counted[KFD_FAKE_ALLOC], ARRAY_SIZE(bt_bos));
-	KUNIT_EXPECT_GE(test, counted[KFD_FAKE_COPY], 4);
+	bt_count_steps(test, s, st, counted);
 
 	for (step = 0; step < KFD_FAKE_NUM_STEPS; step++) {
 		for (at = 0; at < counted[step]; at++) {
@@ -457,6 +470,74 @@ static void test_bos_restore_unwinds_every_step(struct kunit *test)
 	fake->fail_step = KFD_FAKE_NUM_STEPS;
 	kunit_info(test, "%u failure points, each unwound\n", cases);
 	/* The source process never changed */
+	KUNIT_EXPECT_EQ(test, kfd_fake_bos_of(p), ARRAY_SIZE(bt_bos));
+}
+
+/*
+ * A restore that @step's call @at fails for the signal it sends the
+ * test's task. The signal is still pending when the restore returns, so
+ * it was during the unwind.
+ */
+static void bt_restore_interrupted(struct kunit *test,
+				   struct kfd_criu_test_stream *s,
+				   struct kfd_criu_gpus_restore *st,
+				   enum kfd_fake_step step, unsigned int at)
+{
+	struct kfd_criu_bos_image img;
+	struct kfd_process *q;
+	bool pending;
+	int ret;
+
+	q = kfd_fake_process(test, 2, BT_GPU0);
+	memset(kfd_fake->calls, 0, sizeof(kfd_fake->calls));
+	kfd_fake->fail_step = step;
+	kfd_fake->fail_at = at;
+	ret = bt_restore(q, s, &img, st, false);
+	pending = signal_pending(current);
+	flush_signals(current);
+	KUNIT_EXPECT_EQ_MSG(test, ret, -EINTR, "signal %d at %s %u",
+			    kfd_fake->fail_signal, kfd_fake_step_name[step],
+			    at);
+	KUNIT_EXPECT_TRUE_MSG(test, pending, "signal %d at %s %u not pending",
+			      kfd_fake->fail_signal, kfd_fake_step_name[step],
+			      at);
+	bt_expect_nothing_left(test, q, step, at);
+}
+
+/*
+ * A restore mostly fails because a fatal signal ended it, and amdgpu's
+ * unmap and free fail in a task with a signal pending. Failing each step
+ * in turn for a signal, nothing of the restore may be left and nothing
+ * may be freed twice. SIGUSR1 interrupts amdgpu's waits just as well.
+ */
+static void test_bos_restore_unwinds_with_a_signal_pending(struct kunit *test)
+{
+	static const int signals[] = { SIGKILL, SIGUSR1 };
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
+	struct kfd_fake_gpus *fake = kfd_fake_gpus_new(test);
+	unsigned int counted[KFD_FAKE_NUM_STEPS], at, i;
+	struct kfd_criu_gpus_restore *st;
+	enum kfd_fake_step step;
+	struct kfd_process *p;
+
+	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, st);
+	bt_stub(test);
+	p = bt_source(test);
+	KUNIT_ASSERT_EQ(test, bt_dump(p, s), 0);
+	bt_count_steps(test, s, st, counted);
+
+	for (i = 0; i < ARRAY_SIZE(signals); i++) {
+		/* A kthread takes a signal only when it allows it */
+		allow_signal(signals[i]);
+		fake->fail_signal = signals[i];
+		for (step = 0; step < KFD_FAKE_NUM_STEPS; step++)
+			for (at = 0; at < counted[step]; at++)
+				bt_restore_interrupted(test, s, st, step, at);
+		disallow_signal(signals[i]);
+	}
+	fake->fail_signal = 0;
+	fake->fail_step = KFD_FAKE_NUM_STEPS;
 	KUNIT_EXPECT_EQ(test, kfd_fake_bos_of(p), ARRAY_SIZE(bt_bos));
 }
 
@@ -561,6 +642,7 @@ static struct kunit_case kfd_criu_bos_cases[] = {
 	KUNIT_CASE(test_bos_dump_copy_error),
 	KUNIT_CASE(test_bos_vram_lost),
 	KUNIT_CASE(test_bos_snapshot_refuses_imported),
+	KUNIT_CASE(test_bos_restore_unwinds_with_a_signal_pending),
 	{}
 };
 

@@ -23,6 +23,7 @@
 #include <kunit/test.h>
 #include <linux/idr.h>
 #include <linux/list.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 
 #define KFD_FAKE_MAX_GPUS	4
@@ -60,6 +61,8 @@ static const char * const kfd_fake_step_name[KFD_FAKE_NUM_STEPS] = {
  * @calls: calls made, per kind
  * @fail_step: the kind of call to fail, or %KFD_FAKE_NUM_STEPS for none
  * @fail_at: which call of that kind fails (0 for the first)
+ * @fail_signal: the signal that call sends the calling task before it
+ *	fails with -EINTR, or 0 for a call that fails with -EIO
  * @vram_epoch: the VRAM-lost count of every fake GPU
  * @lose_vram_at: the copy (by number) during which the GPUs lose their
  *	VRAM, or -1
@@ -74,6 +77,7 @@ struct kfd_fake_gpus {
 	unsigned int calls[KFD_FAKE_NUM_STEPS];
 	enum kfd_fake_step fail_step;
 	unsigned int fail_at;
+	int fail_signal;
 	int vram_epoch;
 	int lose_vram_at;
 };
@@ -88,6 +92,8 @@ struct kfd_fake_gpus {
  * @userptr: a userptr BO's address
  * @gem_offset: its mmap offset through a render node
  * @mapped_on: the DRM files of the VMs it is mapped in, NULL for none
+ * @off_lists: a free took it off the process's lists and then failed;
+ *	amdgpu could not free it again
  */
 struct kfd_fake_bo {
 	struct kgd_mem mem;
@@ -98,9 +104,15 @@ struct kfd_fake_bo {
 	u64 userptr;
 	u64 gem_offset;
 	void *mapped_on[KFD_FAKE_MAX_GPUS];
+	bool off_lists;
 };
 
-/* The fakes of the running test; the stubs have no other way to it. */
+/*
+ * The fakes of the running test; the stubs have no other way to it. Some
+ * run in a worker on behalf of the test (kfd_criu_run_unwind()), so they
+ * report with expectations only: an assertion there would end the worker
+ * rather than the test.
+ */
 static struct kfd_fake_gpus *kfd_fake;
 
 static struct kfd_fake_bo *kfd_fake_bo_of(struct kgd_mem *mem)
@@ -108,13 +120,21 @@ static struct kfd_fake_bo *kfd_fake_bo_of(struct kgd_mem *mem)
 	return container_of(mem, struct kfd_fake_bo, mem);
 }
 
-/* The error the fake returns for this call: 0, or -EIO when chosen. */
+/*
+ * The error the fake returns for this call: 0, or when chosen -EIO, or
+ * -EINTR after it sent the calling task @fail_signal, as a wait that the
+ * signal interrupted.
+ */
 static int kfd_fake_step(enum kfd_fake_step step)
 {
 	unsigned int n = kfd_fake->calls[step]++;
 
-	return step == kfd_fake->fail_step && n == kfd_fake->fail_at ?
-	       -EIO : 0;
+	if (step != kfd_fake->fail_step || n != kfd_fake->fail_at)
+		return 0;
+	if (!kfd_fake->fail_signal)
+		return -EIO;
+	send_sig(kfd_fake->fail_signal, current, 1);
+	return -EINTR;
 }
 
 static void kfd_fake_bo_free(struct kfd_fake_bo *fb)
@@ -331,6 +351,12 @@ static void kfd_fake_tlb_flush(struct kfd_process_device *pdd)
 	kfd_fake->tlb_flushes++;
 }
 
+/*
+ * As amdgpu: the unmap reserves the BO and its VMs with interruptible
+ * waits, so with a signal pending it fails, before it changed anything.
+ * amdgpu fails only when it has to wait for a reservation; the fake fails
+ * always, the worst case.
+ */
 static int kfd_fake_vm_unmap(struct kfd_process_device *pdd,
 			     struct kgd_mem *mem)
 {
@@ -339,11 +365,19 @@ static int kfd_fake_vm_unmap(struct kfd_process_device *pdd,
 
 	if (slot < 0)
 		return -EINVAL;
+	if (signal_pending(current))
+		return -ERESTARTSYS;
 	fb->mapped_on[slot] = NULL;
 	return 0;
 }
 
-/* As amdgpu: a BO still mapped somewhere is not freed. */
+/*
+ * As amdgpu: a BO still mapped somewhere is refused and left as it was.
+ * Otherwise the free first takes the BO off the process's lists and only
+ * then reserves it and its VMs, interruptibly: with a signal pending it
+ * fails there, and the BO can never be freed again. Freeing it again is
+ * a double free, which fails the test.
+ */
 static int kfd_fake_release(struct kfd_process_device *pdd,
 			    struct kgd_mem *mem)
 {
@@ -353,6 +387,14 @@ static int kfd_fake_release(struct kfd_process_device *pdd,
 	for (i = 0; i < KFD_FAKE_MAX_GPUS; i++)
 		if (fb->mapped_on[i])
 			return -EBUSY;
+	if (fb->off_lists) {
+		KUNIT_FAIL(kfd_fake->test, "BO at 0x%llx freed twice",
+			   fb->mem.va);
+		return -EINVAL;
+	}
+	fb->off_lists = true;
+	if (signal_pending(current))
+		return -ERESTARTSYS;
 	kfd_fake_bo_free(fb);
 	return 0;
 }
