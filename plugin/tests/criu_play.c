@@ -28,6 +28,9 @@
  * @nr_moved: entries in @moved
  * @gpus: the GPU map of the last RESTORE
  * @nr_gpus: entries in @gpus
+ * @pairs: what PROCESS_INFO pairs: for each GPU the process uses, the gpu_id
+ *	   the process sees and the GPU's gpu_id in the topology
+ * @nr_pairs: entries in @pairs; more than PROCESS_INFO has room for: -ENOSPC
  * @old_kernel: answer as a kernel without image mode
  * @denied: answer as to a task without CAP_CHECKPOINT_RESTORE
  * @paused: processes PROCESS_INFO paused and no UNPAUSE resumed
@@ -41,6 +44,8 @@ static struct fake_kfd {
 	unsigned int nr_moved;
 	struct kfd_criu_gpu_map gpus[MAX_GPU_MAP];
 	unsigned int nr_gpus;
+	struct kfd_criu_gpu_map pairs[MAX_GPU_MAP + 1];
+	unsigned int nr_pairs;
 	unsigned int paused, probes, restores, resumes;
 } fake_kfd;
 
@@ -72,6 +77,49 @@ static int fake_restore(struct kfd_ioctl_criu_args *args)
 	return 0;
 }
 
+/*
+ * PROCESS_INFO with room for @num_gpu_map pairs at @gpu_map_ptr (none: no
+ * pairing wanted). Short room is -ENOSPC with the room needed, and the
+ * process is not paused.
+ */
+static int fake_process_info(struct kfd_ioctl_criu_args *args)
+{
+	struct kfd_criu_gpu_map *out = (void *)(uintptr_t)args->gpu_map_ptr;
+	unsigned int room = args->num_gpu_map;
+
+	if (!room != !out || room > MAX_GPU_MAP)
+		return -EINVAL;
+	if (room && room < fake_kfd.nr_pairs) {
+		args->num_gpu_map = fake_kfd.nr_pairs;
+		return -ENOSPC;
+	}
+	if (room) {
+		memcpy(out, fake_kfd.pairs, fake_kfd.nr_pairs * sizeof(*out));
+		args->num_gpu_map = fake_kfd.nr_pairs;
+	}
+	args->pid = 4242;
+	fake_kfd.paused++;
+	return 0;
+}
+
+/*
+ * What PROCESS_INFO pairs with the fake topology's GPUs 4660 and 17185: the
+ * gpu_ids the process sees for them, @seen_4660 and @seen_17185 (0: a GPU
+ * it does not use).
+ */
+static void fake_pairing(uint32_t seen_4660, uint32_t seen_17185)
+{
+	const uint32_t local[] = { 4660, 17185 }, seen[] = { seen_4660, seen_17185 };
+	unsigned int i;
+
+	fake_kfd.nr_pairs = 0;
+	for (i = 0; i < ARRAY_SIZE(local); i++)
+		if (seen[i])
+			fake_kfd.pairs[fake_kfd.nr_pairs++] = (struct kfd_criu_gpu_map){
+				.image_gpu_id = seen[i], .local_gpu_id = local[i],
+				.drm_fd = -1 };
+}
+
 static int fake_criu_op(struct kfd_ioctl_criu_args *args)
 {
 	if (fake_kfd.denied)
@@ -80,9 +128,7 @@ static int fake_criu_op(struct kfd_ioctl_criu_args *args)
 		return args->op == KFD_CRIU_OP_UNPAUSE ? -EINVAL : 0;
 	switch (args->op) {
 	case KFD_CRIU_OP_PROCESS_INFO:
-		args->pid = 4242;
-		fake_kfd.paused++;
-		return 0;
+		return fake_process_info(args);
 	case KFD_CRIU_OP_UNPAUSE:	/* also the plugin's probe */
 		fake_kfd.probes += !fake_kfd.paused;
 		if (!fake_kfd.paused)
@@ -175,11 +221,15 @@ int fake_fstat(int fd, struct stat *buf)
 	return 0;
 }
 
-/* Turns the fake KFD on or off; the plugin asks for image mode again */
+/*
+ * Turns the fake KFD on or off; the plugin asks for image mode again. The
+ * process uses both GPUs and sees the topology's gpu_ids.
+ */
 static void fake_kfd_switch(bool on)
 {
 	memset(&fake_kfd, 0, sizeof(fake_kfd));
 	fake_kfd.on = on;
+	fake_pairing(4660, 17185);
 	image_mode = -1;
 }
 
