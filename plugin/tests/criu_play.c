@@ -427,6 +427,11 @@ static int plugin_fds(void)
  * @vmas: its mappings
  * @nr_vmas: entries in @vmas
  * @error: 0, or the errno UPDATE_VMA_MAP must fail the restore with
+ * @files: the index in gpu_map[] of the render file that render node files
+ *	   61 (renderD129) and 62 (renderD130) must be restored on
+ * @seen: the gpu_ids the process saw at dump for GPUs 4660 and 17185, 0 for
+ *	  a GPU it did not use (PROCESS_INFO's pairing); all 0: the topology's,
+ *	  for both
  */
 struct play_case {
 	const char *name;
@@ -436,6 +441,8 @@ struct play_case {
 	struct play_vma vmas[8];
 	int nr_vmas;
 	int error;
+	int files[2];
+	uint32_t seen[2];
 };
 
 /* An offset map entry: @gpu is the image's gpu_id of the buffer's GPU */
@@ -445,41 +452,69 @@ struct play_case {
 #define RENDER_VMA(minor, off, to, gpu) \
 	{ "/dev/dri/renderD" #minor, minor, off, to, gpu, -1, false }
 
-/* GPU 4660 is renderD129 (gpu_map[0]), GPU 17185 renderD130 ([1]) */
+/*
+ * GPU 4660 is renderD129 (gpu_map[0]), GPU 17185 renderD130 ([1]). The
+ * offset map names a buffer's GPU by the gpu_id the process saw for it.
+ */
 static const struct play_case play_cases[] = {
 	{ "one GPU", NULL, { MOVED(0x1000, 0x9000, 4660) }, 1,
 	  { KFD_VMA(0x5000), RENDER_VMA(129, 0x1000, 0x9000, 0),
-	    RENDER_VMA(129, 0x3000, 0x3000, 0), LIB_VMA }, 4, 0 },
+	    RENDER_VMA(129, 0x3000, 0x3000, 0), LIB_VMA }, 4, 0, .files = { 0, 1 } },
 	{ "one GPU, render mappings between library mappings", NULL,
 	  { MOVED(0x1000, 0x9000, 4660) }, 1,
 	  { RENDER_VMA(129, 0x1000, 0x9000, 0), LIB_VMA,
 	    RENDER_VMA(129, 0x3000, 0x3000, 0), LIB_VMA,
-	    RENDER_VMA(129, 0x4000, 0x4000, 0) }, 5, 0 },
+	    RENDER_VMA(129, 0x4000, 0x4000, 0) }, 5, 0, .files = { 0, 1 } },
 	{ "two GPUs, interleaved with other files", NULL,
 	  { MOVED(0x1000, 0x9000, 4660), MOVED(0x8000, 0xa000, 17185) }, 2,
 	  { KFD_VMA(0x5000), RENDER_VMA(129, 0x1000, 0x9000, 0), LIB_VMA,
 	    RENDER_VMA(130, 0x8000, 0xa000, 1), LIB_VMA,
 	    RENDER_VMA(129, 0x3000, 0x3000, 0), KFD_VMA(0x6000),
-	    RENDER_VMA(130, 0x2000, 0x2000, 1) }, 8, 0 },
+	    RENDER_VMA(130, 0x2000, 0x2000, 1) }, 8, 0, .files = { 0, 1 } },
 	{ "two GPUs swapped by KFD_CRIU_GPU_MAP", "4660=17185,17185=4660",
 	  { MOVED(0x1000, 0x9000, 4660) }, 1,
 	  { RENDER_VMA(129, 0x1000, 0x9000, 1), LIB_VMA,
-	    RENDER_VMA(130, 0x2000, 0x2000, 0) }, 3, 0 },
+	    RENDER_VMA(130, 0x2000, 0x2000, 0) }, 3, 0, .files = { 1, 0 } },
 	{ "two GPUs report one old offset, both move", NULL,
 	  { MOVED(0x1000, 0x9000, 4660), MOVED(0x1000, 0xa000, 17185) }, 2,
 	  { RENDER_VMA(129, 0x1000, 0x9000, 0), LIB_VMA,
-	    RENDER_VMA(130, 0x1000, 0xa000, 1) }, 3, 0 },
+	    RENDER_VMA(130, 0x1000, 0xa000, 1) }, 3, 0, .files = { 0, 1 } },
 	{ "two GPUs report one old offset, only one moves", NULL,
 	  { MOVED(0x1000, 0x9000, 4660) }, 1,
 	  { RENDER_VMA(129, 0x1000, 0x9000, 0), LIB_VMA,
-	    RENDER_VMA(130, 0x1000, 0x1000, 1) }, 3, 0 },
+	    RENDER_VMA(130, 0x1000, 0x1000, 1) }, 3, 0, .files = { 0, 1 } },
 	{ "two GPUs swapped, one old offset, only the image's second moves",
 	  "4660=17185,17185=4660", { MOVED(0x1000, 0x9000, 17185) }, 1,
 	  { RENDER_VMA(129, 0x1000, 0x1000, 1), LIB_VMA,
-	    RENDER_VMA(130, 0x1000, 0x9000, 0) }, 3, 0 },
+	    RENDER_VMA(130, 0x1000, 0x9000, 0) }, 3, 0, .files = { 1, 0 } },
 	{ "a /dev/kfd offset moved two ways: refused, not guessed", NULL,
 	  { MOVED(0x5000, 0x6000, 4660), MOVED(0x5000, 0x7000, 17185) }, 2,
-	  { KFD_VMA(0x5000), LIB_VMA }, 2, ENOTUNIQ },
+	  { KFD_VMA(0x5000), LIB_VMA }, 2, ENOTUNIQ, .files = { 0, 1 } },
+	/* The process sees GPU 4660 as 17185 and GPU 17185 as 4660 */
+	{ "dumped again after a swapped restore, restored without a map", NULL,
+	  { MOVED(0x1000, 0x9000, 17185), MOVED(0x1000, 0xa000, 4660) }, 2,
+	  { KFD_VMA(0x5000), RENDER_VMA(129, 0x1000, 0x9000, 1), LIB_VMA,
+	    RENDER_VMA(130, 0x1000, 0xa000, 0), RENDER_VMA(130, 0x3000, 0x3000, 0) },
+	  5, 0, .files = { 1, 0 }, .seen = { 17185, 4660 } },
+	{ "dumped again after a swapped restore, swapped back", "4660=17185,17185=4660",
+	  { MOVED(0x1000, 0x9000, 17185), MOVED(0x1000, 0xa000, 4660) }, 2,
+	  { RENDER_VMA(129, 0x1000, 0x9000, 0), LIB_VMA,
+	    RENDER_VMA(130, 0x1000, 0xa000, 1) }, 3, 0,
+	  .files = { 0, 1 }, .seen = { 17185, 4660 } },
+	/*
+	 * The process uses one GPU, which it sees as 4660, on GPU 17185; GPU
+	 * 4660 is unused (a render file that the first restore left open).
+	 */
+	{ "one GPU of two used, dumped again after a restore onto the other, restored without a map",
+	  NULL, { MOVED(0x1000, 0x9000, 4660) }, 1,
+	  { RENDER_VMA(130, 0x1000, 0x9000, 0), LIB_VMA,
+	    RENDER_VMA(130, 0x2000, 0x2000, 0) }, 3, 0,
+	  .files = { 0, 0 }, .seen = { 0, 4660 } },
+	{ "one GPU of two used, dumped again after a restore onto the other, restored there again",
+	  "4660=17185", { MOVED(0x1000, 0x9000, 4660) }, 1,
+	  { RENDER_VMA(130, 0x1000, 0x9000, 1), LIB_VMA,
+	    RENDER_VMA(130, 0x2000, 0x2000, 1) }, 3, 0,
+	  .files = { 0, 1 }, .seen = { 0, 4660 } },
 };
 
 /* The dump of a process with /dev/kfd and both render nodes open */
@@ -503,11 +538,26 @@ static int play_dump(void)
 	return ret;
 }
 
+/* Whether render node files @fd61 and @fd62 are on the GPUs @pc wants */
+static int play_check_render_files(const struct play_case *pc, int fd61, int fd62)
+{
+	const int fds[] = { fd61, fd62 };
+	int i, bad = 0;
+
+	for (i = 0; i < 2; i++) {
+		if (same_file(fds[i], gpu_map[pc->files[i]].drm_fd, 200 + i))
+			continue;
+		printf("# render node file %d: not GPU %d's render file\n", 61 + i, pc->files[i]);
+		bad++;
+	}
+	return bad ? -EBADF : 0;
+}
+
 /* Restores the dumped process as CRIU @c would; 0 or the failing -errno */
 static int play_restore(enum criu_convention c, const struct play_case *pc)
 {
 	struct play_vma v[ARRAY_SIZE(pc->vmas)];
-	int fds[3], i, ret = 0;
+	int fds[3], i, files, ret = 0;
 
 	ret = kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
 	set_criu_convention(c);
@@ -522,9 +572,11 @@ static int play_restore(enum criu_convention c, const struct play_case *pc)
 	fds[2] = play_restore_file(62);
 	for (i = 0; i < 3; i++)
 		ret = ret ?: fds[i] < 0 ? fds[i] : 0;
+	files = ret ?: play_check_render_files(pc, fds[0], fds[2]);
 	/* RESUME_DEVICES_LATE runs in criu, which sees the tasks' count */
 	ret = ret ?: play_open_vmas(c, v, pc->nr_vmas);
 	ret = ret ?: play_restorer(v, pc->nr_vmas);
+	ret = ret ?: files;
 	ret = ret ?: kfd_resume_devices_late(4242);
 	for (i = 0; i < 3; i++)
 		if (fds[i] >= 0)
@@ -546,6 +598,8 @@ static void test_play(enum criu_convention c)
 		fake_kfd_switch(true);
 		fake_render_node(129);
 		fake_render_node(130);
+		if (pc->seen[0] || pc->seen[1])
+			fake_pairing(pc->seen[0], pc->seen[1]);
 		before = count_fds();
 		dropped_fds = 0;
 		ret = play_dump();
@@ -565,6 +619,103 @@ static void test_play(enum criu_convention c)
 		offsets = NULL;
 		nr_offsets = 0;
 	}
+	fake_kfd_switch(false);
+}
+
+/* DUMP_EXT_FILE of the fake root's renderD<@minor> as file @id */
+static int dump_render_node(unsigned int id, int minor)
+{
+	char path[512];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "%s/dev/dri/renderD%d", fake_root, minor);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	ret = kfd_dump_file(fd, id);
+	close(fd);
+	return ret;
+}
+
+/* The gpu_id in dumped render node file @id's image, or its unused_gpu_id */
+static uint32_t dumped_render_gpu(unsigned int id, bool unused)
+{
+	KfdCriuMeta *meta;
+	uint32_t gpu = 0;
+
+	if (read_meta(id, &meta))
+		return 0;
+	if (!unused && meta->has_render_gpu_id)
+		gpu = meta->render_gpu_id;
+	else if (unused && meta->has_unused_gpu_id)
+		gpu = meta->unused_gpu_id;
+	kfd_criu_meta__free_unpacked(meta, NULL);
+	return gpu;
+}
+
+/* The gpu_id of render minor @minor in /dev/kfd file @id's image; 0 if none */
+static uint32_t dumped_minor_gpu(unsigned int id, unsigned int minor)
+{
+	KfdCriuMeta *meta;
+	uint32_t gpu = 0;
+	size_t i;
+
+	if (read_meta(id, &meta))
+		return 0;
+	for (i = 0; i < meta->n_render_nodes; i++)
+		if (meta->render_nodes[i]->minor == minor)
+			gpu = meta->render_nodes[i]->gpu_id;
+	kfd_criu_meta__free_unpacked(meta, NULL);
+	return gpu;
+}
+
+/* Dumps /dev/kfd as file @id after PROCESS_INFO pairs @seen_4660, @seen_17185 */
+static int dump_kfd_paired(unsigned int id, uint32_t seen_4660, uint32_t seen_17185)
+{
+	int kfd = open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC), ret;
+
+	fake_pairing(seen_4660, seen_17185);
+	kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
+	ret = kfd_dump_file(kfd, id);
+	close(kfd);
+	return ret;
+}
+
+/* Which gpu_ids a dump writes: the process's, once its /dev/kfd file is in */
+static void test_dump_gpu_ids(void)
+{
+	int kfd;
+
+	fake_kfd_switch(true);
+	fake_render_node(129);
+	fake_render_node(130);
+	fake_pairing(17185, 4660);
+	kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
+	ok(!dump_render_node(80, 129) && dumped_render_gpu(80, false) == 4660,
+	   "a render node file dumped before any /dev/kfd file: the topology's gpu_id");
+	ok(!dump_kfd_paired(81, 17185, 4660) && dumped_minor_gpu(81, 129) == 17185 &&
+	   dumped_minor_gpu(81, 130) == 4660 &&
+	   logged("sees GPU 0x1234 of this machine's topology as GPU 0x4321"),
+	   "GPUs swapped by an earlier restore: the render minors go with the process's gpu_ids");
+	ok(!dump_render_node(82, 129) && dumped_render_gpu(82, false) == 17185 &&
+	   !dumped_render_gpu(82, true) && logged("0x4321, 0x1234 in this machine's topology"),
+	   "... and so do render node files dumped after the /dev/kfd file");
+	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 0);
+	ok(!dump_kfd_paired(83, 4660, 0) && dumped_minor_gpu(83, 130) == 17185 &&
+	   !dump_render_node(84, 130) && dumped_render_gpu(84, false) == 17185,
+	   "a GPU the process does not use keeps its topology gpu_id");
+	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 0);
+	ok(!dump_kfd_paired(85, 0, 4660) && !dumped_minor_gpu(85, 129) &&
+	   dumped_minor_gpu(85, 130) == 4660 && !dump_render_node(86, 129) &&
+	   !dumped_render_gpu(86, false) && dumped_render_gpu(86, true) == 4660,
+	   "... unless the process sees another GPU under it: no minor, the render file as unused");
+	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 0);
+	kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
+	fake_kfd.nr_pairs = MAX_GPU_MAP + 1;
+	kfd = open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC);
+	ok(kfd_dump_file(kfd, 87) == -ENOSPC && logged("file 87: the process uses 65 GPUs") &&
+	   !fake_kfd.paused && !nr_dumped,
+	   "a process with more GPUs than a restore takes: -ENOSPC, left running");
+	close(kfd);
+	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 1);
 	fake_kfd_switch(false);
 }
 
