@@ -1040,8 +1040,9 @@ CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESTORE_EXT_FILE, kfd_restore_ext_file)
 
 /*
  * The gpu_id that the dumped process saw for render minor @minor of the
- * dumping machine; 0 if no KFD GPU had it. Images without the dumped
- * minors: the minor means the same GPU here.
+ * dumping machine; 0 if no KFD GPU had it. Images of older plugins lack the
+ * dumped minors and wrote topology gpu_ids: the minor is taken to have had
+ * the gpu_id it has here, with the process seeing it as that.
  */
 static uint32_t image_gpu_of_minor(unsigned int minor)
 {
