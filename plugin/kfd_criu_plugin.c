@@ -508,6 +508,16 @@ static bool stock_plugin_present(char path[PATH_MAX])
 }
 
 /*
+ * Takes @name off a 4.x restore's list of the plugins its images need;
+ * whether it was listed. CRIU compares the first n bytes: with the NUL, only
+ * the whole name matches, not one that it begins.
+ */
+static bool take_off_inventory(const char *name)
+{
+	return check_and_remove_inventory_plugin(name, strlen(name) + 1);
+}
+
+/*
  * Whether CRIU's amdgpu plugin wrote the images being restored, by their
  * inventory (CRIU 4.1 and later). CRIU answers only by taking the name off
  * its list, which is harmless: the restore is then refused. For images of
@@ -516,10 +526,9 @@ static bool stock_plugin_present(char path[PATH_MAX])
  */
 static bool stock_plugin_in_inventory(void)
 {
-	if (!check_and_remove_inventory_plugin ||
-	    check_and_remove_inventory_plugin(NO_PLUGIN_NAME, strlen(NO_PLUGIN_NAME)))
+	if (!check_and_remove_inventory_plugin || take_off_inventory(NO_PLUGIN_NAME))
 		return false;
-	return check_and_remove_inventory_plugin(STOCK_PLUGIN_NAME, strlen(STOCK_PLUGIN_NAME));
+	return take_off_inventory(STOCK_PLUGIN_NAME);
 }
 
 /*
@@ -543,8 +552,7 @@ static int kfd_plugin_init(int stage)
 	if (stage != CR_PLUGIN_STAGE__RESTORE)
 		return 0;
 	if (check_and_remove_inventory_plugin)
-		check_and_remove_inventory_plugin(CR_PLUGIN_DESC.name,
-						  strlen(CR_PLUGIN_DESC.name));
+		take_off_inventory(CR_PLUGIN_DESC.name);
 	if (stock_plugin_in_inventory()) {
 		pr_err("these images were dumped by CRIU's amdgpu plugin (their inventory lists " STOCK_PLUGIN_NAME "), which kfd_criu cannot restore: restore them with that plugin, from a plugin directory (CRIU's libdir) without kfd_criu\n");
 		return -ENOPKG;

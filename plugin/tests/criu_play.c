@@ -802,6 +802,13 @@ static void test_inventory(void)
 	   "criu-dev: images that CRIU's amdgpu plugin dumped (its name in the inventory): init fails with one line");
 	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
 	memset(inventory, 0, sizeof(inventory));
+	snprintf(inventory[0], sizeof(inventory[0]), "kfd_criu_old");
+	snprintf(inventory[1], sizeof(inventory[1]), "amdgpu_plugin_next");
+	ok(!kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE) && !strcmp(inventory[0], "kfd_criu_old") &&
+	   !strcmp(inventory[1], "amdgpu_plugin_next"),
+	   "criu-dev: plugins whose names begin with kfd_criu or amdgpu_plugin are others: left listed, not refused");
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	memset(inventory, 0, sizeof(inventory));
 	inventory_unlisted = true;
 	ok(!kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE),
 	   "criu-dev: images of CRIU before 4.1, whose inventory has no list: the restore goes on");
