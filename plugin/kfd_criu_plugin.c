@@ -90,7 +90,8 @@ static int criu_stage = -1;
 static bool criu_dups_vma_fd;
 /**
  * struct restored_tasks - the tasks of a restore that restored KFD state
- * @nr: how many did; past ARRAY_SIZE(@vpids), any task may be one
+ * @nr: how many did; past @max, any task may be one
+ * @max: how many @vpids has room for: one page holds the list
  * @vpids: their pids in their own PID namespace, which all tasks of a
  *	   restore share (CRIU dumps no nested PID namespace)
  *
@@ -98,10 +99,12 @@ static bool criu_dups_vma_fd;
  */
 struct restored_tasks {
 	unsigned int nr;
-	pid_t vpids[1023];
+	unsigned int max;
+	pid_t vpids[];
 };
 
 static struct restored_tasks *restored;
+static size_t restored_size;	/* bytes mapped at restored: a page */
 /* This dump listed the plugin in CRIU's inventory (4.1 and later) */
 static bool in_inventory;
 /*
@@ -531,6 +534,21 @@ static bool stock_plugin_in_inventory(void)
 	return take_off_inventory(STOCK_PLUGIN_NAME);
 }
 
+/* Maps the list of restored tasks, a page that the restored tasks share */
+static int map_restored_tasks(void)
+{
+	restored_size = sysconf(_SC_PAGESIZE);
+	restored = mmap(NULL, restored_size, PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (restored != MAP_FAILED) {
+		restored->max = (restored_size - sizeof(*restored)) / sizeof(restored->vpids[0]);
+		return 0;
+	}
+	restored = NULL;
+	pr_err("cannot map the restore's list of restored tasks: %s\n", strerror(errno));
+	return -ENOMEM;
+}
+
 /*
  * Refuses to share a criu with CRIU's amdgpu plugin, or to restore its
  * images; notes the CRIU release's UPDATE_VMA_MAP convention; takes this
@@ -557,13 +575,7 @@ static int kfd_plugin_init(int stage)
 		pr_err("these images were dumped by CRIU's amdgpu plugin (their inventory lists " STOCK_PLUGIN_NAME "), which kfd_criu cannot restore: restore them with that plugin, from a plugin directory (CRIU's libdir) without kfd_criu\n");
 		return -ENOPKG;
 	}
-	restored = mmap(NULL, sizeof(*restored), PROT_READ | PROT_WRITE,
-			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (restored != MAP_FAILED)
-		return 0;
-	restored = NULL;
-	pr_err("cannot map the restore's list of restored tasks: %s\n", strerror(errno));
-	return -ENOMEM;
+	return map_restored_tasks();
 }
 
 /*
@@ -594,7 +606,7 @@ static void kfd_plugin_fini(int stage, int ret)
 	in_inventory = false;
 	nr_process_gpus = -1;
 	if (restored)
-		munmap(restored, sizeof(*restored));
+		munmap(restored, restored_size);
 	restored = NULL;
 }
 
@@ -964,7 +976,7 @@ static void note_restored_task(void)
 	if (!restored)
 		return;
 	i = __atomic_fetch_add(&restored->nr, 1, __ATOMIC_SEQ_CST);
-	if (i < ARRAY_SIZE(restored->vpids))
+	if (i < restored->max)
 		__atomic_store_n(&restored->vpids[i], getpid(), __ATOMIC_SEQ_CST);
 }
 
@@ -1193,7 +1205,7 @@ static bool restored_kfd_state(int pid)
 	if (!n)
 		return false;
 	vpid = own_ns_pid(pid);
-	if (!vpid || n > ARRAY_SIZE(restored->vpids))
+	if (!vpid || n > restored->max)
 		return true;
 	for (i = 0; i < n; i++)
 		if (__atomic_load_n(&restored->vpids[i], __ATOMIC_SEQ_CST) == vpid)

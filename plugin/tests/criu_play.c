@@ -903,6 +903,11 @@ static void test_resume_per_task(void)
 	   "... of the task that restored KFD state, known by its NSpid: RESUME");
 	ok(!kfd_resume_devices_late(4242) && fake_kfd.resumes == 2,
 	   "... of a task whose NSpid cannot be read: KFD's RESUME decides");
+	ok(restored->max == (sysconf(_SC_PAGESIZE) - sizeof(*restored)) / sizeof(pid_t),
+	   "the list of restored tasks fills a page of this machine");
+	restored->nr = restored->max + 1;
+	ok(!kfd_resume_devices_late(5002) && fake_kfd.resumes == 3,
+	   "... past it, a task without KFD state may be one: KFD's RESUME decides");
 	close(kfd);
 	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
 	forget_gpus();
