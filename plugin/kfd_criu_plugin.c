@@ -1158,8 +1158,8 @@ static int kfd_update_vma_map(const char *path, const uint64_t addr, const uint6
 	if (!ret && minor >= 0)
 		ret = render_vma_fd(gpu, plugin_fd);
 	if (ret == -ENOTUNIQ)
-		pr_err("mapping at %#" PRIx64 " of %s: RESTORE's offset map moves offset %#" PRIx64 " to more than one new offset; not guessing: %s\n",
-		       addr, path, old_pgoff, strerror(-ret));
+		pr_err("mapping at %#" PRIx64 " of %s: RESTORE's offset map moves offset %#" PRIx64 " to more than one new offset; not guessing which\n",
+		       addr, path, old_pgoff);
 	else if (ret)
 		pr_err("mapping at %#" PRIx64 " of %s: no render file of its GPU: %s\n",
 		       addr, path, strerror(-ret));
