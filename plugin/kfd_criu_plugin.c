@@ -573,7 +573,7 @@ static int kfd_plugin_init(int stage)
 		take_off_inventory(CR_PLUGIN_DESC.name);
 	if (stock_plugin_in_inventory()) {
 		pr_err("these images were dumped by CRIU's amdgpu plugin (their inventory lists " STOCK_PLUGIN_NAME "), which kfd_criu cannot restore: restore them with that plugin, from a plugin directory (CRIU's libdir) without kfd_criu\n");
-		return -ENOPKG;
+		return -EINVAL;
 	}
 	return map_restored_tasks();
 }
