@@ -90,7 +90,8 @@ static int criu_stage = -1;
 static bool criu_dups_vma_fd;
 /**
  * struct restored_tasks - the tasks of a restore that restored KFD state
- * @nr: how many did; past ARRAY_SIZE(@vpids), any task may be one
+ * @nr: how many did; past @max, any task may be one
+ * @max: how many @vpids has room for: one page holds the list
  * @vpids: their pids in their own PID namespace, which all tasks of a
  *	   restore share (CRIU dumps no nested PID namespace)
  *
@@ -98,12 +99,22 @@ static bool criu_dups_vma_fd;
  */
 struct restored_tasks {
 	unsigned int nr;
-	pid_t vpids[1023];
+	unsigned int max;
+	pid_t vpids[];
 };
 
 static struct restored_tasks *restored;
+static size_t restored_size;	/* bytes mapped at restored: a page */
 /* This dump listed the plugin in CRIU's inventory (4.1 and later) */
 static bool in_inventory;
+/*
+ * PROCESS_INFO's pairing of the /dev/kfd file dumped last: each GPU that its
+ * process uses, by the gpu_id the process sees (image_gpu_id, the namespace
+ * of the kernel's image) and by this machine's topology (local_gpu_id).
+ * -1: no /dev/kfd file dumped yet.
+ */
+static struct kfd_criu_gpu_map process_gpus[MAX_GPU_MAP];
+static int nr_process_gpus = -1;
 
 /* The local GPUs (-1: not read yet), their render files, the offset map */
 static struct kfd_criu_gpu_map gpu_map[MAX_GPU_MAP];
@@ -500,6 +511,16 @@ static bool stock_plugin_present(char path[PATH_MAX])
 }
 
 /*
+ * Takes @name off a 4.x restore's list of the plugins its images need;
+ * whether it was listed. CRIU compares the first n bytes: with the NUL, only
+ * the whole name matches, not one that it begins.
+ */
+static bool take_off_inventory(const char *name)
+{
+	return check_and_remove_inventory_plugin(name, strlen(name) + 1);
+}
+
+/*
  * Whether CRIU's amdgpu plugin wrote the images being restored, by their
  * inventory (CRIU 4.1 and later). CRIU answers only by taking the name off
  * its list, which is harmless: the restore is then refused. For images of
@@ -508,10 +529,24 @@ static bool stock_plugin_present(char path[PATH_MAX])
  */
 static bool stock_plugin_in_inventory(void)
 {
-	if (!check_and_remove_inventory_plugin ||
-	    check_and_remove_inventory_plugin(NO_PLUGIN_NAME, strlen(NO_PLUGIN_NAME)))
+	if (!check_and_remove_inventory_plugin || take_off_inventory(NO_PLUGIN_NAME))
 		return false;
-	return check_and_remove_inventory_plugin(STOCK_PLUGIN_NAME, strlen(STOCK_PLUGIN_NAME));
+	return take_off_inventory(STOCK_PLUGIN_NAME);
+}
+
+/* Maps the list of restored tasks, a page that the restored tasks share */
+static int map_restored_tasks(void)
+{
+	restored_size = sysconf(_SC_PAGESIZE);
+	restored = mmap(NULL, restored_size, PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (restored != MAP_FAILED) {
+		restored->max = (restored_size - sizeof(*restored)) / sizeof(restored->vpids[0]);
+		return 0;
+	}
+	restored = NULL;
+	pr_err("cannot map the restore's list of restored tasks: %s\n", strerror(errno));
+	return -ENOMEM;
 }
 
 /*
@@ -535,19 +570,12 @@ static int kfd_plugin_init(int stage)
 	if (stage != CR_PLUGIN_STAGE__RESTORE)
 		return 0;
 	if (check_and_remove_inventory_plugin)
-		check_and_remove_inventory_plugin(CR_PLUGIN_DESC.name,
-						  strlen(CR_PLUGIN_DESC.name));
+		take_off_inventory(CR_PLUGIN_DESC.name);
 	if (stock_plugin_in_inventory()) {
 		pr_err("these images were dumped by CRIU's amdgpu plugin (their inventory lists " STOCK_PLUGIN_NAME "), which kfd_criu cannot restore: restore them with that plugin, from a plugin directory (CRIU's libdir) without kfd_criu\n");
-		return -ENOPKG;
+		return -EINVAL;
 	}
-	restored = mmap(NULL, sizeof(*restored), PROT_READ | PROT_WRITE,
-			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (restored != MAP_FAILED)
-		return 0;
-	restored = NULL;
-	pr_err("cannot map the restore's list of restored tasks: %s\n", strerror(errno));
-	return -ENOMEM;
+	return map_restored_tasks();
 }
 
 /*
@@ -576,8 +604,9 @@ static void kfd_plugin_fini(int stage, int ret)
 	dumped = NULL;
 	nr_dumped = 0;
 	in_inventory = false;
+	nr_process_gpus = -1;
 	if (restored)
-		munmap(restored, sizeof(*restored));
+		munmap(restored, restored_size);
 	restored = NULL;
 }
 
@@ -601,20 +630,62 @@ static int kfd_gpu_of_minor(int minor)
 	return read_topology() ? -1 : gpu_of_minor(minor);
 }
 
-/* Render node file @fd of minor @minor: its GPU and flags, if a KFD GPU */
+/*
+ * The gpu_id that the images give local GPU @local_id: the one that the
+ * process of the /dev/kfd file dumped last sees for it, as the kernel's image
+ * and RESTORE's offset map do. A GPU that the process does not use keeps its
+ * topology gpu_id, but if the process sees another GPU under that id, the
+ * id would send its files and mappings where that GPU goes: 0, none fits.
+ * Before the first /dev/kfd file, whose process is not known yet, the
+ * topology's gpu_id.
+ */
+static uint32_t process_gpu_id(uint32_t local_id)
+{
+	int i;
+
+	for (i = 0; i < nr_process_gpus; i++)
+		if (process_gpus[i].local_gpu_id == local_id)
+			return process_gpus[i].image_gpu_id;
+	for (i = 0; i < nr_process_gpus; i++)
+		if (process_gpus[i].image_gpu_id == local_id)
+			return 0;
+	return local_id;
+}
+
+/*
+ * Render node file @fd of minor @minor: its GPU, by the gpu_id the process
+ * sees, and its flags, if a KFD GPU. The thunk opens /dev/kfd before render
+ * nodes and CRIU dumps fds in order, so a render node file of a process with
+ * /dev/kfd comes after that; one dumped before any /dev/kfd file keeps the
+ * topology's gpu_id.
+ */
 static int dump_render_file(int fd, int id, int minor)
 {
 	KfdCriuMeta meta = KFD_CRIU_META__INIT;
 	int i = kfd_gpu_of_minor(minor);
+	uint32_t local_id;
 
 	if (i < 0)
 		return -ENOTSUP;
+	local_id = gpu_map[i].local_gpu_id;
 	meta.file_id = id;
-	meta.has_render_gpu_id = true;
-	meta.render_gpu_id = gpu_map[i].local_gpu_id;
+	meta.render_gpu_id = process_gpu_id(local_id);
+	if (meta.render_gpu_id) {
+		meta.has_render_gpu_id = true;
+	} else {
+		meta.has_unused_gpu_id = true;
+		meta.unused_gpu_id = local_id;
+	}
 	meta.has_open_flags = true;
 	meta.open_flags = fcntl(fd, F_GETFL);
-	pr_info("file %u: render node of GPU %#x\n", id, meta.render_gpu_id);
+	if (meta.render_gpu_id == local_id)
+		pr_info("file %u: render node of GPU %#x\n", id, local_id);
+	else if (meta.render_gpu_id)
+		pr_info("file %u: render node of GPU %#x, %#x in this machine's topology\n",
+			id, meta.render_gpu_id, local_id);
+	else
+		pr_info("file %u: render node of GPU %#x, which the process does not use: it sees another GPU under that gpu_id\n",
+			id, local_id);
 	return write_meta(id, &meta);
 }
 
@@ -656,19 +727,23 @@ static void find_thunk_shm(pid_t pid, struct thunk_shm *shm, KfdCriuMeta *meta)
 }
 
 /*
- * The dumping machine's GPUs and render minors go with a /dev/kfd file's
- * metadata: a render node mapping is restored by the minor it had.
+ * The dumping machine's GPUs, by the gpu_ids the process sees, and their
+ * render minors go with a /dev/kfd file's metadata: a render node mapping
+ * is restored by the minor it had. A GPU that no gpu_id names safely is
+ * left out: its mappings are not the plugin's at restore.
  */
 static int write_kfd_meta(KfdCriuMeta *meta)
 {
 	KfdCriuRenderNode nodes[MAX_GPU_MAP], *ptrs[MAX_GPU_MAP];
+	uint32_t gpu_id;
 	int i, n = 0;
 
 	for (i = 0; !read_topology() && i < nr_gpus; i++) {
-		if (gpu_minor[i] < 0)
+		gpu_id = process_gpu_id(gpu_map[i].local_gpu_id);
+		if (gpu_minor[i] < 0 || !gpu_id)
 			continue;
 		kfd_criu_render_node__init(&nodes[n]);
-		nodes[n].gpu_id = gpu_map[i].local_gpu_id;
+		nodes[n].gpu_id = gpu_id;
 		nodes[n].minor = gpu_minor[i];
 		ptrs[n] = &nodes[n];
 		n++;
@@ -688,20 +763,46 @@ static void register_in_inventory(void)
 		pr_warn("cannot list kfd_criu in the images' inventory\n");
 }
 
+/*
+ * PROCESS_INFO through /dev/kfd file @id: pauses its process and pairs the
+ * gpu_id that the process sees for each of its GPUs with the topology's, for
+ * the images of this file and of the files dumped after it.
+ */
+static int pause_process(int fd, int id, struct kfd_ioctl_criu_args *args)
+{
+	int ret, i;
+
+	*args = (struct kfd_ioctl_criu_args){
+		.num_gpu_map = MAX_GPU_MAP, .gpu_map_ptr = (uintptr_t)process_gpus };
+	nr_process_gpus = -1;
+	ret = kfd_criu_op(fd, KFD_CRIU_OP_PROCESS_INFO, args);
+	if (ret == -ENOSPC)	/* then the process is not paused */
+		pr_err("file %u: the process uses %u GPUs, more than the %d that a restore takes\n",
+		       id, args->num_gpu_map, MAX_GPU_MAP);
+	else if (ret)
+		pr_err("file %u: PROCESS_INFO failed: %s\n", id, strerror(-ret));
+	if (ret)
+		return ret == -ENOTSUP ? -EIO : ret;
+	nr_process_gpus = args->num_gpu_map;
+	for (i = 0; i < nr_process_gpus; i++)
+		if (process_gpus[i].image_gpu_id != process_gpus[i].local_gpu_id)
+			pr_info("file %u: the process sees GPU %#x of this machine's topology as GPU %#x\n",
+				id, process_gpus[i].local_gpu_id, process_gpus[i].image_gpu_id);
+	return 0;
+}
+
 /* PROCESS_INFO and CHECKPOINT into kfdcriu-<id>.stream, then the metadata */
 static int dump_kfd_file(int fd, int id)
 {
-	struct kfd_ioctl_criu_args args = { 0 };
+	struct kfd_ioctl_criu_args args;
 	KfdCriuMeta meta = KFD_CRIU_META__INIT;
 	char name[IMAGE_NAME_MAX];
 	struct thunk_shm shm;
 	int ret;
 
-	ret = kfd_criu_op(fd, KFD_CRIU_OP_PROCESS_INFO, &args);
-	if (ret) {
-		pr_err("file %u: PROCESS_INFO failed: %s\n", id, strerror(-ret));
-		return ret == -ENOTSUP ? -EIO : ret;
-	}
+	ret = pause_process(fd, id, &args);
+	if (ret)
+		return ret;
 	pr_info("file %u: paused pid %u, image about %llu bytes\n", id, args.pid, args.image_size);
 	ret = remember_dumped_file(fd, id, args.pid);
 	if (ret)
@@ -771,12 +872,28 @@ static int kfd_handle_device_vma(int fd __attribute__((unused)), const struct st
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__HANDLE_DEVICE_VMA, kfd_handle_device_vma)
 
 /*
+ * The local GPU of render node file @meta: the one its GPU goes to; for a
+ * GPU that the dumped process did not use but whose gpu_id it gave another
+ * GPU, the one of its topology gpu_id.
+ */
+static int render_file_gpu(const KfdCriuMeta *meta)
+{
+	int i;
+
+	if (meta->has_render_gpu_id)
+		return local_gpu(meta->render_gpu_id);
+	for (i = 0; i < nr_gpus && gpu_map[i].local_gpu_id != meta->unused_gpu_id; i++)
+		;
+	return i < nr_gpus ? i : -ENODEV;
+}
+
+/*
  * A render node file: a new fd of the render file of the local GPU that its
  * GPU goes to, sharing that file with RESTORE's GPU map in either order.
  */
 static int restore_render_file(const KfdCriuMeta *meta)
 {
-	int i = restore_gpus() ?: local_gpu(meta->render_gpu_id), fd;
+	int i = restore_gpus() ?: render_file_gpu(meta), fd;
 
 	if (i >= 0 && gpu_map[i].drm_fd < 0)
 		i = -ENODEV;	/* its render node did not open, as logged */
@@ -788,7 +905,8 @@ static int restore_render_file(const KfdCriuMeta *meta)
 	if (fd >= 0)
 		close(fd);
 	pr_err("file %u: no render node for GPU %#x: %s\n", meta->file_id,
-	       meta->render_gpu_id, strerror(-i));
+	       meta->has_render_gpu_id ? meta->render_gpu_id : meta->unused_gpu_id,
+	       strerror(-i));
 	return i;
 }
 
@@ -858,7 +976,7 @@ static void note_restored_task(void)
 	if (!restored)
 		return;
 	i = __atomic_fetch_add(&restored->nr, 1, __ATOMIC_SEQ_CST);
-	if (i < ARRAY_SIZE(restored->vpids))
+	if (i < restored->max)
 		__atomic_store_n(&restored->vpids[i], getpid(), __ATOMIC_SEQ_CST);
 }
 
@@ -908,7 +1026,7 @@ static int kfd_restore_file(int id)
 	if (images_streamed()) {
 		pr_err("file %u: criu --stream is not supported\n", id);
 		ret = -EINVAL;
-	} else if (meta->has_render_gpu_id) {
+	} else if (meta->has_render_gpu_id || meta->has_unused_gpu_id) {
 		ret = restore_render_file(meta);
 	} else if (meta->has_alias_of) {
 		/* An alias shares the KFD process that its file restores. */
@@ -942,8 +1060,9 @@ CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESTORE_EXT_FILE, kfd_restore_ext_file)
 
 /*
  * The gpu_id that the dumped process saw for render minor @minor of the
- * dumping machine; 0 if no KFD GPU had it. Images without the dumped
- * minors: the minor means the same GPU here.
+ * dumping machine; 0 if no KFD GPU had it. Images of older plugins lack the
+ * dumped minors and wrote topology gpu_ids: the minor is taken to have had
+ * the gpu_id it has here, with the process seeing it as that.
  */
 static uint32_t image_gpu_of_minor(unsigned int minor)
 {
@@ -1039,8 +1158,8 @@ static int kfd_update_vma_map(const char *path, const uint64_t addr, const uint6
 	if (!ret && minor >= 0)
 		ret = render_vma_fd(gpu, plugin_fd);
 	if (ret == -ENOTUNIQ)
-		pr_err("mapping at %#" PRIx64 " of %s: RESTORE's offset map moves offset %#" PRIx64 " to more than one new offset; not guessing: %s\n",
-		       addr, path, old_pgoff, strerror(-ret));
+		pr_err("mapping at %#" PRIx64 " of %s: RESTORE's offset map moves offset %#" PRIx64 " to more than one new offset; not guessing which\n",
+		       addr, path, old_pgoff);
 	else if (ret)
 		pr_err("mapping at %#" PRIx64 " of %s: no render file of its GPU: %s\n",
 		       addr, path, strerror(-ret));
@@ -1086,7 +1205,7 @@ static bool restored_kfd_state(int pid)
 	if (!n)
 		return false;
 	vpid = own_ns_pid(pid);
-	if (!vpid || n > ARRAY_SIZE(restored->vpids))
+	if (!vpid || n > restored->max)
 		return true;
 	for (i = 0; i < n; i++)
 		if (__atomic_load_n(&restored->vpids[i], __ATOMIC_SEQ_CST) == vpid)

@@ -650,6 +650,7 @@ int main(int argc, char **argv)
 #endif
 	test_play(CRIU_3_19);
 	test_inventory();
+	test_dump_gpu_ids();
 	test_hidden_gpu();
 	test_claims();
 	test_restore_side();
