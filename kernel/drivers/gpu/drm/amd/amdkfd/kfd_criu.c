@@ -881,6 +881,40 @@ static int kfd_criu_collect_record(struct kfd_criu_proc_image *img,
 }
 
 /**
+ * struct kfd_criu_placement - where RESTORE places image GPUs as it reads
+ * @p: the process being restored
+ * @st: receives the placement, with the caller's GPU map
+ */
+struct kfd_criu_placement {
+	struct kfd_process *p;
+	struct kfd_criu_gpus_restore *st;
+};
+
+/*
+ * Whether a record of @type comes after a complete GPU section: the time
+ * to place the image GPUs, before anything sized by them is read.
+ */
+static bool kfd_criu_gpus_read(const struct kfd_criu_proc_image *img, u32 type)
+{
+	enum kfd_criu_section sec;
+
+	return !kfd_criu_next_section(KFD_CRIU_SEC_GPUS, type, &sec) &&
+	       sec > KFD_CRIU_SEC_GPUS &&
+	       img->gpus.gpus_read == img->gpus.num_gpus;
+}
+
+static int kfd_criu_place_gpus(const struct kfd_criu_placement *place,
+			       const struct kfd_criu_gpus_image *gpus)
+{
+	int ret;
+
+	mutex_lock(&place->p->mutex);
+	ret = kfd_criu_gpus_map(place->p, gpus, place->st);
+	mutex_unlock(&place->p->mutex);
+	return ret;
+}
+
+/**
  * kfd_criu_read_metadata - read an image up to its first BO_DATA or END
  * @r: reader, initialized on the stream
  * @img: receives the metadata records
@@ -888,18 +922,27 @@ static int kfd_criu_collect_record(struct kfd_criu_proc_image *img,
  * @rec: receives the last record read, BO_DATA or END
  * @sec: receives the section of @rec
  * @version: receives the format version of the image
+ * @place: where to place the image GPUs once their records are read, or
+ *	NULL not to
  *
  * Only record bounds and order are checked here; kfd_criu_validate_image()
- * checks the contents as a set.
+ * checks the contents as a set. The image GPUs are placed on local GPUs
+ * as soon as their records are in: a GPU this machine lacks fails the
+ * read then, and every later record that a GPU record sizes (a queue's
+ * states: XCCs and control stack) is bounded by a local GPU, so an image
+ * cannot make RESTORE hold more than a process could have had here.
  *
- * Return: 0 or the errno of the reader or of a collector.
+ * Return: 0 or the errno of the reader, of a collector or of the
+ * placement.
  */
 static int kfd_criu_read_metadata(struct kfd_criu_image_reader *r,
 				  struct kfd_criu_proc_image *img, void *buf,
 				  struct kfd_criu_record *rec,
-				  enum kfd_criu_section *sec, u32 *version)
+				  enum kfd_criu_section *sec, u32 *version,
+				  const struct kfd_criu_placement *place)
 {
 	struct kfd_criu_image_header hdr;
+	bool placed = !place;
 	int ret;
 
 	ret = kfd_criu_image_read_header(r, &hdr);
@@ -912,6 +955,10 @@ static int kfd_criu_read_metadata(struct kfd_criu_image_reader *r,
 	while (!ret) {
 		ret = kfd_criu_image_read_record(r, rec, buf,
 						 KFD_CRIU_READ_BUF_SIZE);
+		if (!ret && !placed && kfd_criu_gpus_read(img, rec->type)) {
+			placed = true;
+			ret = kfd_criu_place_gpus(place, &img->gpus);
+		}
 		if (!ret)
 			ret = kfd_criu_collect_record(img, sec, rec, buf);
 		if (!ret && *sec >= KFD_CRIU_SEC_DATA)
@@ -1208,9 +1255,11 @@ static int kfd_criu_check_first_data(const struct kfd_criu_bos_image *bos,
 }
 
 /* Reads and validates the metadata; the file stays open for the contents. */
-static int kfd_criu_load_metadata(struct kfd_ioctl_criu_args *args,
+static int kfd_criu_load_metadata(struct kfd_process *p,
+				  struct kfd_ioctl_criu_args *args,
 				  struct kfd_criu_restore *ctx)
 {
+	struct kfd_criu_placement place = { .p = p, .st = &ctx->gst };
 	int ret;
 
 	ctx->buf = kvmalloc(KFD_CRIU_READ_BUF_SIZE, GFP_KERNEL_ACCOUNT);
@@ -1224,7 +1273,7 @@ static int kfd_criu_load_metadata(struct kfd_ioctl_criu_args *args,
 	kfd_criu_image_reader_init(&ctx->r, &ctx->fio.io, kfd_criu_v1_records,
 				   kfd_criu_v1_num_records);
 	ret = kfd_criu_read_metadata(&ctx->r, &ctx->img, ctx->buf, &ctx->rec,
-				     &ctx->sec, &ctx->version);
+				     &ctx->sec, &ctx->version, &place);
 	if (!ret)
 		ret = kfd_criu_validate_image(&ctx->img, ctx->sec);
 	if (!ret && ctx->sec == KFD_CRIU_SEC_DATA)
@@ -1469,6 +1518,7 @@ static int kfd_criu_restore_check_locked(struct kfd_process *p,
 	int ret;
 
 	ret = kfd_criu_restore_allowed_locked(p, next);
+	/* Again: the restore acts on a placement made under its own lock */
 	if (!ret)
 		ret = kfd_criu_gpus_map(p, &ctx->img.gpus, &ctx->gst);
 	if (!ret)
@@ -1590,7 +1640,7 @@ static int kfd_criu_op_restore(struct file *filep, struct kfd_process *p,
 	}
 	ret = kfd_criu_copy_gpu_map(args, &ctx->gst);
 	if (!ret)
-		ret = kfd_criu_load_metadata(args, ctx);
+		ret = kfd_criu_load_metadata(p, args, ctx);
 	if (ret)
 		goto out_free_ctx;
 	args->format_version = ctx->version;

@@ -767,7 +767,7 @@ static int kfd_criu_test_read(struct kunit *test,
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	kfd_criu_image_reader_init(&r, &s->io, kfd_criu_v1_records,
 				   kfd_criu_v1_num_records);
-	ret = kfd_criu_read_metadata(&r, img, buf, &rec, &sec, version);
+	ret = kfd_criu_read_metadata(&r, img, buf, &rec, &sec, version, NULL);
 	if (!ret && sec != KFD_CRIU_SEC_END)
 		ret = -EINVAL;
 	kunit_kfree(test, buf);

@@ -850,10 +850,11 @@ static void check_no_state(int fd)
 
 /*
  * Refuses @gpu_fd, an image naming a GPU this machine lacks, with -ENODEV,
- * and @good_fd with a malformed GPU map with -EINVAL; stays without KFD
- * state; then restores @good_fd, resumes itself and has @plan's events.
+ * having read no more than @most bytes of it, and @good_fd with a
+ * malformed GPU map with -EINVAL; stays without KFD state; then restores
+ * @good_fd, resumes itself and has @plan's events.
  */
-static void missing_gpu_restoree_main(int gpu_fd, int good_fd,
+static void missing_gpu_restoree_main(int gpu_fd, int good_fd, size_t most,
 				      const struct events_plan *plan)
 {
 	struct kfd_criu_gpu_map bad_map = {
@@ -866,6 +867,8 @@ static void missing_gpu_restoree_main(int gpu_fd, int good_fd,
 	CHILD_CHECK(fd >= 0);
 	CHILD_CHECK(criu_restore_mapped(fd, gpu_fd, NULL, 0, offsets, 4,
 					&args) == -ENODEV);
+	/* Placed as soon as the GPU records are in, before the rest is held */
+	CHILD_CHECK(args.image_size > 0 && args.image_size <= most);
 	check_no_state(fd);
 	CHILD_CHECK(criu_restore_mapped(fd, good_fd, &bad_map, 1, offsets, 4,
 					&args) == -EINVAL);
@@ -882,14 +885,17 @@ static void missing_gpu_restoree_main(int gpu_fd, int good_fd,
 /*
  * An image whose GPU record names a GPU this machine lacks fails RESTORE
  * with -ENODEV and leaves the process as it was: the original image of
- * the same process, without GPUs, then restores into it.
+ * the same process, without GPUs, then restores into it. RESTORE reads no
+ * further than the record after the GPU's: it places the GPUs before it
+ * keeps any record their sizes bound (issue: an image claiming big GPUs
+ * made RESTORE hold all its queue states before it found them missing).
  */
 TEST(image_with_missing_gpu)
 {
+	size_t len, next, most;
 	unsigned char *copy;
 	struct image img;
 	int good, gpu;
-	size_t len;
 	pid_t pid;
 
 	if (!have_kfd())
@@ -899,6 +905,9 @@ TEST(image_with_missing_gpu)
 	ASSERT_NE(NULL, copy);
 	len = insert_gpu_record(img.data, img.len, copy, ABSENT_GPU_ID);
 	ASSERT_EQ(img.len + RECORD_OVERHEAD + GPU_REC_SIZE, len);
+	next = find_record(copy, len, REC_GPU) + RECORD_OVERHEAD + GPU_REC_SIZE;
+	most = next + RECORD_OVERHEAD + get_le32(copy + next + 8);
+	ASSERT_LT(most, len);
 	gpu = memfd_from(copy, len);
 	ASSERT_LE(0, gpu);
 	good = memfd_from(img.data, img.len);
@@ -907,7 +916,7 @@ TEST(image_with_missing_gpu)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
-		missing_gpu_restoree_main(gpu, good, &img.plan);
+		missing_gpu_restoree_main(gpu, good, most, &img.plan);
 	EXPECT_EQ(0, wait_child(pid));
 	close(good);
 	close(gpu);
