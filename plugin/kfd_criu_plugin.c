@@ -109,11 +109,11 @@ static size_t restored_size;	/* bytes mapped at restored: a page */
 static bool in_inventory;
 /*
  * PROCESS_INFO's pairing of the /dev/kfd file dumped last: each GPU that its
- * process uses, by the gpu_id the process sees (image_gpu_id, the namespace
- * of the kernel's image) and by this machine's topology (local_gpu_id).
+ * process uses, by the gpu_id the process sees (user_gpu_id, the namespace
+ * of the kernel's image) and by this machine's topology (actual_gpu_id).
  * -1: no /dev/kfd file dumped yet.
  */
-static struct kfd_criu_gpu_map process_gpus[MAX_GPU_MAP];
+static struct kfd_criu_device_bucket process_gpus[MAX_GPU_MAP];
 static int nr_process_gpus = -1;
 
 /* The local GPUs (-1: not read yet), their render files, the offset map */
@@ -644,10 +644,10 @@ static uint32_t process_gpu_id(uint32_t local_id)
 	int i;
 
 	for (i = 0; i < nr_process_gpus; i++)
-		if (process_gpus[i].local_gpu_id == local_id)
-			return process_gpus[i].image_gpu_id;
+		if (process_gpus[i].actual_gpu_id == local_id)
+			return process_gpus[i].user_gpu_id;
 	for (i = 0; i < nr_process_gpus; i++)
-		if (process_gpus[i].image_gpu_id == local_id)
+		if (process_gpus[i].user_gpu_id == local_id)
 			return 0;
 	return local_id;
 }
@@ -773,21 +773,21 @@ static int pause_process(int fd, int id, struct kfd_ioctl_criu_args *args)
 	int ret, i;
 
 	*args = (struct kfd_ioctl_criu_args){
-		.num_gpu_map = MAX_GPU_MAP, .gpu_map_ptr = (uintptr_t)process_gpus };
+		.num_devices = MAX_GPU_MAP, .devices = (uintptr_t)process_gpus };
 	nr_process_gpus = -1;
 	ret = kfd_criu_op(fd, KFD_CRIU_OP_PROCESS_INFO, args);
-	if (ret == -ENOSPC)	/* then the process is not paused */
+	if (ret == -ENOSPC)	/* the call changed nothing */
 		pr_err("file %u: the process uses %u GPUs, more than the %d that a restore takes\n",
-		       id, args->num_gpu_map, MAX_GPU_MAP);
+		       id, args->num_devices, MAX_GPU_MAP);
 	else if (ret)
 		pr_err("file %u: PROCESS_INFO failed: %s\n", id, strerror(-ret));
 	if (ret)
 		return ret == -ENOTSUP ? -EIO : ret;
-	nr_process_gpus = args->num_gpu_map;
+	nr_process_gpus = args->num_devices;
 	for (i = 0; i < nr_process_gpus; i++)
-		if (process_gpus[i].image_gpu_id != process_gpus[i].local_gpu_id)
+		if (process_gpus[i].user_gpu_id != process_gpus[i].actual_gpu_id)
 			pr_info("file %u: the process sees GPU %#x of this machine's topology as GPU %#x\n",
-				id, process_gpus[i].local_gpu_id, process_gpus[i].image_gpu_id);
+				id, process_gpus[i].actual_gpu_id, process_gpus[i].user_gpu_id);
 	return 0;
 }
 

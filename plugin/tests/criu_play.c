@@ -44,7 +44,7 @@ static struct fake_kfd {
 	unsigned int nr_moved;
 	struct kfd_criu_gpu_map gpus[MAX_GPU_MAP];
 	unsigned int nr_gpus;
-	struct kfd_criu_gpu_map pairs[MAX_GPU_MAP + 1];
+	struct kfd_criu_device_bucket pairs[MAX_GPU_MAP + 1];
 	unsigned int nr_pairs;
 	unsigned int paused, probes, restores, resumes;
 } fake_kfd;
@@ -78,24 +78,24 @@ static int fake_restore(struct kfd_ioctl_criu_args *args)
 }
 
 /*
- * PROCESS_INFO with room for @num_gpu_map pairs at @gpu_map_ptr (none: no
+ * PROCESS_INFO with room for @num_devices pairs at @devices (none: no
  * pairing wanted). Short room is -ENOSPC with the room needed, and the
  * process is not paused.
  */
 static int fake_process_info(struct kfd_ioctl_criu_args *args)
 {
-	struct kfd_criu_gpu_map *out = (void *)(uintptr_t)args->gpu_map_ptr;
-	unsigned int room = args->num_gpu_map;
+	struct kfd_criu_device_bucket *out = (void *)(uintptr_t)args->devices;
+	unsigned int room = args->num_devices;
 
 	if (!room != !out || room > MAX_GPU_MAP)
 		return -EINVAL;
 	if (room && room < fake_kfd.nr_pairs) {
-		args->num_gpu_map = fake_kfd.nr_pairs;
+		args->num_devices = fake_kfd.nr_pairs;
 		return -ENOSPC;
 	}
 	if (room) {
 		memcpy(out, fake_kfd.pairs, fake_kfd.nr_pairs * sizeof(*out));
-		args->num_gpu_map = fake_kfd.nr_pairs;
+		args->num_devices = fake_kfd.nr_pairs;
 	}
 	args->pid = 4242;
 	fake_kfd.paused++;
@@ -115,9 +115,8 @@ static void fake_pairing(uint32_t seen_4660, uint32_t seen_17185)
 	fake_kfd.nr_pairs = 0;
 	for (i = 0; i < ARRAY_SIZE(local); i++)
 		if (seen[i])
-			fake_kfd.pairs[fake_kfd.nr_pairs++] = (struct kfd_criu_gpu_map){
-				.image_gpu_id = seen[i], .local_gpu_id = local[i],
-				.drm_fd = -1 };
+			fake_kfd.pairs[fake_kfd.nr_pairs++] = (struct kfd_criu_device_bucket){
+				.user_gpu_id = seen[i], .actual_gpu_id = local[i] };
 }
 
 static int fake_criu_op(struct kfd_ioctl_criu_args *args)

@@ -201,19 +201,21 @@ bool kfd_criu_image_requested(const struct kfd_ioctl_criu_args *args)
 }
 
 /*
- * The GPU map, each a count and a pointer, is RESTORE's input and
- * PROCESS_INFO's output; the offset map is RESTORE's.
+ * The arrays, each a count and a pointer: the GPU map and the offset map
+ * are RESTORE's, the device buckets PROCESS_INFO's output.
  */
 static int kfd_criu_check_map_args(const struct kfd_ioctl_criu_args *args,
 				   u32 op)
 {
-	bool gpu_map = args->num_gpu_map || args->gpu_map_ptr;
-	bool offset_map = args->offset_map_ptr || args->num_offset_map;
+	bool maps = args->num_gpu_map || args->gpu_map_ptr ||
+		    args->offset_map_ptr || args->num_offset_map;
+	bool devices = args->num_devices || args->devices;
 
-	if (offset_map && op != KFD_CRIU_OP_RESTORE)
+	if ((maps && op != KFD_CRIU_OP_RESTORE) ||
+	    (devices && op != KFD_CRIU_OP_PROCESS_INFO))
 		return -EINVAL;
-	if (gpu_map && op != KFD_CRIU_OP_RESTORE &&
-	    op != KFD_CRIU_OP_PROCESS_INFO)
+	if (!args->num_devices != !args->devices ||
+	    args->num_devices > KFD_CRIU_MAX_GPUS)
 		return -EINVAL;
 	if (!args->num_gpu_map != !args->gpu_map_ptr ||
 	    args->num_gpu_map > KFD_CRIU_MAX_GPUS)
@@ -232,9 +234,9 @@ static int kfd_criu_check_args(const struct kfd_ioctl_criu_args *args,
 	if (args->reserved32 ||
 	    memchr_inv(args->reserved, 0, sizeof(args->reserved)))
 		return -EINVAL;
-	if (args->devices || args->bos || args->priv_data ||
-	    args->priv_data_size || args->num_devices || args->num_bos ||
-	    args->num_objects)
+	/* devices and num_devices are checked with the maps */
+	if (args->bos || args->priv_data || args->priv_data_size ||
+	    args->num_bos || args->num_objects)
 		return -EINVAL;
 	return kfd_criu_check_map_args(args, op);
 }
@@ -1049,46 +1051,53 @@ out_unlock:
 	return ret;
 }
 
-/* Copies the GPU pairing out; a failure undoes the pause it reports on */
+/*
+ * Reports each GPU's two gpu_ids to a caller that passed device buckets
+ * for them. Before the pause: too little room, or buckets that cannot be
+ * written, leave the process as it was. The copy is made under p->mutex,
+ * as the legacy CHECKPOINT makes it, so that it matches the pause.
+ */
 static int kfd_criu_put_pairing(struct kfd_process *p,
 				struct kfd_ioctl_criu_args *args,
-				const struct kfd_criu_gpu_map *map, bool paused)
+				struct kfd_criu_device_bucket *buckets)
 {
-	if (!copy_to_user(u64_to_user_ptr(args->gpu_map_ptr), map,
-			  array_size(args->num_gpu_map, sizeof(*map))))
+	int ret;
+
+	lockdep_assert_held(&p->mutex);
+
+	if (!buckets)
 		return 0;
-	if (paused)
-		kfd_criu_op_unpause(p);
-	return -EFAULT;
+	ret = kfd_criu_gpus_pairing(p, buckets, args->num_devices);
+	args->num_devices = p->n_pdds;
+	if (ret < 0)
+		return ret;
+	if (copy_to_user(u64_to_user_ptr(args->devices), buckets,
+			 array_size(ret, sizeof(*buckets))))
+		return -EFAULT;
+	return 0;
 }
 
 static int kfd_criu_op_process_info(struct kfd_process *p,
 				    struct kfd_ioctl_criu_args *args)
 {
-	struct kfd_criu_gpu_map *map = NULL;
+	struct kfd_criu_device_bucket *buckets = NULL;
 	enum kfd_criu_state next;
-	bool paused = false;
 	int ret;
 
-	if (args->num_gpu_map) {
-		map = kcalloc(args->num_gpu_map, sizeof(*map), GFP_KERNEL);
-		if (!map)
+	if (args->num_devices) {
+		buckets = kcalloc(args->num_devices, sizeof(*buckets),
+				  GFP_KERNEL);
+		if (!buckets)
 			return -ENOMEM;
 	}
 
 	mutex_lock(&p->mutex);
 	ret = kfd_criu_next_state(p->criu_state, KFD_CRIU_OP_PROCESS_INFO,
 				  &next);
+	if (!ret)
+		ret = kfd_criu_put_pairing(p, args, buckets);
 	if (ret)
 		goto out_unlock;
-
-	if (map) {
-		/* Too little room fails before the pause; the count says how much */
-		ret = kfd_criu_gpus_pairing(p, map, args->num_gpu_map);
-		args->num_gpu_map = p->n_pdds;
-		if (ret < 0)
-			goto out_unlock;
-	}
 
 	/* A second PROCESS_INFO must not evict again: UNPAUSE restores once */
 	if (p->criu_state != next && p->n_pdds) {
@@ -1096,9 +1105,7 @@ static int kfd_criu_op_process_info(struct kfd_process *p,
 		if (ret)
 			goto out_unlock;
 	}
-	paused = p->criu_state != next;
 	p->criu_state = next;
-	ret = 0;
 
 	kfd_criu_info_locked(p, args);
 
@@ -1107,9 +1114,7 @@ static int kfd_criu_op_process_info(struct kfd_process *p,
 
 out_unlock:
 	mutex_unlock(&p->mutex);
-	if (!ret && map)
-		ret = kfd_criu_put_pairing(p, args, map, paused);
-	kfree(map);
+	kfree(buckets);
 	return ret;
 }
 

@@ -188,8 +188,8 @@ int kfd_criu_gpus_snapshot(struct kfd_process *p,
 			   struct kfd_criu_gpus_image *img);
 int kfd_criu_gpus_write(struct kfd_criu_image_writer *w,
 			const struct kfd_criu_gpus_image *img);
-int kfd_criu_gpus_pairing(struct kfd_process *p, struct kfd_criu_gpu_map *map,
-			  u32 room);
+int kfd_criu_gpus_pairing(struct kfd_process *p,
+			  struct kfd_criu_device_bucket *buckets, u32 room);
 int kfd_criu_gpus_prepare(struct kfd_criu_gpus_image *img, u32 num_gpus);
 int kfd_criu_gpus_collect(struct kfd_criu_gpus_image *img,
 			  const struct kfd_criu_record *rec,

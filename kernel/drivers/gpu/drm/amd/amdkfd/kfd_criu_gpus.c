@@ -81,21 +81,21 @@ void kfd_criu_gpus_image_free(struct kfd_criu_gpus_image *img)
 /**
  * kfd_criu_gpus_pairing - the two gpu_ids of each GPU of a process
  * @p: the process; p->mutex held
- * @map: receives one entry per GPU of @p, in the order of p->pdds
- * @room: entries at @map
+ * @buckets: receives one entry per GPU of @p, in the order of p->pdds
+ * @room: entries at @buckets
  *
  * A process restored with a GPU map keeps seeing the image's gpu_ids, which
  * may differ from the topology's. Whoever dumps it again needs both: the
  * image records (and RESTORE's offset map) use the first, the render nodes
- * of the dumping machine are found by the second. Each entry gets the
- * process's gpu_id in @image_gpu_id and the topology's in @local_gpu_id;
- * @drm_fd is -1.
+ * of the dumping machine are found by the second. Each entry gets them as
+ * the legacy CHECKPOINT reports them, in @user_gpu_id and @actual_gpu_id;
+ * @drm_fd and @pad are zero.
  *
  * Return: the number of GPUs of @p, or -ENOSPC, with nothing written, when
  * that is more than @room.
  */
-int kfd_criu_gpus_pairing(struct kfd_process *p, struct kfd_criu_gpu_map *map,
-			  u32 room)
+int kfd_criu_gpus_pairing(struct kfd_process *p,
+			  struct kfd_criu_device_bucket *buckets, u32 room)
 {
 	u32 i;
 
@@ -104,10 +104,9 @@ int kfd_criu_gpus_pairing(struct kfd_process *p, struct kfd_criu_gpu_map *map,
 	if (p->n_pdds > room)
 		return -ENOSPC;
 	for (i = 0; i < p->n_pdds; i++)
-		map[i] = (struct kfd_criu_gpu_map){
-			.image_gpu_id = p->pdds[i]->user_gpu_id,
-			.local_gpu_id = p->pdds[i]->dev->id,
-			.drm_fd = -1,
+		buckets[i] = (struct kfd_criu_device_bucket){
+			.user_gpu_id = p->pdds[i]->user_gpu_id,
+			.actual_gpu_id = p->pdds[i]->dev->id,
 		};
 	return p->n_pdds;
 }

@@ -331,21 +331,22 @@ static void test_bos_round_trip(struct kunit *test)
 static void bt_expect_pairing(struct kunit *test, struct kfd_process *q,
 			      const struct kfd_criu_offset_map *map, u32 n)
 {
-	struct kfd_criu_gpu_map pairs[2];
+	struct kfd_criu_device_bucket pairs[2];
 	u32 i, j;
 
+	memset(pairs, 0x5a, sizeof(pairs));
 	mutex_lock(&q->mutex);
 	KUNIT_ASSERT_EQ(test, kfd_criu_gpus_pairing(q, pairs, 2), 2);
 	mutex_unlock(&q->mutex);
 	for (i = 0; i < n && i < ARRAY_SIZE(bt_bos); i++) {
-		for (j = 0; j < 2 && pairs[j].image_gpu_id != map[i].gpu_id; j++)
+		for (j = 0; j < 2 && pairs[j].user_gpu_id != map[i].gpu_id; j++)
 			;
 		KUNIT_ASSERT_LT_MSG(test, j, 2, "gpu_id 0x%x not paired",
 				    map[i].gpu_id);
-		KUNIT_EXPECT_EQ(test, pairs[j].local_gpu_id,
+		KUNIT_EXPECT_EQ(test, pairs[j].actual_gpu_id,
 				q->pdds[bt_bos[i].gpu ^ 1]->dev->id);
-		KUNIT_EXPECT_EQ(test, pairs[j].drm_fd, -1);
-		KUNIT_EXPECT_EQ(test, pairs[j].reserved, 0);
+		KUNIT_EXPECT_EQ(test, pairs[j].drm_fd, 0);
+		KUNIT_EXPECT_EQ(test, pairs[j].pad, 0);
 	}
 }
 
@@ -384,7 +385,7 @@ static void test_bos_round_trip_swapped_gpus(struct kunit *test)
 /* Too little room for the pairing writes nothing and says so */
 static void test_bos_pairing_needs_room(struct kunit *test)
 {
-	struct kfd_criu_gpu_map pairs[2];
+	struct kfd_criu_device_bucket pairs[2];
 	struct kfd_process *p;
 
 	kfd_fake_gpus_new(test);
@@ -393,7 +394,7 @@ static void test_bos_pairing_needs_room(struct kunit *test)
 	mutex_lock(&p->mutex);
 	KUNIT_EXPECT_EQ(test, kfd_criu_gpus_pairing(p, pairs, 1), -ENOSPC);
 	mutex_unlock(&p->mutex);
-	KUNIT_EXPECT_EQ(test, pairs[0].image_gpu_id, 0x5a5a5a5a);
+	KUNIT_EXPECT_EQ(test, pairs[0].user_gpu_id, 0x5a5a5a5a);
 }
 
 /* Nothing of the restore may be left: BOs, mappings, VRAM, buffers. */

@@ -178,11 +178,36 @@ static void kfd_criu_args_gpu_map_on_dump(struct kfd_ioctl_criu_args *args)
 	args->op = kfd_criu_image_op(KFD_CRIU_OP_CHECKPOINT);
 }
 
-static void kfd_criu_args_gpu_pairing(struct kfd_ioctl_criu_args *args)
+static void kfd_criu_args_gpu_map_on_info(struct kfd_ioctl_criu_args *args)
 {
 	kfd_criu_args_gpu_map(args);
 	args->op = kfd_criu_image_op(KFD_CRIU_OP_PROCESS_INFO);
-	args->num_gpu_map = KFD_CRIU_MAX_GPUS;
+}
+
+/* PROCESS_INFO's device buckets receive each GPU's two gpu_ids */
+static void kfd_criu_args_pairing(struct kfd_ioctl_criu_args *args)
+{
+	args->op = kfd_criu_image_op(KFD_CRIU_OP_PROCESS_INFO);
+	args->devices = 0x3000;
+	args->num_devices = KFD_CRIU_MAX_GPUS;
+}
+
+static void kfd_criu_args_pairing_too_long(struct kfd_ioctl_criu_args *args)
+{
+	kfd_criu_args_pairing(args);
+	args->num_devices = KFD_CRIU_MAX_GPUS + 1;
+}
+
+static void kfd_criu_args_pairing_no_ptr(struct kfd_ioctl_criu_args *args)
+{
+	kfd_criu_args_pairing(args);
+	args->devices = 0;
+}
+
+static void kfd_criu_args_devices_on_dump(struct kfd_ioctl_criu_args *args)
+{
+	kfd_criu_args_pairing(args);
+	args->op = kfd_criu_image_op(KFD_CRIU_OP_CHECKPOINT);
 }
 
 static void kfd_criu_args_num_gpu_map(struct kfd_ioctl_criu_args *args)
@@ -262,7 +287,15 @@ static const struct kfd_criu_args_case kfd_criu_args_cases[] = {
 	{ "reserved set", kfd_criu_args_reserved, true, -EINVAL },
 	{ "gpu map on a legacy op", kfd_criu_args_gpu_map, true, -EINVAL },
 	{ "gpu map on dump", kfd_criu_args_gpu_map_on_dump, true, -EINVAL },
-	{ "gpu pairing of process info", kfd_criu_args_gpu_pairing, true, 0 },
+	{ "gpu map on process info", kfd_criu_args_gpu_map_on_info, true,
+	  -EINVAL },
+	{ "device buckets of process info", kfd_criu_args_pairing, true, 0 },
+	{ "too many device buckets", kfd_criu_args_pairing_too_long, true,
+	  -EINVAL },
+	{ "device buckets without pointer", kfd_criu_args_pairing_no_ptr, true,
+	  -EINVAL },
+	{ "device buckets on dump", kfd_criu_args_devices_on_dump, true,
+	  -EINVAL },
 	{ "gpu map count only", kfd_criu_args_num_gpu_map, true, -EINVAL },
 	{ "restore with both maps", kfd_criu_args_restore_maps, true, 0 },
 	{ "gpu map too long", kfd_criu_args_too_many_gpus, true, -EINVAL },

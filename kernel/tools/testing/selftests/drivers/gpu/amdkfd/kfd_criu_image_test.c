@@ -1020,13 +1020,17 @@ TEST_F(kfd, bad_arguments)
 	args.gpu_map_ptr = (uintptr_t)&args;
 	args.num_gpu_map = 1;
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
-	args.op = KFD_CRIU_OP_IMAGE_PROCESS_INFO;
-	args.num_gpu_map = 65;
-	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
-	args.num_gpu_map = 1;
-	args.gpu_map_ptr = 0;
+	args.op = KFD_CRIU_OP_IMAGE_PROCESS_INFO;	/* nor PROCESS_INFO's */
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
 	args.num_gpu_map = 0;
+	args.gpu_map_ptr = 0;
+	args.devices = (uintptr_t)&args;
+	args.num_devices = 65;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
+	args.num_devices = 1;
+	args.devices = 0;
+	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
+	args.num_devices = 0;
 	args.offset_map_ptr = (uintptr_t)&args;	/* RESTORE's only */
 	args.num_offset_map = 1;
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
@@ -1047,57 +1051,57 @@ TEST_F(kfd, bad_arguments)
 }
 
 /*
- * PROCESS_INFO with room for a GPU map pairs each GPU of the process: the
+ * PROCESS_INFO with device buckets pairs each GPU of the process: the
  * gpu_id the process sees and the topology's, the same in a process that
- * was never restored. Too little room or a map it cannot write pauses
+ * was never restored. Too little room or buckets it cannot write pause
  * nothing.
  */
 TEST_F(kfd, process_info_pairs_gpu_ids)
 {
-	struct kfd_criu_gpu_map *map;
+	struct kfd_criu_device_bucket *buckets;
 	struct kfd_test_gpu gpus[64];
 	struct kfd_ioctl_criu_args args;
 	int n = kfd_topology_gpus(gpus, 64), i, j;
-	size_t len = 64 * sizeof(*map);
+	size_t len = 64 * sizeof(*buckets);
 
-	map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, map);
+	buckets = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, buckets);
 	memset(&args, 0, sizeof(args));
 	args.op = KFD_CRIU_OP_IMAGE_PROCESS_INFO;
-	args.gpu_map_ptr = (uintptr_t)map;
-	args.num_gpu_map = 64;
+	args.devices = (uintptr_t)buckets;
+	args.num_devices = 64;
 	if (n > 0) {
 		EXPECT_EQ(-EFAULT, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
 		EXPECT_EQ(-EBADFD, criu_image_op(self->fd, KFD_CRIU_OP_UNPAUSE, -1, &args));
 		args.op = KFD_CRIU_OP_IMAGE_PROCESS_INFO;
-		args.gpu_map_ptr = (uintptr_t)map;
-		args.num_gpu_map = n - 1 ?: 1;
+		args.devices = (uintptr_t)buckets;
+		args.num_devices = n - 1 ?: 1;
 	}
-	ASSERT_EQ(0, mprotect(map, len, PROT_READ | PROT_WRITE));
+	ASSERT_EQ(0, mprotect(buckets, len, PROT_READ | PROT_WRITE));
 	if (n > 1) {
 		EXPECT_EQ(-ENOSPC, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
-		EXPECT_EQ((__u32)n, args.num_gpu_map);
+		EXPECT_EQ((__u32)n, args.num_devices);
 		EXPECT_EQ(-EBADFD, criu_image_op(self->fd, KFD_CRIU_OP_UNPAUSE, -1, &args));
 		args.op = KFD_CRIU_OP_IMAGE_PROCESS_INFO;
-		args.gpu_map_ptr = (uintptr_t)map;
+		args.devices = (uintptr_t)buckets;
 	}
-	args.num_gpu_map = 64;
-	memset(map, 0x5a, len);
+	args.num_devices = 64;
+	memset(buckets, 0x5a, len);
 	ASSERT_EQ(0, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
-	TH_LOG("%d GPUs in the topology, %u paired", n, args.num_gpu_map);
-	EXPECT_EQ((__u32)(n < 0 ? 0 : n), args.num_gpu_map);
-	for (i = 0; i < (int)args.num_gpu_map && i < 64; i++) {
-		for (j = 0; j < n && gpus[j].gpu_id != map[i].local_gpu_id; j++)
+	TH_LOG("%d GPUs in the topology, %u paired", n, args.num_devices);
+	EXPECT_EQ((__u32)(n < 0 ? 0 : n), args.num_devices);
+	for (i = 0; i < (int)args.num_devices && i < 64; i++) {
+		for (j = 0; j < n && gpus[j].gpu_id != buckets[i].actual_gpu_id; j++)
 			;
 		EXPECT_LT(j, n) TH_LOG("gpu_id 0x%x is not a topology GPU",
-				       map[i].local_gpu_id);
-		EXPECT_EQ(map[i].local_gpu_id, map[i].image_gpu_id);
-		EXPECT_EQ(-1, map[i].drm_fd);
-		EXPECT_EQ(0U, map[i].reserved);
+				       buckets[i].actual_gpu_id);
+		EXPECT_EQ(buckets[i].actual_gpu_id, buckets[i].user_gpu_id);
+		EXPECT_EQ(0U, buckets[i].drm_fd);
+		EXPECT_EQ(0U, buckets[i].pad);
 	}
-	EXPECT_EQ(0x5a5a5a5aU, map[args.num_gpu_map].image_gpu_id);
+	EXPECT_EQ(0x5a5a5a5aU, buckets[args.num_devices].user_gpu_id);
 	EXPECT_EQ(0, criu_image_op(self->fd, KFD_CRIU_OP_UNPAUSE, -1, &args));
-	munmap(map, len);
+	munmap(buckets, len);
 }
 
 /* CHECKPOINT into a read-only reopening of @memfd. */

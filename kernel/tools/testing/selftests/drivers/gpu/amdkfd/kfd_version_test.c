@@ -2,10 +2,11 @@
 /*
  * DOC: KFD ioctl version
  *
- * The image mode of AMDKFD_IOC_CRIU_OP is announced by the KFD ioctl
- * version. Userspace (the CRIU plugin) decides whether it may use image
- * mode from AMDKFD_IOC_GET_VERSION, so the running kernel must report
- * exactly the version its uAPI header declares.
+ * The image mode of AMDKFD_IOC_CRIU_OP comes with KFD ioctl version 1.18.
+ * Userspace detects image mode with a probe, since other features raise
+ * the minor version too, but the version stays what documents the uAPI:
+ * the running kernel must report exactly the version its uAPI header
+ * declares.
  */
 
 #include <errno.h>
