@@ -1373,25 +1373,32 @@ struct kfd_criu_unwind_work {
 
 /*
  * KUnit's static stubs find the running test through current; the worker
- * runs its step as a part of the caller's test, with the same fakes.
+ * runs its step as a part of the caller's test, with the same fakes. Only
+ * a kernel built with the CRIU KUnit tests has stubs to find; the kworker
+ * gets back whatever it had.
  */
-static void kfd_criu_unwind_set_test(struct kunit *test)
+static struct kunit *kfd_criu_unwind_set_test(struct kunit *test)
 {
-#if IS_ENABLED(CONFIG_KUNIT)
+	struct kunit *old = NULL;
+
+#if IS_BUILTIN(CONFIG_HSA_AMD_CRIU_KUNIT_TEST)
+	old = current->kunit_test;
 	current->kunit_test = test;
 #endif
+	return old;
 }
 
 static void kfd_criu_unwind_work_fn(struct work_struct *work)
 {
 	struct kfd_criu_unwind_work *uw =
 		container_of(work, struct kfd_criu_unwind_work, work);
+	struct kunit *old;
 
 	if (uw->mm)
 		kthread_use_mm(uw->mm);
-	kfd_criu_unwind_set_test(uw->test);
+	old = kfd_criu_unwind_set_test(uw->test);
 	uw->fn(uw->data);
-	kfd_criu_unwind_set_test(NULL);
+	kfd_criu_unwind_set_test(old);
 	if (uw->mm)
 		kthread_unuse_mm(uw->mm);
 }
@@ -1407,16 +1414,18 @@ static void kfd_criu_unwind_work_fn(struct work_struct *work)
  * signal pending: there such a step fails whenever it has to wait, and
  * leaves behind what it did not undo, a BO that amdgpu already took off
  * its lists even beyond any later free. A kworker never has a signal
- * pending, and its small allocations do not fail as an OOM victim's may,
- * so the step runs in one while the caller waits uninterruptibly. The
+ * pending, and its small allocations are not expected to fail as an OOM
+ * victim's may, so the step runs in one while the caller waits
+ * uninterruptibly. The
  * steps are bounded: they undo what this RESTORE created, without
  * waiting for the GPU.
  *
  * The caller holds p->mutex for @fn throughout: @fn acts on @p as the
  * caller would, but lockdep knows only the caller as the mutex's owner,
- * so @fn must neither assert, take nor release it. flush_work() tells
- * lockdep that the caller waits for @fn with p->mutex held, so the locks
- * @fn takes are still checked against p->mutex. @fn also runs in the
+ * so @fn must neither assert, take nor release it. flush_work() of a
+ * work item that has not finished tells lockdep that the caller waits for
+ * @fn with p->mutex held, so the locks @fn takes are then checked against
+ * p->mutex. @fn also runs in the
  * caller's address space, which stays while the caller waits: destroying
  * an SDMA queue reads its counter from user memory.
  *

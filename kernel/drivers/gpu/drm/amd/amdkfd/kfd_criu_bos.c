@@ -1052,7 +1052,7 @@ u32 kfd_criu_bos_offsets(struct kfd_process *p,
  * free comes after amdgpu took the BO off the process's lists, and a
  * second free, teardown's included, would corrupt them: the handle goes
  * and the BO leaks, with an error logged. Only a failed allocation leads
- * there, and a kworker's small allocations do not fail.
+ * there, and a kworker's small allocations are not expected to fail.
  */
 static int kfd_criu_bo_destroy(struct kfd_process *p,
 			       const struct kfd_criu_bo_rec *rec,

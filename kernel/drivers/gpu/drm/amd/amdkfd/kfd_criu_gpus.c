@@ -481,6 +481,24 @@ static int kfd_criu_check_render_node(struct kfd_node *node, struct file *file)
 	return 0;
 }
 
+static void kfd_criu_free_vm_bos(void *data)
+{
+	kfd_process_device_free_vm_bos(data);
+}
+
+/*
+ * Releases the VM of @pdd that the restore acquired. The VM's own CWSR and
+ * IB buffers are unmapped and freed with interruptible waits, and a failed
+ * restore mostly runs with a fatal signal pending: they go in the unwind
+ * worker, which no signal reaches.
+ */
+static void kfd_criu_release_vm(struct kfd_process *p,
+				struct kfd_process_device *pdd)
+{
+	kfd_criu_run_unwind(p, kfd_criu_free_vm_bos, pdd);
+	kfd_process_device_fini_vm(pdd);
+}
+
 static int kfd_criu_acquire_vm(struct kfd_process *p, u32 idx, int drm_fd,
 			       struct kfd_criu_gpus_restore *st)
 {
@@ -502,7 +520,7 @@ static int kfd_criu_acquire_vm(struct kfd_process *p, u32 idx, int drm_fd,
 			 drm_fd, pdd->dev->id, ret);
 		fput(drm_file);
 		/* A failed first VM leaves the process pointing at freed state */
-		kfd_process_device_fini_vm(pdd);
+		kfd_criu_release_vm(p, pdd);
 		return ret;
 	}
 	/* On success the per-GPU data keeps the file reference */
@@ -600,7 +618,7 @@ static void kfd_criu_release_gpu(struct kfd_process *p, u32 idx,
 		pm_runtime_put_autosuspend(dev);
 		pdd->runtime_inuse = false;
 	}
-	kfd_process_device_fini_vm(pdd);
+	kfd_criu_release_vm(p, pdd);
 }
 
 /**
