@@ -125,8 +125,11 @@ const char *kc_explain_counts(const struct kfd_criu_counts_rec *c,
  * @alias_of: field 5, 0 when absent
  * @render_gpu_id: field 6, 0 when absent
  * @open_flags: field 7
+ * @unused_gpu_id: field 10, 0 when absent: a render node file of a GPU the
+ *	process did not use, by the topology's gpu_id
  * @has_alias: @alias_of was present
  * @has_render: @render_gpu_id was present
+ * @has_unused: @unused_gpu_id was present
  */
 struct kc_meta {
 	u32 format_version;
@@ -135,8 +138,10 @@ struct kc_meta {
 	u32 alias_of;
 	u32 render_gpu_id;
 	u32 open_flags;
+	u32 unused_gpu_id;
 	bool has_alias;
 	bool has_render;
+	bool has_unused;
 };
 
 int kc_meta_parse(const u8 *buf, size_t len, struct kc_meta *m);

@@ -84,6 +84,10 @@ static void kc_meta_set(struct kc_meta *m, u32 field, u64 v, u32 *seen)
 	case 7:
 		m->open_flags = v;
 		break;
+	case 10:
+		m->unused_gpu_id = v;
+		m->has_unused = true;
+		break;
 	}
 }
 
@@ -107,7 +111,7 @@ int kc_meta_parse(const u8 *buf, size_t len, struct kc_meta *m)
 	while (pos < len) {
 		if (kc_varint(buf, len, &pos, &key))
 			return -EINVAL;
-		if ((key & 7) || (key >> 3) < 1 || (key >> 3) > 7) {
+		if ((key & 7) || (key >> 3) < 1 || (key >> 3) > 10) {
 			if (kc_skip_field(buf, len, &pos, key & 7))
 				return -EINVAL;
 			continue;

@@ -274,6 +274,9 @@ static int kc_show_meta(const char *path)
 	if (m.has_render)
 		printf("render node of GPU 0x%x, open flags 0%o\n",
 		       m.render_gpu_id, m.open_flags);
+	else if (m.has_unused)
+		printf("render node of topology GPU 0x%x, which the process did not use, open flags 0%o\n",
+		       m.unused_gpu_id, m.open_flags);
 	else if (m.has_alias)
 		printf("another /dev/kfd of the process of file %u\n", m.alias_of);
 	else

@@ -368,9 +368,12 @@ test_show() {
 	cp "$WORK/cases/ok-events.img" "$dir/kfdcriu-5.stream"
 	cp "$WORK/cases/event-dup.img" "$dir/kfdcriu-7.stream"
 	meta_img 5 560 > "$dir/kfdcriu-5.img"
+	# a render node of a GPU the process did not use (field 10, 0x4321)
+	{ meta_img 8 0; printf '\x50\xa1\x86\x01\x38\x02'; } > "$dir/kfdcriu-8.img"
 	bad=0
 	run show "$dir"
 	grep -q 'kfdcriu-5.img: file id 5, /dev/kfd, stream format version 1, 560 bytes' <<< "$OUT" || bad=1
+	grep -q 'kfdcriu-8.img: file id 8, render node of topology GPU 0x4321, which the process did not use, open flags 02$' <<< "$OUT" || bad=1
 	grep -q 'kfdcriu-7.stream: offset 336: EVENT record: event id 1 repeats: EEXIST' <<< "$OUT" || bad=1
 	[ "$RC" -eq 0 ] || bad=1
 	tap "$bad" "show DIR: the plugin's metadata and every stream with its verdict"
