@@ -437,6 +437,27 @@ static void bt_count_steps(struct kunit *test, struct kfd_criu_test_stream *s,
 	KUNIT_EXPECT_GE(test, counted[KFD_FAKE_COPY], 4);
 }
 
+/*
+ * The setup of the unwind cases: dumps the source process into @s and
+ * counts the steps of a clean restore. Returns the source process and a
+ * zeroed restore state in *@st.
+ */
+static struct kfd_process *bt_prepare_unwind(struct kunit *test,
+					     struct kfd_criu_test_stream *s,
+					     struct kfd_criu_gpus_restore **st,
+					     unsigned int *counted)
+{
+	struct kfd_process *p;
+
+	*st = kunit_kzalloc(test, sizeof(**st), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, *st);
+	bt_stub(test);
+	p = bt_source(test);
+	KUNIT_ASSERT_EQ(test, bt_dump(p, s), 0);
+	bt_count_steps(test, s, *st, counted);
+	return p;
+}
+
 static void test_bos_restore_unwinds_every_step(struct kunit *test)
 {
 	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
@@ -448,12 +469,7 @@ static void test_bos_restore_unwinds_every_step(struct kunit *test)
 	struct kfd_process *p, *q;
 	int ret;
 
-	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, st);
-	bt_stub(test);
-	p = bt_source(test);
-	KUNIT_ASSERT_EQ(test, bt_dump(p, s), 0);
-	bt_count_steps(test, s, st, counted);
+	p = bt_prepare_unwind(test, s, &st, counted);
 
 	for (step = 0; step < KFD_FAKE_NUM_STEPS; step++) {
 		for (at = 0; at < counted[step]; at++) {
@@ -521,12 +537,7 @@ static void test_bos_restore_unwinds_with_a_signal_pending(struct kunit *test)
 	enum kfd_fake_step step;
 	struct kfd_process *p;
 
-	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, st);
-	bt_stub(test);
-	p = bt_source(test);
-	KUNIT_ASSERT_EQ(test, bt_dump(p, s), 0);
-	bt_count_steps(test, s, st, counted);
+	p = bt_prepare_unwind(test, s, &st, counted);
 
 	for (i = 0; i < ARRAY_SIZE(signals); i++) {
 		/* A kthread takes a signal only when it allows it */
