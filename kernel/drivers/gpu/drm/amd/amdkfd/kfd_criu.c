@@ -40,10 +40,10 @@
  *
  * The kfd ioctl dispatcher has already checked CAP_CHECKPOINT_RESTORE or
  * CAP_SYS_ADMIN and that the caller owns the file or is the ptrace parent
- * of its owner. Process state is listed once, in kfd_criu_features[]:
- * CHECKPOINT refuses state the image cannot carry with -EOPNOTSUPP and an
- * attached debugger with -EBUSY, and RESTORE refuses a target that
- * already has state with -EBUSY.
+ * of its owner. Process state is listed once, in kfd_criu_features[] of
+ * kfd_criu_features.c: CHECKPOINT refuses state the image cannot carry
+ * with -EOPNOTSUPP and an attached debugger with -EBUSY, and RESTORE
+ * refuses a target that already has state with -EBUSY.
  *
  * RESTORE applies events last although the stream carries them before the
  * BOs: once installed, events have no undo, and the contents of the BOs
@@ -51,47 +51,28 @@
  * p->mutex is held while the contents stream in: the target is a process
  * being restored, which runs nothing before RESUME.
  *
- * A RESTORE usually fails because a fatal signal ended its stream, and
- * amdgpu waits interruptibly for the reservations it takes to unmap and
- * free a BO or to drop a queue's hold on its buffers. So the undo steps
- * that free through amdgpu run in a worker, which no signal reaches,
- * while the caller waits for them uninterruptibly with p->mutex held
- * (kfd_criu_run_unwind()).
- *
- * Stream I/O goes through the caller's file at its file position, in
- * chunks, and stops with -EINTR when a fatal signal is pending. A restart
- * would replay a stream that is already partly written or read, so a
- * restartable interruption is reported as -EINTR too. RESTORE stops right
- * after END, so an image can be embedded in a larger stream.
+ * The undo steps that free through amdgpu run where no signal reaches
+ * (kfd_criu_run_unwind() in kfd_criu_unwind.c), and the stream goes
+ * through the caller's file at its position (kfd_criu_file.c). RESTORE
+ * stops right after END, so an image can be embedded in a larger stream.
  */
 
 #include <linux/bits.h>
 #include <linux/build_bug.h>
-#include <linux/file.h>
 #include <linux/fs.h>
-#include <linux/kthread.h>
 #include <linux/lockdep.h>
-#include <linux/minmax.h>
 #include <linux/pid.h>
 #include <linux/ptrace.h>
 #include <linux/sched/mm.h>
-#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
-#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/utsname.h>
-#include <linux/workqueue.h>
-
-#include <kunit/test-bug.h>
 
 #include "amdgpu_amdkfd.h"
 #include "kfd_criu.h"
 #include "kfd_priv.h"
-
-/* Most bytes handed to the VFS at once, so fatal signals are seen */
-#define KFD_CRIU_IO_CHUNK	SZ_64K
 
 /* Largest payload RESTORE accepts: a BO_DATA record */
 #define KFD_CRIU_READ_BUF_SIZE	(sizeof(struct kfd_criu_bo_data_hdr) + \
@@ -241,412 +222,15 @@ static int kfd_criu_check_args(const struct kfd_ioctl_criu_args *args,
 	return kfd_criu_check_map_args(args, op);
 }
 
-/**
- * enum kfd_criu_feature - process state that dump or restore must know of
- * @KFD_CRIU_FEAT_GPU_VM: a GPU VM was acquired
- * @KFD_CRIU_FEAT_BOS: buffer objects
- * @KFD_CRIU_FEAT_QUEUES: user queues
- * @KFD_CRIU_FEAT_SVM_RANGES: SVM ranges
- * @KFD_CRIU_FEAT_GPU_EVENT_PAGE: the event page is a GPU buffer
- * @KFD_CRIU_FEAT_DEBUGGER: a debugger is attached
- * @KFD_CRIU_FEAT_RUNTIME_PENDING: runtime enable is mid-way or reports an
- *	error to a debugger
- * @KFD_CRIU_FEAT_RUNTIME_ENABLED: the runtime is enabled
- * @KFD_CRIU_FEAT_EVENTS: events
- * @KFD_CRIU_FEAT_SIGNAL_PAGE: a signal page
- * @KFD_CRIU_FEAT_LEGACY_PAUSE: the legacy PROCESS_INFO paused the process
- * @KFD_CRIU_FEAT_SCRATCH_BACKING: AMDKFD_IOC_SET_SCRATCH_BACKING_VA set a
- *	hidden private base on a GPU
- * @KFD_CRIU_FEAT_PRE_GFX9: a VM on a GPU older than GFX9, whose memory
- *	policy and queue state depend on registers the image does not
- *	describe
- * @KFD_CRIU_FEAT_RESET_QUEUE: the driver reset a hung queue of the process
- * @KFD_CRIU_FEAT_POISON: the process consumed poisoned GPU memory
- * @KFD_CRIU_FEAT_NR: number of features
- */
-enum kfd_criu_feature {
-	KFD_CRIU_FEAT_GPU_VM,
-	KFD_CRIU_FEAT_BOS,
-	KFD_CRIU_FEAT_QUEUES,
-	KFD_CRIU_FEAT_SVM_RANGES,
-	KFD_CRIU_FEAT_GPU_EVENT_PAGE,
-	KFD_CRIU_FEAT_DEBUGGER,
-	KFD_CRIU_FEAT_RUNTIME_PENDING,
-	KFD_CRIU_FEAT_RUNTIME_ENABLED,
-	KFD_CRIU_FEAT_EVENTS,
-	KFD_CRIU_FEAT_SIGNAL_PAGE,
-	KFD_CRIU_FEAT_LEGACY_PAUSE,
-	KFD_CRIU_FEAT_SCRATCH_BACKING,
-	KFD_CRIU_FEAT_PRE_GFX9,
-	KFD_CRIU_FEAT_RESET_QUEUE,
-	KFD_CRIU_FEAT_POISON,
-	KFD_CRIU_FEAT_NR
-};
-
-/**
- * struct kfd_criu_feature_desc - how dump and restore treat a feature
- * @name: for the log
- * @dump_err: 0 when CHECKPOINT carries it; -EOPNOTSUPP when the image
- *	cannot carry it; -EBUSY when it is a passing state the process must
- *	leave first (a debugger must detach)
- * @restore_busy: RESTORE refuses a target that has it
- */
-struct kfd_criu_feature_desc {
-	const char *name;
-	int dump_err;
-	bool restore_busy;
-};
-
-/*
- * Every piece of process state a dump or restore must know of has a row;
- * kfd_criu_process_features_locked() finds which a process has. A new
- * kind of state gets a row and a bit there, or CHECKPOINT drops it
- * silently.
- */
-static const struct kfd_criu_feature_desc kfd_criu_features[KFD_CRIU_FEAT_NR] = {
-	[KFD_CRIU_FEAT_GPU_VM] = { "an acquired GPU VM", 0, true },
-	[KFD_CRIU_FEAT_BOS] = { "buffer objects", 0, true },
-	[KFD_CRIU_FEAT_QUEUES] = { "user queues", 0, true },
-	[KFD_CRIU_FEAT_SVM_RANGES] = { "SVM ranges", 0, true },
-	[KFD_CRIU_FEAT_GPU_EVENT_PAGE] = { "an event page in GPU memory",
-					   -EOPNOTSUPP, true },
-	[KFD_CRIU_FEAT_DEBUGGER] = { "an attached debugger", -EBUSY, true },
-	[KFD_CRIU_FEAT_RUNTIME_PENDING] = { "a pending runtime enable", -EBUSY,
-					    true },
-	[KFD_CRIU_FEAT_RUNTIME_ENABLED] = { "an enabled runtime", 0, true },
-	[KFD_CRIU_FEAT_EVENTS] = { "events", 0, true },
-	[KFD_CRIU_FEAT_SIGNAL_PAGE] = { "a signal page", 0, true },
-	[KFD_CRIU_FEAT_LEGACY_PAUSE] = { "a legacy CRIU pause", 0, true },
-	[KFD_CRIU_FEAT_SCRATCH_BACKING] = { "a scratch backing VA",
-					    -EOPNOTSUPP, true },
-	[KFD_CRIU_FEAT_PRE_GFX9] = { "a GPU older than GFX9", -EOPNOTSUPP,
-				     false },
-	[KFD_CRIU_FEAT_RESET_QUEUE] = { "a queue the driver reset",
-					-EOPNOTSUPP, true },
-	[KFD_CRIU_FEAT_POISON] = { "consumed GPU memory poison", -EOPNOTSUPP,
-				   true },
-};
-
-/**
- * kfd_criu_check_features - refuse what an op cannot handle
- * @present: BIT(&enum kfd_criu_feature) of what the process has
- * @restore: check for RESTORE rather than for CHECKPOINT
- * @name: receives the name of the first refused feature
- *
- * Return: 0; for CHECKPOINT the first refused feature's dump_err
- * (-EOPNOTSUPP or -EBUSY); for RESTORE -EBUSY.
- */
-static int kfd_criu_check_features(u32 present, bool restore,
-				   const char **name)
-{
-	const struct kfd_criu_feature_desc *desc;
-	unsigned int i;
-	int err;
-
-	for (i = 0; i < KFD_CRIU_FEAT_NR; i++) {
-		desc = &kfd_criu_features[i];
-		if (!(present & BIT(i)))
-			continue;
-		err = restore ? (desc->restore_busy ? -EBUSY : 0) :
-				desc->dump_err;
-		if (err) {
-			*name = desc->name;
-			return err;
-		}
-	}
-	return 0;
-}
-
-static bool kfd_criu_has_svm_ranges(struct kfd_process *p)
-{
-	bool ret;
-
-	if (!IS_ENABLED(CONFIG_HSA_AMD_SVM))
-		return false;
-	mutex_lock(&p->svms.lock);
-	ret = !list_empty(&p->svms.list);
-	mutex_unlock(&p->svms.lock);
-	return ret;
-}
-
-static u32 kfd_criu_device_features_locked(struct kfd_process *p)
-{
-	struct kfd_process_device *pdd;
-	u32 present = 0;
-	u32 i;
-
-	lockdep_assert_held(&p->mutex);
-
-	/*
-	 * Every process has per-GPU data from open on a machine with GPUs;
-	 * only what it acquires through them needs carrying. The GPU VM:
-	 * SVM ranges need it; it is only created under p->mutex.
-	 */
-	if (p->kgd_process_info)
-		present |= BIT(KFD_CRIU_FEAT_GPU_VM);
-	for (i = 0; i < p->n_pdds; i++) {
-		pdd = p->pdds[i];
-		if (pdd->drm_priv)
-			present |= BIT(KFD_CRIU_FEAT_GPU_VM);
-		if (!idr_is_empty(&pdd->alloc_idr))
-			present |= BIT(KFD_CRIU_FEAT_BOS);
-		if (pdd->qpd.sh_hidden_private_base)
-			present |= BIT(KFD_CRIU_FEAT_SCRATCH_BACKING);
-		if (pdd->drm_priv && !KFD_IS_SOC15(pdd->dev))
-			present |= BIT(KFD_CRIU_FEAT_PRE_GFX9);
-		if (pdd->has_reset_queue)
-			present |= BIT(KFD_CRIU_FEAT_RESET_QUEUE);
-	}
-	if (atomic_read(&p->poison))
-		present |= BIT(KFD_CRIU_FEAT_POISON);
-	if (!list_empty(&p->pqm.queues))
-		present |= BIT(KFD_CRIU_FEAT_QUEUES);
-	if (kfd_criu_has_svm_ranges(p))
-		present |= BIT(KFD_CRIU_FEAT_SVM_RANGES);
-	if (p->signal_handle)
-		present |= BIT(KFD_CRIU_FEAT_GPU_EVENT_PAGE);
-	return present;
-}
-
-static u32 kfd_criu_runtime_features_locked(struct kfd_process *p)
-{
-	u32 state = p->runtime_info.runtime_state;
-	u32 present = 0;
-
-	lockdep_assert_held(&p->mutex);
-
-	if (p->debug_trap_enabled)
-		present |= BIT(KFD_CRIU_FEAT_DEBUGGER);
-	if (p->is_runtime_retry || (state != DEBUG_RUNTIME_STATE_DISABLED &&
-				    state != DEBUG_RUNTIME_STATE_ENABLED))
-		present |= BIT(KFD_CRIU_FEAT_RUNTIME_PENDING);
-	if (state != DEBUG_RUNTIME_STATE_DISABLED)
-		present |= BIT(KFD_CRIU_FEAT_RUNTIME_ENABLED);
-	if (p->queues_paused)
-		present |= BIT(KFD_CRIU_FEAT_LEGACY_PAUSE);
-	return present;
-}
-
-static u32 kfd_criu_process_features_locked(struct kfd_process *p)
-{
-	u32 num_events, signal_page_size;
-	u32 present;
-
-	present = kfd_criu_device_features_locked(p) |
-		  kfd_criu_runtime_features_locked(p);
-	kfd_criu_events_count(p, &num_events, &signal_page_size);
-	if (num_events)
-		present |= BIT(KFD_CRIU_FEAT_EVENTS);
-	if (signal_page_size)
-		present |= BIT(KFD_CRIU_FEAT_SIGNAL_PAGE);
-	return present;
-}
-
-static int kfd_criu_dump_supported_locked(struct kfd_process *p)
-{
-	const char *name;
-	int ret;
-
-	ret = kfd_criu_check_features(kfd_criu_process_features_locked(p),
-				      false, &name);
-	if (ret == -EBUSY)
-		pr_warn_ratelimited("CRIU image: pid %d has %s; retry the dump once it is gone\n",
-				    task_pid_nr(p->lead_thread), name);
-	else if (ret)
-		pr_warn_ratelimited("CRIU image: pid %d has %s, which the image cannot carry yet\n",
-				    task_pid_nr(p->lead_thread), name);
-	return ret;
-}
-
 static int kfd_criu_restore_allowed_locked(struct kfd_process *p,
 					   enum kfd_criu_state *next)
 {
-	const char *name;
 	int ret;
 
 	ret = kfd_criu_next_state(p->criu_state, KFD_CRIU_OP_RESTORE, next);
 	if (ret)
 		return ret;
-	ret = kfd_criu_check_features(kfd_criu_process_features_locked(p),
-				      true, &name);
-	if (ret)
-		pr_debug("CRIU image: restore target has %s\n", name);
-	return ret;
-}
-
-/**
- * struct kfd_criu_file_io - &struct kfd_criu_image_io on a user's file
- * @io: what the codec calls
- * @file: the file, referenced
- * @pos: file position, unused for stream files
- * @bytes: bytes moved so far
- * @pos_locked: @file's f_pos_lock is held
- */
-struct kfd_criu_file_io {
-	struct kfd_criu_image_io io;
-	struct file *file;
-	loff_t pos;
-	u64 bytes;
-	bool pos_locked;
-};
-
-/*
- * A restart would replay an op whose stream is partly consumed, so every
- * interruption is final.
- */
-static int kfd_criu_io_errno(ssize_t ret, int at_zero)
-{
-	if (!ret)
-		return at_zero;
-	if (ret == -ERESTARTSYS || ret == -ERESTARTNOINTR ||
-	    ret == -ERESTARTNOHAND || ret == -ERESTART_RESTARTBLOCK)
-		return -EINTR;
-	return ret;
-}
-
-/* Errors that can only mean the image file, whichever op returns them */
-static bool kfd_criu_file_own_errno(int err, bool writing)
-{
-	switch (err) {
-	case -EINTR:
-	case -EIO:
-	case -ENOTCONN:
-	case -ECONNRESET:
-	case -ECONNABORTED:
-	case -ETIMEDOUT:
-		return true;
-	case -EPIPE:
-	case -ENOSPC:
-	case -EDQUOT:
-	case -EFBIG:
-		return writing;
-	default:
-		return false;
-	}
-}
-
-/*
- * -EAGAIN would invite the caller to repeat a call whose stream is partly
- * consumed; the file gets it from a socket timeout (SO_RCVTIMEO,
- * SO_SNDTIMEO) or from O_NONBLOCK set by another holder after
- * kfd_criu_file_check(). Any other error that the ops give a meaning of
- * their own (a RESTORE -ENOSPC asks for a larger offset map) is -EIO.
- */
-static int kfd_criu_file_errno(ssize_t ret, int at_zero, bool writing)
-{
-	int err;
-
-	if (ret == -EAGAIN)
-		return -ETIMEDOUT;
-	err = kfd_criu_io_errno(ret, at_zero);
-	if (err == at_zero || kfd_criu_file_own_errno(err, writing))
-		return err;
-	return -EIO;
-}
-
-static loff_t *kfd_criu_file_ppos(struct kfd_criu_file_io *fio)
-{
-	return fio->file->f_mode & FMODE_STREAM ? NULL : &fio->pos;
-}
-
-static int kfd_criu_file_write(void *ctx, const void *buf, size_t len)
-{
-	struct kfd_criu_file_io *fio = ctx;
-	ssize_t ret;
-
-	while (len) {
-		if (fatal_signal_pending(current))
-			return -EINTR;
-		ret = kernel_write(fio->file, buf, min_t(size_t, len, KFD_CRIU_IO_CHUNK),
-				   kfd_criu_file_ppos(fio));
-		if (ret <= 0)
-			return kfd_criu_file_errno(ret, -EIO, true);
-		buf += ret;
-		len -= ret;
-		fio->bytes += ret;
-	}
-	return 0;
-}
-
-static int kfd_criu_file_read(void *ctx, void *buf, size_t len)
-{
-	struct kfd_criu_file_io *fio = ctx;
-	ssize_t ret;
-
-	while (len) {
-		if (fatal_signal_pending(current))
-			return -EINTR;
-		ret = kernel_read(fio->file, buf, min_t(size_t, len, KFD_CRIU_IO_CHUNK),
-				  kfd_criu_file_ppos(fio));
-		if (ret <= 0)
-			return kfd_criu_file_errno(ret, -ENODATA, false);
-		buf += ret;
-		len -= ret;
-		fio->bytes += ret;
-	}
-	return 0;
-}
-
-/* The checks kernel_read() and kernel_write() would WARN or log about */
-static int kfd_criu_file_check(const struct file *file, fmode_t mode)
-{
-	const struct file_operations *fops = file->f_op;
-	bool ok;
-
-	if (!(file->f_mode & mode))
-		return -EBADF;
-	/* A stream cannot stop half-way for EAGAIN or for alignment */
-	if (file->f_flags & (O_NONBLOCK | O_DIRECT))
-		return -EINVAL;
-	if (mode == FMODE_WRITE)
-		ok = (file->f_mode & FMODE_CAN_WRITE) && fops->write_iter &&
-		     !fops->write;
-	else
-		ok = (file->f_mode & FMODE_CAN_READ) && fops->read_iter &&
-		     !fops->read;
-	return ok ? 0 : -EINVAL;
-}
-
-static int kfd_criu_file_get(struct kfd_criu_file_io *fio, int fd,
-			     fmode_t mode)
-{
-	struct file *file;
-	int ret;
-
-	file = fd >= 0 ? fget(fd) : NULL;
-	if (!file)
-		return -EBADF;
-	ret = kfd_criu_file_check(file, mode);
-	if (ret) {
-		fput(file);
-		return ret;
-	}
-
-	memset(fio, 0, sizeof(*fio));
-	/* Serialize with read(2), write(2) and lseek(2) as fdget_pos() does */
-	if ((file->f_mode & FMODE_ATOMIC_POS) && !(file->f_mode & FMODE_STREAM)) {
-		if (mutex_lock_interruptible(&file->f_pos_lock)) {
-			fput(file);
-			return -EINTR;
-		}
-		fio->pos_locked = true;
-	}
-	fio->file = file;
-	fio->pos = file->f_pos;
-	fio->io.ctx = fio;
-	fio->io.write = kfd_criu_file_write;
-	fio->io.read = kfd_criu_file_read;
-	return 0;
-}
-
-/* Like write(2) and read(2), the op advances the file position. */
-static void kfd_criu_file_put(struct kfd_criu_file_io *fio)
-{
-	if (!(fio->file->f_mode & FMODE_STREAM))
-		fio->file->f_pos = fio->pos;
-	if (fio->pos_locked)
-		mutex_unlock(&fio->file->f_pos_lock);
-	fput(fio->file);
+	return kfd_criu_restore_target_clean_locked(p);
 }
 
 /**
@@ -1353,100 +937,6 @@ static int kfd_criu_stream_contents(struct kfd_process *p,
 	if (bos->cursor.bo_index != bos->num_bos)
 		return -EINVAL;
 	return kfd_criu_bos_finish_contents(p, bos);
-}
-
-/**
- * struct kfd_criu_unwind_work - an undo step run on behalf of a RESTORE
- * @work: on system_unbound_wq
- * @fn: the step
- * @data: its argument
- * @mm: the caller's address space, or NULL
- * @test: the KUnit test the RESTORE runs in, or NULL
- */
-struct kfd_criu_unwind_work {
-	struct work_struct work;
-	void (*fn)(void *data);
-	void *data;
-	struct mm_struct *mm;
-	struct kunit *test;
-};
-
-/*
- * KUnit's static stubs find the running test through current; the worker
- * runs its step as a part of the caller's test, with the same fakes. Only
- * a kernel built with the CRIU KUnit tests has stubs to find; the kworker
- * gets back whatever it had.
- */
-static struct kunit *kfd_criu_unwind_set_test(struct kunit *test)
-{
-	struct kunit *old = NULL;
-
-#if IS_BUILTIN(CONFIG_HSA_AMD_CRIU_KUNIT_TEST)
-	old = current->kunit_test;
-	current->kunit_test = test;
-#endif
-	return old;
-}
-
-static void kfd_criu_unwind_work_fn(struct work_struct *work)
-{
-	struct kfd_criu_unwind_work *uw =
-		container_of(work, struct kfd_criu_unwind_work, work);
-	struct kunit *old;
-
-	if (uw->mm)
-		kthread_use_mm(uw->mm);
-	old = kfd_criu_unwind_set_test(uw->test);
-	uw->fn(uw->data);
-	kfd_criu_unwind_set_test(old);
-	if (uw->mm)
-		kthread_unuse_mm(uw->mm);
-}
-
-/**
- * kfd_criu_run_unwind - run an undo step of a RESTORE where no signal reaches
- * @p: the process being restored
- * @fn: the step
- * @data: its argument
- *
- * amdgpu reserves BOs and VMs with interruptible waits when it unmaps and
- * frees them, and a RESTORE is mostly undone in a task with a fatal
- * signal pending: there such a step fails whenever it has to wait, and
- * leaves behind what it did not undo, a BO that amdgpu already took off
- * its lists even beyond any later free. A kworker never has a signal
- * pending, and its small allocations are not expected to fail as an OOM
- * victim's may, so the step runs in one while the caller waits
- * uninterruptibly. The
- * steps are bounded: they undo what this RESTORE created, without
- * waiting for the GPU.
- *
- * The caller holds p->mutex for @fn throughout: @fn acts on @p as the
- * caller would, but lockdep knows only the caller as the mutex's owner,
- * so @fn must neither assert, take nor release it. flush_work() of a
- * work item that has not finished tells lockdep that the caller waits for
- * @fn with p->mutex held, so the locks @fn takes are then checked against
- * p->mutex. @fn also runs in the
- * caller's address space, which stays while the caller waits: destroying
- * an SDMA queue reads its counter from user memory.
- *
- * Context: p->mutex held; sleeps.
- */
-void kfd_criu_run_unwind(struct kfd_process *p, void (*fn)(void *data),
-			 void *data)
-{
-	struct kfd_criu_unwind_work uw = {
-		.fn = fn,
-		.data = data,
-		.mm = current->mm,
-		.test = kunit_get_current_test(),
-	};
-
-	lockdep_assert_held(&p->mutex);
-
-	INIT_WORK_ONSTACK(&uw.work, kfd_criu_unwind_work_fn);
-	queue_work(system_unbound_wq, &uw.work);
-	flush_work(&uw.work);
-	destroy_work_on_stack(&uw.work);
 }
 
 /* Everything that may fail and has an undo: GPUs, BOs, queues, contents. */

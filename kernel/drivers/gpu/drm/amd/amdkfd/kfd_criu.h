@@ -16,11 +16,15 @@
  * DOC: CRIU image mode internals
  *
  * kfd_criu.c runs the image-mode ops: the dump/restore state machine,
- * privilege checks, the stream I/O on the caller's file descriptor and the
- * order of records. kfd_criu_events.c owns the process and event state:
- * it snapshots that state into a &struct kfd_criu_events_image on dump,
- * and on restore collects the records into one, validates them as a set
- * and applies them to the process all or nothing.
+ * privilege checks and the order of records. kfd_criu_features.c lists
+ * the process state the ops must know of, kfd_criu_file.c moves the
+ * stream through the caller's file descriptor, and kfd_criu_unwind.c
+ * runs the undo steps of a failed RESTORE where no signal reaches.
+ *
+ * kfd_criu_events.c owns the process and event state: it snapshots that
+ * state into a &struct kfd_criu_events_image on dump, and on restore
+ * collects the records into one, validates them as a set and applies
+ * them to the process all or nothing.
  *
  * kfd_criu_gpus.c records the GPUs a process uses and, on restore, places
  * them on this machine's GPUs and acquires their VMs; kfd_criu_traps.c
@@ -47,6 +51,29 @@ struct mm_struct;
 
 void kfd_criu_run_unwind(struct kfd_process *p, void (*fn)(void *data),
 			 void *data);
+
+/**
+ * struct kfd_criu_file_io - &struct kfd_criu_image_io on a user's file
+ * @io: what the codec calls
+ * @file: the file, referenced
+ * @pos: file position, unused for stream files
+ * @bytes: bytes moved so far
+ * @pos_locked: @file's f_pos_lock is held
+ */
+struct kfd_criu_file_io {
+	struct kfd_criu_image_io io;
+	struct file *file;
+	loff_t pos;
+	u64 bytes;
+	bool pos_locked;
+};
+
+int kfd_criu_dump_supported_locked(struct kfd_process *p);
+int kfd_criu_restore_target_clean_locked(struct kfd_process *p);
+
+int kfd_criu_io_errno(ssize_t ret, int at_zero);
+int kfd_criu_file_get(struct kfd_criu_file_io *fio, int fd, fmode_t mode);
+void kfd_criu_file_put(struct kfd_criu_file_io *fio);
 
 /**
  * struct kfd_criu_events_image - process and event state in kernel memory

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Copyright 2026 The amdkfd-criu authors
+ */
+
+/**
+ * DOC: KUnit tests of the CRIU image stream's errnos
+ *
+ * Included at the end of kfd_criu_file.c, so its static helpers are
+ * reachable. Suite kfd_criu_file checks what the ops return for each
+ * result of a read or write of the caller's file: end of file, a
+ * restartable interruption, and the file's own errors, which pass
+ * through only where they can mean nothing but the image file.
+ */
+
+#include <kunit/test.h>
+
+static void kfd_criu_test_io_errno(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, kfd_criu_io_errno(0, -ENODATA), -ENODATA);
+	KUNIT_EXPECT_EQ(test, kfd_criu_io_errno(0, -EIO), -EIO);
+	KUNIT_EXPECT_EQ(test, kfd_criu_io_errno(-ERESTARTSYS, -EIO), -EINTR);
+	KUNIT_EXPECT_EQ(test, kfd_criu_io_errno(-ERESTARTNOINTR, -EIO), -EINTR);
+	KUNIT_EXPECT_EQ(test, kfd_criu_io_errno(-ERESTARTNOHAND, -EIO), -EINTR);
+	KUNIT_EXPECT_EQ(test, kfd_criu_io_errno(-ERESTART_RESTARTBLOCK, -EIO), -EINTR);
+	KUNIT_EXPECT_EQ(test, kfd_criu_io_errno(-EAGAIN, -EIO), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, kfd_criu_io_errno(-EPIPE, -EIO), -EPIPE);
+}
+
+static void kfd_criu_test_file_errno(struct kunit *test)
+{
+	/* End of file: the op's own errno */
+	KUNIT_EXPECT_EQ(test, kfd_criu_file_errno(0, -ENODATA, false), -ENODATA);
+	KUNIT_EXPECT_EQ(test, kfd_criu_file_errno(0, -EIO, true), -EIO);
+	/* Never -EAGAIN: the call cannot be repeated on a consumed stream */
+	KUNIT_EXPECT_EQ(test, kfd_criu_file_errno(-EAGAIN, -EIO, true), -ETIMEDOUT);
+	KUNIT_EXPECT_EQ(test, kfd_criu_file_errno(-EAGAIN, -ENODATA, false),
+			-ETIMEDOUT);
+	KUNIT_EXPECT_EQ(test, kfd_criu_file_errno(-ERESTARTSYS, -EIO, true), -EINTR);
+	KUNIT_EXPECT_EQ(test, kfd_criu_file_errno(-ENOTCONN, -ENODATA, false),
+			-ENOTCONN);
+	/* A full disk is the file's only on a write */
+	KUNIT_EXPECT_EQ(test, kfd_criu_file_errno(-ENOSPC, -EIO, true), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, kfd_criu_file_errno(-ENOSPC, -ENODATA, false), -EIO);
+	KUNIT_EXPECT_EQ(test, kfd_criu_file_errno(-EPIPE, -EIO, true), -EPIPE);
+	KUNIT_EXPECT_EQ(test, kfd_criu_file_errno(-EPIPE, -ENODATA, false), -EIO);
+	/* Errnos the ops give meanings of their own */
+	KUNIT_EXPECT_EQ(test, kfd_criu_file_errno(-EBUSY, -EIO, true), -EIO);
+	KUNIT_EXPECT_EQ(test, kfd_criu_file_errno(-EINVAL, -ENODATA, false), -EIO);
+}
+
+static struct kunit_case kfd_criu_file_test_cases[] = {
+	KUNIT_CASE(kfd_criu_test_io_errno),
+	KUNIT_CASE(kfd_criu_test_file_errno),
+	{}
+};
+
+static struct kunit_suite kfd_criu_file_suite = {
+	.name = "kfd_criu_file",
+	.test_cases = kfd_criu_file_test_cases,
+};
+
+kunit_test_suite(kfd_criu_file_suite);
