@@ -20,7 +20,8 @@ MAINTAINERS, tools/testing/selftests: no core-kernel export), then git am
 patch by patch onto its own unpack of the pinned tree, with the test config (tinyconfig + config/*.config), and an
 incremental build after each patch of drivers/gpu/drm/amd/amdgpu/ and the
 other directories the patch touches (selftests, "make headers" for uAPI
-changes), then bzImage. Then: checkpatch --strict on every patch, W=1
+changes), with every kfd_criu_* symbol our objects use defined by them,
+then bzImage. Then: checkpatch --strict on every patch, W=1
 and sparse (C=1) on the objects the series adds or changes, clang
 (LLVM=1) on drivers/gpu/drm/amd/amdgpu/ in build/series-check/clang,
 scripts/kernel-doc -Wall on every file the series adds or changes, and
@@ -178,9 +179,33 @@ apply_and_build() {
 		echo "build failed"
 		return 1
 	fi
+	check_our_symbols || return 1
 	record_our_lines
 	print_our_warnings "$out" || { echo "warnings in the series' code"; return 1; }
 	echo "built $(patch_build_dirs "$patch" | tr '\n' ' ')"
+}
+
+# Building a directory compiles without linking, so a patch whose code
+# calls a function of a later patch would pass until bzImage. Every
+# kfd_criu_* symbol our objects use must be defined in amdkfd by then.
+check_our_symbols() {
+	local dir=$TREE/drivers/gpu/drm/amd/amdkfd o missing
+	local -a objs=() others=()
+	for o in $(sed -n 's|.*(AMDKFD_PATH)/\(kfd_criu[a-z0-9_]*\.o\).*|\1|p' "$dir/Makefile"); do
+		[ -f "$dir/$o" ] && objs+=("$dir/$o")
+	done
+	[ "${#objs[@]}" -gt 0 ] || return 0
+	# Upstream objects define some (the legacy BO restore a patch shares)
+	for o in "$dir"/*.o; do
+		case "${o##*/}" in kfd_criu*) ;; *) others+=("$o") ;; esac
+	done
+	missing=$(comm -23 \
+		<(nm -u "${objs[@]}" | awk '$2 ~ /^kfd_criu_/ { print $2 }' | sort -u) \
+		<(nm --defined-only "${objs[@]}" "${others[@]}" 2> /dev/null |
+		  awk 'NF == 3 { print $3 }' | sort -u))
+	[ -z "$missing" ] && return 0
+	echo "undefined in the series so far: $missing"
+	return 1
 }
 
 build_bzimage() {
