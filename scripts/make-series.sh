@@ -27,7 +27,9 @@ A .commit file: header lines, a blank line, then the commit message
   files: GLOB...      files under kernel/ (tree paths; * crosses /)
   patches: NAME...    patches from patches/series, applied in its order
 The KUnit block at the bottom of a .c file ("#include "tests/x.c"") is
-left out until the commit that adds tests/x.c. A patch that only adds a
+left out until the commit that adds tests/x.c. A section of a header that
+begins with a one-line comment naming a .c file ("/* x.c: ... */") is
+left out until the commit that adds x.c. A patch that only adds a
 MAINTAINERS entry is spread over the commits: each commit carries the F:
 lines that match files present after it.
 TXT
@@ -145,6 +147,9 @@ kunit_include() {
 install_kernel_file() {
 	local f=$1 test dst=$WORK/$1
 	mkdir -p "$(dirname "$dst")"
+	case "$f" in
+	*.h) install_header_sections "$f"; return ;;
+	esac
 	test=$(kunit_include "$TOP/kernel/$f")
 	if [ -n "$test" ] && [ ! -f "$(dirname "$dst")/$test" ]; then
 		# Drop "#if IS_BUILTIN(...)", the include, "#endif" and the
@@ -163,6 +168,43 @@ install_kernel_file() {
 	else
 		cp "$TOP/kernel/$f" "$dst"
 	fi
+}
+
+# Copies kernel/$1, a header, without the sections whose file is not in
+# the tree yet: a section starts at a one-line comment that names a .c
+# file of the header's directory ("/* kfd_criu_bos.c: ... */", after a
+# blank line) and ends at the blank line before the next one or before
+# the header's closing #endif. So a header that several patches share
+# grows with the files it declares.
+install_header_sections() {
+	local f=$1 dst=$WORK/$1
+	awk -v dir="$(dirname "$dst")" '
+		{ line[NR] = $0 }
+		/^\/\* [a-z0-9_]+\.c: .*\*\/$/ { start[++n] = NR }
+		/^#endif/ { last_endif = NR }
+		END {
+			for (i = 1; i <= n; i++) {
+				file = substr(line[start[i]], 4)
+				sub(/:.*/, "", file)
+				to = (i < n ? start[i + 1] : last_endif) - 2
+				if (system("test -f \"" dir "/" file "\"") != 0)
+					for (j = start[i] - 1; j <= to; j++)
+						skip[j] = 1
+			}
+			for (i = 1; i <= NR; i++)
+				if (!(i in skip))
+					print line[i]
+		}' "$TOP/kernel/$f" > "$dst"
+}
+
+# Headers with sections get those of the files now in the tree.
+complete_header_sections() {
+	local f
+	for f in "${!CLAIMED_FILE[@]}"; do
+		case "$f" in *.h) ;; *) continue ;; esac
+		[ -f "$WORK/$f" ] && install_header_sections "$f"
+	done
+	return 0
 }
 
 # Files whose KUnit block waits for kernel/$1 get it now.
@@ -257,6 +299,7 @@ make_commit() {
 	for f in $files; do
 		case "$f" in */tests/*.c) complete_kunit_blocks "$f" ;; esac
 	done
+	complete_header_sections
 	write_partial_maintainers
 	series_git -C "$WORK" add -A -f .
 	added=$(series_git -C "$WORK" diff --cached --name-only --diff-filter=A)

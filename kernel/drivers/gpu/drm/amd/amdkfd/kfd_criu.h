@@ -15,30 +15,14 @@
 /**
  * DOC: CRIU image mode internals
  *
- * kfd_criu.c runs the image-mode ops: the dump/restore state machine,
- * privilege checks and the order of records. kfd_criu_features.c lists
- * the process state the ops must know of, kfd_criu_file.c moves the
- * stream through the caller's file descriptor, and kfd_criu_unwind.c
- * runs the undo steps of a failed RESTORE where no signal reaches.
+ * Image mode is built of parts, one per kind of process state, and the
+ * ops of kfd_criu.c run them all. Each part declares its interface here,
+ * in a section that names its file: for each kind of state an image type
+ * that holds its records, and functions that count, snapshot and write
+ * it on dump, and collect, validate, restore and undo it on restore.
  *
- * kfd_criu_events.c owns the process and event state: it snapshots that
- * state into a &struct kfd_criu_events_image on dump, and on restore
- * collects the records into one, validates them as a set and applies
- * them to the process all or nothing.
- *
- * kfd_criu_gpus.c records the GPUs a process uses and, on restore, places
- * them on this machine's GPUs and acquires their VMs; kfd_criu_traps.c
- * carries the trap handlers the process installed on them. kfd_criu_bos.c
- * records the buffer objects, streams their contents, and recreates them
- * on restore. kfd_criu_queues.c records the user-mode queues and their
- * preempted state, and recreates them on restore. kfd_criu_svm.c records
- * the SVM ranges and, on restore, keeps them on the process until RESUME
- * applies them.
- *
- * The images (&struct kfd_criu_events_image, &struct kfd_criu_gpus_image,
- * &struct kfd_criu_bos_image, &struct kfd_criu_svm_image) hold records in
- * their little-endian stream layout, so dump writes them unchanged and
- * restore validates exactly the bytes it read.
+ * The images hold records in their little-endian stream layout, so dump
+ * writes them unchanged and restore validates exactly the bytes it read.
  */
 
 struct dma_fence;
@@ -49,31 +33,7 @@ struct kfd_process_device;
 struct kgd_mem;
 struct mm_struct;
 
-void kfd_criu_run_unwind(struct kfd_process *p, void (*fn)(void *data),
-			 void *data);
-
-/**
- * struct kfd_criu_file_io - &struct kfd_criu_image_io on a user's file
- * @io: what the codec calls
- * @file: the file, referenced
- * @pos: file position, unused for stream files
- * @bytes: bytes moved so far
- * @pos_locked: @file's f_pos_lock is held
- */
-struct kfd_criu_file_io {
-	struct kfd_criu_image_io io;
-	struct file *file;
-	loff_t pos;
-	u64 bytes;
-	bool pos_locked;
-};
-
-int kfd_criu_dump_supported_locked(struct kfd_process *p);
-int kfd_criu_restore_target_clean_locked(struct kfd_process *p);
-
-int kfd_criu_io_errno(ssize_t ret, int at_zero);
-int kfd_criu_file_get(struct kfd_criu_file_io *fio, int fd, fmode_t mode);
-void kfd_criu_file_put(struct kfd_criu_file_io *fio);
+/* kfd_criu_events.c: the process and its events */
 
 /**
  * struct kfd_criu_events_image - process and event state in kernel memory
@@ -122,6 +82,13 @@ void kfd_criu_runtime_unwind(struct kfd_process *p,
 			     const struct kfd_criu_process_rec *rec,
 			     bool old_xnack);
 
+/* kfd_criu_unwind.c: undo steps of a failed RESTORE where no signal reaches */
+
+void kfd_criu_run_unwind(struct kfd_process *p, void (*fn)(void *data),
+			 void *data);
+
+/* kfd_criu_gpus.c: the GPUs, and kfd_criu_traps.c: their trap handlers */
+
 /**
  * struct kfd_criu_gpus_image - the GPU records of an image
  * @gpus: the GPU records, @num_gpus of them, in per-GPU data order
@@ -168,48 +135,6 @@ struct kfd_criu_traps_image {
 	u32 num_traps;
 };
 
-/**
- * struct kfd_criu_bos_image - the BO records of an image
- * @bos: the BO records, @num_bos of them, sorted by (gpu_index, handle)
- * @num_bos: entries in @bos, PROCESS's num_bos
- * @bos_read: BO records collected so far on restore
- * @mems: on restore, the BO created for each record, NULL before
- * @cursor: on restore, the BO_DATA record expected next
- * @xfer: on restore, the bounce buffers the contents go through, from
- *	kfd_criu_bos_restore() until kfd_criu_bos_finish_contents() or the
- *	unwind
- * @vram_epoch: the sum of the VRAM-lost counts of the GPUs of the BOs
- *	with contents, at the snapshot (dump) or when the BOs were created
- *	(restore); the counts only grow, so the sum changes when one does
- */
-struct kfd_criu_bos_image {
-	struct kfd_criu_bo_rec *bos;
-	u32 num_bos;
-	u32 bos_read;
-	struct kgd_mem **mems;
-	struct kfd_criu_bo_cursor cursor;
-	struct kfd_criu_bo_restore_xfer *xfer;
-	unsigned int vram_epoch;
-};
-
-/**
- * struct kfd_criu_copy_stats - BO contents bytes per copy path
- * @engine_bytes: copied by the copy engine
- * @cpu_bytes: copied by the CPU
- */
-struct kfd_criu_copy_stats {
-	u64 engine_bytes;
-	u64 cpu_bytes;
-};
-
-u32 kfd_criu_bo_bounce_size(void);
-int kfd_criu_bo_bounce_alloc(void *dev, u32 size, void **bounce, void **cpu);
-void kfd_criu_bo_bounce_free(void *bounce, struct dma_fence *pending);
-int kfd_criu_bo_vram_epoch(struct kfd_process_device *pdd);
-int kfd_criu_bo_copy(struct kgd_mem *mem, u64 offset, void *bounce, void *cpu,
-		     u32 len, bool to_bo, struct dma_fence **fence,
-		     struct kfd_criu_copy_stats *st);
-
 void kfd_criu_gpus_image_free(struct kfd_criu_gpus_image *img);
 int kfd_criu_gpus_snapshot(struct kfd_process *p,
 			   struct kfd_criu_gpus_image *img);
@@ -253,6 +178,52 @@ int kfd_criu_assign_user_gpu_ids(const u32 *old_ids, u32 num_pdds,
 				 const u32 *image_ids, const u32 *target,
 				 u32 num_image, u32 *new_ids);
 
+/* kfd_criu_bo_copy.c: BO contents copied on amdgpu */
+
+/**
+ * struct kfd_criu_copy_stats - BO contents bytes per copy path
+ * @engine_bytes: copied by the copy engine
+ * @cpu_bytes: copied by the CPU
+ */
+struct kfd_criu_copy_stats {
+	u64 engine_bytes;
+	u64 cpu_bytes;
+};
+
+u32 kfd_criu_bo_bounce_size(void);
+int kfd_criu_bo_bounce_alloc(void *dev, u32 size, void **bounce, void **cpu);
+void kfd_criu_bo_bounce_free(void *bounce, struct dma_fence *pending);
+int kfd_criu_bo_vram_epoch(struct kfd_process_device *pdd);
+int kfd_criu_bo_copy(struct kgd_mem *mem, u64 offset, void *bounce, void *cpu,
+		     u32 len, bool to_bo, struct dma_fence **fence,
+		     struct kfd_criu_copy_stats *st);
+
+/* kfd_criu_bos.c: buffer objects and their contents */
+
+/**
+ * struct kfd_criu_bos_image - the BO records of an image
+ * @bos: the BO records, @num_bos of them, sorted by (gpu_index, handle)
+ * @num_bos: entries in @bos, PROCESS's num_bos
+ * @bos_read: BO records collected so far on restore
+ * @mems: on restore, the BO created for each record, NULL before
+ * @cursor: on restore, the BO_DATA record expected next
+ * @xfer: on restore, the bounce buffers the contents go through, from
+ *	kfd_criu_bos_restore() until kfd_criu_bos_finish_contents() or the
+ *	unwind
+ * @vram_epoch: the sum of the VRAM-lost counts of the GPUs of the BOs
+ *	with contents, at the snapshot (dump) or when the BOs were created
+ *	(restore); the counts only grow, so the sum changes when one does
+ */
+struct kfd_criu_bos_image {
+	struct kfd_criu_bo_rec *bos;
+	u32 num_bos;
+	u32 bos_read;
+	struct kgd_mem **mems;
+	struct kfd_criu_bo_cursor cursor;
+	struct kfd_criu_bo_restore_xfer *xfer;
+	unsigned int vram_epoch;
+};
+
 void kfd_criu_bos_image_free(struct kfd_criu_bos_image *img);
 void kfd_criu_bos_count(struct kfd_process *p, u32 *num_bos,
 			u64 *stream_bytes);
@@ -289,6 +260,8 @@ u32 kfd_criu_bos_offsets(struct kfd_process *p,
 			 struct kfd_criu_offset_map *out, u32 capacity);
 void kfd_criu_bos_unwind(struct kfd_process *p, struct kfd_criu_bos_image *img,
 			 const struct kfd_criu_gpus_restore *st);
+
+/* kfd_criu_queues.c: user-mode queues and their preempted state */
 
 /**
  * struct kfd_criu_queue_state - one QUEUE_STATE record in kernel memory
@@ -348,6 +321,8 @@ int kfd_criu_queues_restore(struct kfd_process *p,
 			    const struct kfd_criu_gpus_restore *st);
 void kfd_criu_queues_unwind(struct kfd_process *p,
 			    struct kfd_criu_queues_image *img);
+
+/* kfd_criu_svm.c: SVM ranges, kept by RESTORE and applied by RESUME */
 
 /**
  * struct kfd_criu_svm_range - one SVM range that RESUME applies
@@ -509,5 +484,32 @@ static inline int kfd_criu_svm_resume(struct kfd_process *p,
 	return 0;
 }
 #endif
+
+/* kfd_criu_file.c: the stream on the caller's file */
+
+/**
+ * struct kfd_criu_file_io - &struct kfd_criu_image_io on a user's file
+ * @io: what the codec calls
+ * @file: the file, referenced
+ * @pos: file position, unused for stream files
+ * @bytes: bytes moved so far
+ * @pos_locked: @file's f_pos_lock is held
+ */
+struct kfd_criu_file_io {
+	struct kfd_criu_image_io io;
+	struct file *file;
+	loff_t pos;
+	u64 bytes;
+	bool pos_locked;
+};
+
+int kfd_criu_io_errno(ssize_t ret, int at_zero);
+int kfd_criu_file_get(struct kfd_criu_file_io *fio, int fd, fmode_t mode);
+void kfd_criu_file_put(struct kfd_criu_file_io *fio);
+
+/* kfd_criu_features.c: the process state the ops must know of */
+
+int kfd_criu_dump_supported_locked(struct kfd_process *p);
+int kfd_criu_restore_target_clean_locked(struct kfd_process *p);
 
 #endif /* KFD_CRIU_H_INCLUDED */
