@@ -6,6 +6,8 @@
 SHELL := /bin/bash
 TOP := $(CURDIR)
 BUILD := $(TOP)/build
+# The reroll count of the exported series (git format-patch -v)
+SERIES_VERSION ?= 2
 
 .PHONY: help deps tree kernel test-programs initramfs check check-host \
 	demo bench bench-codec vm clean distclean fuzz mutate kfdcrit install
@@ -109,7 +111,7 @@ distclean:
 .PHONY: series series-check checkpatch
 
 series: deps
-	@scripts/make-series.sh
+	@scripts/make-series.sh -v $(SERIES_VERSION)
 
 series-check: series
 	@scripts/series-check.sh
