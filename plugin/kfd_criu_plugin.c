@@ -27,18 +27,12 @@
 
 #include <linux/kfd_ioctl.h>
 
-#include "criu-plugin.h"
-
-#define LOG_PREFIX "kfd_criu: "
-#include "criu-log.h"
-
-#include "kfd_criu_plugin.pb-c.h"
+#include "kfd_criu.h"
 
 #ifndef KFD_DEV_PATH
 #define KFD_DEV_PATH		"/dev/kfd"
 #endif
 #define TOPOLOGY		"/sys/class/kfd/kfd/topology/nodes"
-#define DRM_MAJOR		226	/* render nodes: minors 128 to 191 */
 #define MAX_GPU_MAP		64	/* the most that RESTORE takes */
 #define IMAGE_NAME_MAX		32
 #define META_MAX_SIZE		4096	/* kfdcriu-<id>.img: 64 GPUs fit */
@@ -84,7 +78,7 @@ struct kfd_dumped_file {
 static struct kfd_dumped_file *dumped;
 static unsigned int nr_dumped;
 static char io_buf[1 << 16];
-static const char *root = "";	/* of TOPOLOGY and render nodes; for tests */
+const char *kfd_criu_root = "";
 static int criu_stage = -1;
 /* CRIU before 3.19 dup()s the UPDATE_VMA_MAP fd; later ones close it */
 static bool criu_dups_vma_fd;
@@ -135,8 +129,16 @@ static unsigned int nr_image_minors;
 int add_inventory_plugin(const char *name) __attribute__((weak));
 bool check_and_remove_inventory_plugin(const char *name, size_t n) __attribute__((weak));
 
-/* Reads file @path, at most @size - 1 bytes, NUL-terminated into @buf */
-static ssize_t read_file(int dirfd, const char *path, char *buf, size_t size)
+/**
+ * kfd_criu_read_file() - read a small file whole
+ * @dirfd: the directory @path is relative to, or AT_FDCWD
+ * @path: the file
+ * @buf: where its bytes go, NUL-terminated
+ * @size: @buf's size: at most @size - 1 bytes are read
+ *
+ * Return: the bytes read, or -errno (then @buf is empty).
+ */
+ssize_t kfd_criu_read_file(int dirfd, const char *path, char *buf, size_t size)
 {
 	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
 	ssize_t n = 0, len = 0;
@@ -218,18 +220,20 @@ static bool kfd_image_mode(void)
 	return image_mode;
 }
 
-/* Writes @meta into kfdcriu-<id>.img, logging a failure */
-static int write_meta(unsigned int id, const KfdCriuMeta *meta)
+/**
+ * kfd_criu_write_image() - write a file into CRIU's images directory
+ * @name: its name there
+ * @buf: its contents
+ * @len: their length
+ *
+ * A failure is logged.
+ *
+ * Return: 0 or -errno.
+ */
+int kfd_criu_write_image(const char *name, const void *buf, size_t len)
 {
-	size_t len = kfd_criu_meta__get_packed_size(meta);
-	uint8_t buf[META_MAX_SIZE];
-	char name[IMAGE_NAME_MAX];
 	int fd, ret;
 
-	if (len > sizeof(buf))	/* integer fields only: a few dozen bytes */
-		return -EMSGSIZE;
-	kfd_criu_meta__pack(meta, buf);
-	image_name(name, id, "img");
 	fd = openat(criu_get_image_dir(), name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	ret = fd < 0 ? -errno : 0;
 	errno = ENOSPC;		/* what a short write means */
@@ -242,6 +246,26 @@ static int write_meta(unsigned int id, const KfdCriuMeta *meta)
 	return ret;
 }
 
+/**
+ * kfd_criu_write_meta() - write a dumped file's metadata image
+ * @id: CRIU's id of the file: the image is kfdcriu-<id>.img
+ * @meta: the metadata
+ *
+ * Return: 0 or -errno, logged.
+ */
+int kfd_criu_write_meta(unsigned int id, const KfdCriuMeta *meta)
+{
+	size_t len = kfd_criu_meta__get_packed_size(meta);
+	uint8_t buf[META_MAX_SIZE];
+	char name[IMAGE_NAME_MAX];
+
+	if (len > sizeof(buf))	/* integer fields only: a few dozen bytes */
+		return -EMSGSIZE;
+	kfd_criu_meta__pack(meta, buf);
+	image_name(name, id, "img");
+	return kfd_criu_write_image(name, buf, len);
+}
+
 /* Reads kfdcriu-<id>.img; -ENOENT (not logged): no such image, not ours */
 static int read_meta(unsigned int id, KfdCriuMeta **meta)
 {
@@ -249,7 +273,7 @@ static int read_meta(unsigned int id, KfdCriuMeta **meta)
 	ssize_t len;
 
 	image_name(name, id, "img");
-	len = read_file(criu_get_image_dir(), name, buf, sizeof(buf));
+	len = kfd_criu_read_file(criu_get_image_dir(), name, buf, sizeof(buf));
 	if (len > META_MAX_SIZE)
 		len = -EFBIG;
 	*meta = len < 0 ? NULL : kfd_criu_meta__unpack(NULL, len, (uint8_t *)buf);
@@ -277,7 +301,7 @@ static int remember_dumped_file(int fd, unsigned int id, pid_t pid)
 		meta.has_alias_of = true;
 		meta.alias_of = dumped[i].id;
 		pr_info("file %u: same process as file %u\n", id, meta.alias_of);
-		return write_meta(id, &meta) ?: 1;
+		return kfd_criu_write_meta(id, &meta) ?: 1;
 	}
 	files = realloc(dumped, (nr_dumped + 1) * sizeof(*files));
 	dumped = files ?: dumped;
@@ -347,13 +371,13 @@ static ssize_t read_topology_node(unsigned int node, unsigned int *id, int *mino
 	char path[512], *prop;
 	ssize_t ret;
 
-	snprintf(path, sizeof(path), "%s" TOPOLOGY "/%u/gpu_id", root, node);
-	ret = read_file(AT_FDCWD, path, io_buf, sizeof(io_buf));
+	snprintf(path, sizeof(path), "%s" TOPOLOGY "/%u/gpu_id", kfd_criu_root, node);
+	ret = kfd_criu_read_file(AT_FDCWD, path, io_buf, sizeof(io_buf));
 	*id = ret < 0 ? 0 : strtoul(io_buf, NULL, 10);
 	if (!*id)
 		return ret;
-	snprintf(path, sizeof(path), "%s" TOPOLOGY "/%u/properties", root, node);
-	ret = read_file(AT_FDCWD, path, io_buf, sizeof(io_buf));
+	snprintf(path, sizeof(path), "%s" TOPOLOGY "/%u/properties", kfd_criu_root, node);
+	ret = kfd_criu_read_file(AT_FDCWD, path, io_buf, sizeof(io_buf));
 	prop = ret < 0 ? NULL : strstr(io_buf, "drm_render_minor ");
 	*minor = prop ? atoi(prop + 17) : -1;
 	return hidden_gpu(ret) ? ret : 0;
@@ -386,7 +410,7 @@ static int read_topology(void)
 	}
 	if (ret >= 0 || ret == -ENOENT)
 		return 0;
-	pr_err("cannot read the KFD topology in %s" TOPOLOGY ": %s\n", root, strerror(-ret));
+	pr_err("cannot read the KFD topology in %s" TOPOLOGY ": %s\n", kfd_criu_root, strerror(-ret));
 	nr_gpus = -1;
 	return ret;
 }
@@ -412,12 +436,16 @@ static int local_gpu(uint32_t img)
 	return i < nr_gpus ? i : same;
 }
 
-/*
- * The first fd above CRIU's service fds in this task. CRIU puts those just
- * below the top of the fd table that the task's own fds need, so fds from
- * here on neither collide with a restored fd nor grow the table much.
+/**
+ * kfd_criu_fd_base() - where the plugin's own fds go in a restored task
+ *
+ * CRIU puts its service fds just below the top of the fd table that the
+ * task's own fds need, so fds above them neither collide with a restored
+ * fd nor grow the table much.
+ *
+ * Return: the first fd above CRIU's service fds in this task.
  */
-static int hidden_fd_base(void)
+int kfd_criu_fd_base(void)
 {
 	int img = criu_get_image_dir();
 
@@ -438,9 +466,9 @@ static int restore_gpus(void)
 		return 0;
 	ret = read_topology() ?: parse_gpu_map(getenv("KFD_CRIU_GPU_MAP") ?: "", gpu_map, nr_gpus);
 	for (i = 0; !ret && i < nr_gpus; i++) {
-		snprintf(path, sizeof(path), "%s/dev/dri/renderD%d", root, gpu_minor[i]);
+		snprintf(path, sizeof(path), "%s/dev/dri/renderD%d", kfd_criu_root, gpu_minor[i]);
 		fd = open(path, O_RDWR | O_CLOEXEC);
-		gpu_map[i].drm_fd = fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, hidden_fd_base());
+		gpu_map[i].drm_fd = fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, kfd_criu_fd_base());
 		if (gpu_map[i].drm_fd < 0)
 			pr_warn("GPU %#x: cannot open %s: %s\n",
 				gpu_map[i].local_gpu_id, path, strerror(errno));
@@ -612,11 +640,15 @@ static void kfd_plugin_fini(int stage, int ret)
 
 CR_PLUGIN_REGISTER("kfd_criu", kfd_plugin_init, kfd_plugin_fini)
 
-/*
- * Whether images go through criu-image-streamer (criu --stream), whose
- * socket is in the images directory: the plugin's files would not.
+/**
+ * kfd_criu_images_streamed() - whether criu --stream is in use
+ *
+ * criu-image-streamer's socket is then in the images directory, and the
+ * plugin's files, which it writes there itself, would miss the stream.
+ *
+ * Return: true if images go through criu-image-streamer.
  */
-static bool images_streamed(void)
+bool kfd_criu_images_streamed(void)
 {
 	int dir = criu_get_image_dir();
 
@@ -686,7 +718,7 @@ static int dump_render_file(int fd, int id, int minor)
 	else
 		pr_info("file %u: render node of GPU %#x, which the process does not use: it sees another GPU under that gpu_id\n",
 			id, local_id);
-	return write_meta(id, &meta);
+	return kfd_criu_write_meta(id, &meta);
 }
 
 /*
@@ -702,7 +734,7 @@ static void find_thunk_shm(pid_t pid, struct thunk_shm *shm, KfdCriuMeta *meta)
 	int fd;
 
 	for (i = 0; i < ARRAY_SIZE(thunk_shm_files); i++) {
-		snprintf(path, sizeof(path), "%s/proc/%d/root/dev/shm/%s", root, pid,
+		snprintf(path, sizeof(path), "%s/proc/%d/root/dev/shm/%s", kfd_criu_root, pid,
 			 thunk_shm_files[i]);
 		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		len = fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ? -1 :
@@ -750,11 +782,16 @@ static int write_kfd_meta(KfdCriuMeta *meta)
 	}
 	meta->n_render_nodes = n;
 	meta->render_nodes = ptrs;
-	return write_meta(meta->file_id, meta);
+	return kfd_criu_write_meta(meta->file_id, meta);
 }
 
-/* Lists this plugin in a 4.x dump's inventory: the images need it */
-static void register_in_inventory(void)
+/**
+ * kfd_criu_register_in_inventory() - say that a dump's images need kfd_criu
+ *
+ * Lists the plugin in the inventory of a CRIU 4.1 or later dump, once, so
+ * that a restore without it fails in CRIU. Older CRIUs have no list.
+ */
+void kfd_criu_register_in_inventory(void)
 {
 	if (in_inventory || !add_inventory_plugin)
 		return;
@@ -824,7 +861,7 @@ static int dump_kfd_file(int fd, int id)
 	meta.stream_size = args.image_size;
 	pr_info("file %u: %" PRIu64 " bytes of image format %u\n", id,
 		meta.stream_size, meta.format_version);
-	register_in_inventory();
+	kfd_criu_register_in_inventory();
 	return write_kfd_meta(&meta);
 }
 
@@ -839,7 +876,7 @@ static int kfd_dump_file(int fd, int id)
 	kind = dev_kind(st.st_mode, st.st_rdev);
 	if (kind == DEV_OTHER || !kfd_image_mode())
 		return -ENOTSUP;
-	if (images_streamed()) {
+	if (kfd_criu_images_streamed()) {
 		pr_err("file %u: criu --stream is not supported: the KFD image files would miss the streamer; dump to a directory\n",
 		       id);
 		return -EINVAL;
@@ -932,7 +969,7 @@ static int recreate_shm_file(unsigned int id, const KfdCriuShmFile *f)
 	char path[512];
 	int fd, ret = 0;
 
-	snprintf(path, sizeof(path), "%s/dev/shm/%s", root, f->name);
+	snprintf(path, sizeof(path), "%s/dev/shm/%s", kfd_criu_root, f->name);
 	if (strchr(f->name, '/') || f->head.len > f->size) {
 		pr_err("file %u: %s: bad metadata\n", id, path);
 		return -EBADMSG;
@@ -1023,7 +1060,7 @@ static int kfd_restore_file(int id)
 
 	if (ret)
 		return ret == -ENOENT ? -ENOTSUP : ret;
-	if (images_streamed()) {
+	if (kfd_criu_images_streamed()) {
 		pr_err("file %u: criu --stream is not supported\n", id);
 		ret = -EINVAL;
 	} else if (meta->has_render_gpu_id || meta->has_unused_gpu_id) {
@@ -1102,21 +1139,33 @@ static int moved_offset(uint32_t gpu, uint64_t old, uint64_t *new)
 	return 0;
 }
 
+/**
+ * kfd_criu_vma_fd() - hand CRIU the file a device mapping is mmapped through
+ * @fd: the plugin's own fd of that file, which it keeps open
+ * @plugin_fd: UPDATE_VMA_MAP's fd for CRIU
+ *
+ * CRIU before 3.19 dup()s @plugin_fd: it gets @fd itself. Later ones close
+ * it: they get a new fd of the file. CRIU drops (and leaves open) the new
+ * fd of a mapping it maps through the fd of the one before, so those go
+ * above its service fds too, out of the way of the task's own.
+ *
+ * Return: 0 or -errno.
+ */
+int kfd_criu_vma_fd(int fd, int *plugin_fd)
+{
+	*plugin_fd = criu_dups_vma_fd ? fd : fcntl(fd, F_DUPFD_CLOEXEC, kfd_criu_fd_base());
+	return *plugin_fd < 0 ? -errno : 0;
+}
+
 /*
  * The fd CRIU mmaps a render node mapping of GPU @gpu through: the render
- * file that RESTORE created the GPU's VM on, as CRIU before 3.19 dup()s it,
- * else a new fd of it for CRIU to close. CRIU drops (and leaves open) the
- * new fd of a mapping it maps through the fd of the one before, so those
- * go above its service fds too, out of the way of the task's own.
+ * file that RESTORE created the GPU's VM on.
  */
 static int render_vma_fd(int gpu, int *plugin_fd)
 {
 	int fd = gpu_map[gpu].drm_fd;
 
-	if (fd < 0)
-		return -ENODEV;
-	*plugin_fd = criu_dups_vma_fd ? fd : fcntl(fd, F_DUPFD_CLOEXEC, hidden_fd_base());
-	return *plugin_fd < 0 ? -errno : 0;
+	return fd < 0 ? -ENODEV : kfd_criu_vma_fd(fd, plugin_fd);
 }
 
 /* The render minor of @path, a render node path; -1 if it is not one */
@@ -1180,8 +1229,8 @@ static pid_t own_ns_pid(int pid)
 	char path[512], *s, *end;
 	long vpid = 0;
 
-	snprintf(path, sizeof(path), "%s/proc/%d/status", root, pid);
-	s = read_file(AT_FDCWD, path, io_buf, sizeof(io_buf)) < 0 ? NULL :
+	snprintf(path, sizeof(path), "%s/proc/%d/status", kfd_criu_root, pid);
+	s = kfd_criu_read_file(AT_FDCWD, path, io_buf, sizeof(io_buf)) < 0 ? NULL :
 	    strstr(io_buf, "\nNSpid:");
 	for (s = s ? s + 7 : NULL; s && *s != '\n'; s = end) {
 		vpid = strtol(s, &end, 10);

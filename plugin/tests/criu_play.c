@@ -564,7 +564,7 @@ static void strip_minors(unsigned int id)
 		return;
 	}
 	meta->n_render_nodes = 0;
-	write_meta(id, meta);
+	kfd_criu_write_meta(id, meta);
 	kfd_criu_meta__free_unpacked(meta, NULL);
 }
 

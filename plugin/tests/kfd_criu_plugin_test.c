@@ -100,7 +100,7 @@ static int make_images(unsigned int id, size_t len)
 	meta.format_version = 1;
 	meta.file_id = id;
 	meta.stream_size = len;
-	return write_meta(id, &meta);
+	return kfd_criu_write_meta(id, &meta);
 }
 
 static void test_read_file(void)
@@ -115,14 +115,14 @@ static void test_read_file(void)
 	if (write(fd, buf, sizeof(buf)) != sizeof(buf))
 		printf("# short write\n");
 	close(fd);
-	ok(read_file(image_dir_fd, "plain", back, sizeof(back)) ==
+	ok(kfd_criu_read_file(image_dir_fd, "plain", back, sizeof(back)) ==
 	   sizeof(buf) && !memcmp(buf, back, sizeof(buf)) && !back[sizeof(buf)],
-	   "read_file() reads a whole file and terminates it");
-	ok(read_file(image_dir_fd, "plain", back, 1001) == 1000 &&
+	   "kfd_criu_read_file() reads a whole file and terminates it");
+	ok(kfd_criu_read_file(image_dir_fd, "plain", back, 1001) == 1000 &&
 	   !memcmp(buf, back, 1000) && !back[1000],
-	   "read_file() stops at its buffer's size");
-	ok(read_file(image_dir_fd, "missing", back, 10) == -ENOENT && !back[0],
-	   "read_file() of a missing file: -ENOENT and an empty string");
+	   "kfd_criu_read_file() stops at its buffer's size");
+	ok(kfd_criu_read_file(image_dir_fd, "missing", back, 10) == -ENOENT && !back[0],
+	   "kfd_criu_read_file() of a missing file: -ENOENT and an empty string");
 }
 
 static void test_meta(void)
@@ -132,7 +132,7 @@ static void test_meta(void)
 	in.format_version = 3;
 	in.file_id = 42;
 	in.stream_size = 1ULL << 40;
-	ok(!write_meta(42, &in) && !read_meta(42, &out) &&
+	ok(!kfd_criu_write_meta(42, &in) && !read_meta(42, &out) &&
 	   out->format_version == 3 && out->file_id == 42 &&
 	   out->stream_size == 1ULL << 40 && !out->has_alias_of &&
 	   !out->has_render_gpu_id, "metadata round trip");
@@ -413,9 +413,9 @@ static void test_topology(void)
 
 	snprintf(fake_root, sizeof(fake_root), "%s/root", image_dir);
 	snprintf(dir, sizeof(dir), "%s" TOPOLOGY, fake_root);
-	root = "/nonexistent";
+	kfd_criu_root = "/nonexistent";
 	ok(!read_topology() && !nr_gpus, "no KFD topology: no GPUs");
-	root = fake_root;
+	kfd_criu_root = fake_root;
 	make_dirs(dir);
 	ok(!read_topology() && !nr_gpus, "an empty topology: no GPUs");
 	topo_file(0, "gpu_id", "0\n");
@@ -461,11 +461,11 @@ static void test_topology(void)
 	   "KFD_CRIU_GPU_MAP naming a missing local GPU: -ENODEV, no GPUs");
 	ok(restore_gpus() == -ENODEV,
 	   "a failed setup fails again, not an empty map");
-	root = "/nonexistent";
+	kfd_criu_root = "/nonexistent";
 	forget_gpus();
 	ok(restore_gpus() == -ENODEV,
 	   "KFD_CRIU_GPU_MAP without a topology: -ENODEV");
-	root = fake_root;
+	kfd_criu_root = fake_root;
 	unsetenv("KFD_CRIU_GPU_MAP");
 	topo_file(3, "gpu_id", "x\n");
 	forget_gpus();
@@ -485,7 +485,7 @@ static void make_render_image(unsigned int id, uint32_t gpu)
 	meta.render_gpu_id = gpu;
 	meta.has_open_flags = true;
 	meta.open_flags = O_RDWR;
-	write_meta(id, &meta);
+	kfd_criu_write_meta(id, &meta);
 }
 
 /* Whether @a and @b share one open file: a seek through one moves both */
