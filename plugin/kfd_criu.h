@@ -40,6 +40,16 @@ void kfd_criu_register_in_inventory(void);
 int kfd_criu_fd_base(void);
 int kfd_criu_vma_fd(int fd, int *plugin_fd);
 
+/* kfd_criu_drm.c: for files and mappings that no KFD GPU has */
+void kfd_drm_init(int stage);
+void kfd_drm_fini(void);
+int kfd_drm_dump_file(int fd, unsigned int id, const struct stat *st);
+int kfd_drm_handle_device_vma(const struct stat *st);
+int kfd_drm_restore_file(const KfdCriuMeta *meta);
+int kfd_drm_update_vma_map(const char *path, uint64_t addr, uint64_t pgoff,
+			   uint64_t *new_pgoff, int *plugin_fd);
+void kfd_drm_log_zero_filled(int pid);
+
 #pragma GCC visibility pop
 
 #endif /* KFD_CRIU_H */

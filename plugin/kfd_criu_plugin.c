@@ -4,7 +4,9 @@
  *
  * In CRIU image mode (KFD ioctl 1.18) the kernel writes a process's KFD state,
  * GPU buffers included, as one stream that the plugin moves to CRIU's images
- * and back. Hooks return -ENOTSUP for what is not theirs.
+ * and back. Hooks return -ENOTSUP for what is not theirs. Render nodes of
+ * other DRM devices are reattached without their state on request
+ * (KFD_CRIU_DRM_REATTACH=1, kfd_criu_drm.c).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -114,6 +116,8 @@ static int nr_process_gpus = -1;
 static struct kfd_criu_gpu_map gpu_map[MAX_GPU_MAP];
 static int gpu_minor[MAX_GPU_MAP];
 static int nr_gpus = -1;
+/* The last topology read skipped a GPU hidden from this task */
+static bool gpus_hidden;
 static struct kfd_criu_offset_map *offsets;
 static unsigned int nr_offsets;
 /* The dumping machine's render minors and their gpu_ids, from the image */
@@ -259,7 +263,7 @@ int kfd_criu_write_meta(unsigned int id, const KfdCriuMeta *meta)
 	uint8_t buf[META_MAX_SIZE];
 	char name[IMAGE_NAME_MAX];
 
-	if (len > sizeof(buf))	/* integer fields only: a few dozen bytes */
+	if (len > sizeof(buf))	/* integers and short names: far less */
 		return -EMSGSIZE;
 	kfd_criu_meta__pack(meta, buf);
 	image_name(name, id, "img");
@@ -393,9 +397,11 @@ static int read_topology(void)
 	ssize_t ret = 0;
 	int minor;
 
+	gpus_hidden = false;
 	for (node = 0, nr_gpus = 0; ret != -ENOENT && nr_gpus < MAX_GPU_MAP; node++) {
 		ret = read_topology_node(node, &id, &minor);
 		if (hidden_gpu(ret)) {
+			gpus_hidden = true;
 			pr_info("KFD topology node %u: %s: a GPU hidden from this task, skipped\n",
 				node, strerror(-ret));
 			continue;
@@ -588,6 +594,7 @@ static int kfd_plugin_init(int stage)
 	static char stock[PATH_MAX];
 
 	criu_stage = stage;
+	kfd_drm_init(stage);
 	if (stock_plugin_present(stock)) {
 		pr_err("CRIU's amdgpu plugin %s is installed too: both take /dev/kfd and the first found wins; give each its own plugin directory (CRIU's libdir) or remove one\n",
 		       stock);
@@ -636,6 +643,7 @@ static void kfd_plugin_fini(int stage, int ret)
 	if (restored)
 		munmap(restored, restored_size);
 	restored = NULL;
+	kfd_drm_fini();
 }
 
 CR_PLUGIN_REGISTER("kfd_criu", kfd_plugin_init, kfd_plugin_fini)
@@ -660,6 +668,27 @@ bool kfd_criu_images_streamed(void)
 static int kfd_gpu_of_minor(int minor)
 {
 	return read_topology() ? -1 : gpu_of_minor(minor);
+}
+
+/*
+ * Whether render minor @minor is certainly no KFD GPU's: a topology read
+ * now (none without KFD) has no GPU of that minor, hides none from this
+ * task and is not cut at the 64 GPUs it reads. Only such a render node may
+ * be reattached without its state.
+ */
+static bool no_kfd_gpu_of_minor(int minor)
+{
+	return !read_topology() && !gpus_hidden && nr_gpus < MAX_GPU_MAP &&
+	       gpu_of_minor(minor) < 0;
+}
+
+/* Whether a file of @st is /dev/kfd or a render node that may be a KFD GPU's */
+static bool kfd_file(const struct stat *st)
+{
+	enum dev_kind kind = dev_kind(st->st_mode, st->st_rdev);
+
+	return kind == DEV_KFD ||
+	       (kind == DEV_RENDER && !no_kfd_gpu_of_minor(minor(st->st_rdev)));
 }
 
 /*
@@ -865,7 +894,10 @@ static int dump_kfd_file(int fd, int id)
 	return write_kfd_meta(&meta);
 }
 
-/* /dev/kfd and render node files of KFD GPUs, on a kernel with image mode */
+/*
+ * /dev/kfd and render node files of KFD GPUs, on a kernel with image mode;
+ * other DRM files go to kfd_criu_drm.c, whatever the kernel.
+ */
 static int kfd_dump_file(int fd, int id)
 {
 	enum dev_kind kind;
@@ -873,6 +905,8 @@ static int kfd_dump_file(int fd, int id)
 
 	if (fstat(fd, &st))
 		return -ENOTSUP;
+	if (!kfd_file(&st))
+		return kfd_drm_dump_file(fd, id, &st);
 	kind = dev_kind(st.st_mode, st.st_rdev);
 	if (kind == DEV_OTHER || !kfd_image_mode())
 		return -ENOTSUP;
@@ -890,12 +924,15 @@ CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__DUMP_EXT_FILE, kfd_dump_file)
 /*
  * Mappings of /dev/kfd and of KFD GPUs' render nodes, with image mode: the
  * stream has their contents. A pre-dump of them is refused: GPU writes set
- * no soft-dirty bits, so the next dump would miss pages.
+ * no soft-dirty bits, so the next dump would miss pages. Mappings of other
+ * DRM files go to kfd_criu_drm.c.
  */
 static int kfd_handle_device_vma(int fd __attribute__((unused)), const struct stat *st)
 {
 	enum dev_kind kind = dev_kind(st->st_mode, st->st_rdev);
 
+	if (!kfd_file(st))
+		return kfd_drm_handle_device_vma(st);
 	if (kind == DEV_OTHER || !kfd_image_mode() ||
 	    (kind == DEV_RENDER && kfd_gpu_of_minor(minor(st->st_rdev)) < 0))
 		return -ENOTSUP;
@@ -1063,6 +1100,8 @@ static int kfd_restore_file(int id)
 	if (kfd_criu_images_streamed()) {
 		pr_err("file %u: criu --stream is not supported\n", id);
 		ret = -EINVAL;
+	} else if (meta->drm_node) {
+		ret = kfd_drm_restore_file(meta);
 	} else if (meta->has_render_gpu_id || meta->has_unused_gpu_id) {
 		ret = restore_render_file(meta);
 	} else if (meta->has_alias_of) {
@@ -1186,7 +1225,7 @@ static int render_minor_of_path(const char *path)
  * dumped one went to, which has its VM. CRIU 3.17 takes *@new_pgoff only on
  * return 1.
  */
-static int kfd_update_vma_map(const char *path, const uint64_t addr, const uint64_t old_pgoff,
+static int update_kfd_vma_map(const char *path, const uint64_t addr, const uint64_t old_pgoff,
 			      uint64_t *new_pgoff, int *plugin_fd)
 {
 	int minor = render_minor_of_path(path), gpu = -1, ret;
@@ -1217,6 +1256,20 @@ static int kfd_update_vma_map(const char *path, const uint64_t addr, const uint6
 	pr_debug("mapping at %#" PRIx64 " of %s: offset %#" PRIx64 " -> %#" PRIx64 "\n",
 		 addr, path, old_pgoff, *new_pgoff);
 	return 1;
+}
+
+/*
+ * A render node mapping that the dump took for a stateless reattach is of
+ * no KFD GPU (the dump made sure), so it is looked up first: a KFD GPU of
+ * this machine may have the dumped minor.
+ */
+static int kfd_update_vma_map(const char *path, const uint64_t addr, const uint64_t old_pgoff,
+			      uint64_t *new_pgoff, int *plugin_fd)
+{
+	int ret = kfd_drm_update_vma_map(path, addr, old_pgoff, new_pgoff, plugin_fd);
+
+	return ret == -ENOTSUP ? update_kfd_vma_map(path, addr, old_pgoff, new_pgoff, plugin_fd) :
+	       ret;
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__UPDATE_VMA_MAP, kfd_update_vma_map)
 
@@ -1265,12 +1318,14 @@ static bool restored_kfd_state(int pid)
 /*
  * CRIU calls this for every restored task. Only a task that restored KFD
  * state gets /dev/kfd opened for RESUME; the others are quietly not ours.
+ * Each task's reattached render nodes say first what their mappings lost.
  */
 static int kfd_resume_devices_late(int pid)
 {
 	struct kfd_ioctl_criu_args args = { .pid = pid };
 	int kfd, ret;
 
+	kfd_drm_log_zero_filled(pid);
 	if (!restored_kfd_state(pid))
 		return -ENOTSUP;
 	kfd = open_kfd();

@@ -2,7 +2,7 @@
 /*
  * DOC: host unit tests of the kfd_criu plugin
  *
- * The plugin's source is built in here with /dev/null standing in for
+ * The plugin's sources are built in here with /dev/null standing in for
  * /dev/kfd (KFD_DEV_PATH, set by the Makefile), and with stand-ins for the
  * two functions the criu binary exports to plugins: an images directory in
  * /tmp and a log that the checks can read. No GPU, KFD or CRIU is needed.
@@ -18,11 +18,14 @@
 #define openat fake_openat
 #define stat(path, buf) fake_stat(path, buf)
 #define fstat(fd, buf) fake_fstat(fd, buf)
+#define fstatfs fake_fstatfs
 #include "../kfd_criu_plugin.c"
+#include "../kfd_criu_drm.c"
 #undef ioctl
 #undef openat
 #undef stat
 #undef fstat
+#undef fstatfs
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -32,6 +35,7 @@ int ioctl(int fd, unsigned long request, ...);
 int openat(int dirfd, const char *path, int flags, ...);
 int stat(const char *path, struct stat *buf);
 int fstat(int fd, struct stat *buf);
+int fstatfs(int fd, struct statfs *buf);
 
 static char image_dir[32];
 static int image_dir_fd = -1;
