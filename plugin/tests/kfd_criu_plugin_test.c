@@ -575,6 +575,7 @@ static void test_render_files(void)
 }
 
 #include "criu_play.c"
+#include "kfd_criu_drm_test.c"
 
 static void test_offsets(void)
 {
@@ -661,6 +662,7 @@ int main(int argc, char **argv)
 	test_resume_per_task();
 	test_stock_plugin(argc > 2 ? argv[2] : NULL);
 	test_thunk_shm();
+	test_drm_reattach();
 	if (argc > 1)
 		test_shared_object(argv[1]);
 	printf("1..%u\n", nr_tests);
