@@ -15,7 +15,7 @@
 # restore logs the bytes); its private memory and other fds are as they
 # were. A dma-buf or vgem's card node held open is refused, named. A
 # process with /dev/kfd as well gets its KFD events back, RESUMEd, and
-# vgem reattached; kfdcrit accepts that dump.
+# vgem reattached; kfdcrit accepts that dump and shows both.
 
 # shellcheck source=lib.sh
 . /opt/kfd-criu/e2e/lib.sh
@@ -266,6 +266,8 @@ tap_result $rc "a process with /dev/kfd and vgem: its KFD events come back and b
 
 rc=0
 kfdcrit_check "$WORK/kfd-img" && kfdcrit_events "$WORK/kfd-img" 2 || rc=1
-tap_result $rc "kfdcrit check accepts that dump's KFD stream, and show names its two events"
+echo "$KC_OUT" | grep -q "render node renderD[0-9]* of DRM driver vgem, reattached without its state" ||
+	{ echo "# kfdcrit show does not name the reattached render node"; rc=1; }
+tap_result $rc "kfdcrit check accepts that dump's KFD stream; show names its two events and the reattached render node"
 
 e2e_exit
