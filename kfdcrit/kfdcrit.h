@@ -127,9 +127,13 @@ const char *kc_explain_counts(const struct kfd_criu_counts_rec *c,
  * @open_flags: field 7
  * @unused_gpu_id: field 10, 0 when absent: a render node file of a GPU the
  *	process did not use, by the topology's gpu_id
+ * @drm_driver: field 11's driver: a render node of no KFD GPU, reattached
+ *	without its state (KFD_CRIU_DRM_REATTACH); NUL-terminated, cut short
+ * @drm_minor: field 11's render minor
  * @has_alias: @alias_of was present
  * @has_render: @render_gpu_id was present
  * @has_unused: @unused_gpu_id was present
+ * @has_drm: field 11 was present
  */
 struct kc_meta {
 	u32 format_version;
@@ -139,12 +143,19 @@ struct kc_meta {
 	u32 render_gpu_id;
 	u32 open_flags;
 	u32 unused_gpu_id;
+	char drm_driver[32];
+	u32 drm_minor;
 	bool has_alias;
 	bool has_render;
 	bool has_unused;
+	bool has_drm;
 };
 
+/* The most render minors kfdcriu-drm.img lists: one per render node */
+#define KC_DRM_MINORS_MAX	64
+
 int kc_meta_parse(const u8 *buf, size_t len, struct kc_meta *m);
+int kc_drm_mappings_parse(const u8 *buf, size_t len, u32 *minors, unsigned int *n);
 int kc_read_file(const char *path, u8 **data, size_t *size);
 
 /* decode.c */

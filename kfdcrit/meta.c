@@ -91,6 +91,49 @@ static void kc_meta_set(struct kc_meta *m, u32 field, u64 v, u32 *seen)
 	}
 }
 
+/*
+ * Field 11, a kfd_criu_drm_node message of @len bytes at @buf: its driver
+ * (field 1, a string) and render minor (field 2); others are skipped.
+ */
+static int kc_drm_node_parse(const u8 *buf, size_t len, struct kc_meta *m)
+{
+	size_t pos = 0, n;
+	u64 key, v;
+
+	m->has_drm = true;
+	while (pos < len) {
+		if (kc_varint(buf, len, &pos, &key))
+			return -EINVAL;
+		if (key == (2 << 3)) {
+			if (kc_varint(buf, len, &pos, &v))
+				return -EINVAL;
+			m->drm_minor = v;
+		} else if (key == ((1 << 3) | 2)) {
+			if (kc_varint(buf, len, &pos, &v) || v > len - pos)
+				return -EINVAL;
+			n = v < sizeof(m->drm_driver) ? v : sizeof(m->drm_driver) - 1;
+			memcpy(m->drm_driver, buf + pos, n);
+			m->drm_driver[n] = '\0';
+			pos += v;
+		} else if (kc_skip_field(buf, len, &pos, key & 7)) {
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Field 11 at @pos, length-delimited: the node of a reattached render node */
+static int kc_meta_drm_node(const u8 *buf, size_t len, size_t *pos, struct kc_meta *m)
+{
+	u64 n;
+
+	if (kc_varint(buf, len, pos, &n) || n > len - *pos ||
+	    kc_drm_node_parse(buf + *pos, n, m))
+		return -EINVAL;
+	*pos += n;
+	return 0;
+}
+
 /**
  * kc_meta_parse() - decode a kfdcriu-<id>.img
  * @buf: the file's bytes
@@ -111,6 +154,11 @@ int kc_meta_parse(const u8 *buf, size_t len, struct kc_meta *m)
 	while (pos < len) {
 		if (kc_varint(buf, len, &pos, &key))
 			return -EINVAL;
+		if (key == ((11 << 3) | 2)) {
+			if (kc_meta_drm_node(buf, len, &pos, m))
+				return -EINVAL;
+			continue;
+		}
 		if ((key & 7) || (key >> 3) < 1 || (key >> 3) > 10) {
 			if (kc_skip_field(buf, len, &pos, key & 7))
 				return -EINVAL;
@@ -121,4 +169,48 @@ int kc_meta_parse(const u8 *buf, size_t len, struct kc_meta *m)
 		kc_meta_set(m, key >> 3, v, &seen);
 	}
 	return (seen & required) == required ? 0 : -EINVAL;
+}
+
+/**
+ * kc_drm_mappings_parse() - decode the plugin's kfdcriu-drm.img
+ * @buf: the file's bytes
+ * @len: their count
+ * @minors: receives the render minors, at most KC_DRM_MINORS_MAX
+ * @n: receives their count
+ *
+ * A kfd_criu_drm_mappings message: the render minors whose mappings a dump
+ * with KFD_CRIU_DRM_REATTACH=1 took (field 1, repeated, packed or not).
+ *
+ * Return: 0, or -EINVAL for a malformed message or too many minors.
+ */
+int kc_drm_mappings_parse(const u8 *buf, size_t len, u32 *minors, unsigned int *n)
+{
+	size_t pos = 0, end;
+	u64 key, v;
+
+	*n = 0;
+	while (pos < len) {
+		if (kc_varint(buf, len, &pos, &key))
+			return -EINVAL;
+		if (key != (1 << 3) && key != ((1 << 3) | 2)) {
+			if (kc_skip_field(buf, len, &pos, key & 7))
+				return -EINVAL;
+			continue;
+		}
+		if (!(key & 7)) {
+			if (*n == KC_DRM_MINORS_MAX || kc_varint(buf, len, &pos, &v))
+				return -EINVAL;
+			minors[(*n)++] = v;
+			continue;
+		}
+		/* Packed: varints up to the field's end */
+		if (kc_varint(buf, len, &pos, &v) || v > len - pos)
+			return -EINVAL;
+		for (end = pos + v; pos < end;) {
+			if (*n == KC_DRM_MINORS_MAX || kc_varint(buf, end, &pos, &v))
+				return -EINVAL;
+			minors[(*n)++] = v;
+		}
+	}
+	return 0;
 }

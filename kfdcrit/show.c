@@ -271,7 +271,10 @@ static int kc_show_meta(const char *path)
 	}
 	free(data);
 	printf("%s: file id %u, ", path, m.file_id);
-	if (m.has_render)
+	if (m.has_drm)
+		printf("render node renderD%u of DRM driver %s, reattached without its state (KFD_CRIU_DRM_REATTACH), open flags 0%o\n",
+		       m.drm_minor, m.drm_driver, m.open_flags);
+	else if (m.has_render)
 		printf("render node of GPU 0x%x, open flags 0%o\n",
 		       m.render_gpu_id, m.open_flags);
 	else if (m.has_unused)
@@ -283,6 +286,31 @@ static int kc_show_meta(const char *path)
 		printf("/dev/kfd, stream format version %u, %llu bytes in kfdcriu-%u.stream\n",
 		       m.format_version, (unsigned long long)m.stream_size,
 		       m.file_id);
+	return 0;
+}
+
+/* kfdcriu-drm.img: the render nodes whose mappings come back as zeros */
+static int kc_show_drm_mappings(const char *path)
+{
+	u32 minors[KC_DRM_MINORS_MAX];
+	unsigned int n, i;
+	size_t size;
+	u8 *data;
+	int ret;
+
+	ret = kc_read_file(path, &data, &size);
+	if (ret)
+		return ret;
+	ret = kc_drm_mappings_parse(data, size, minors, &n);
+	free(data);
+	if (ret) {
+		printf("%s: not a kfd_criu_drm_mappings message: %s\n", path, strerror(-ret));
+		return 0;
+	}
+	printf("%s: mappings of", path);
+	for (i = 0; i < n; i++)
+		printf("%s renderD%u", i ? "," : "", minors[i]);
+	printf("%s: restored as zero-filled memory (KFD_CRIU_DRM_REATTACH)\n", n ? "" : " no render node");
 	return 0;
 }
 
@@ -299,8 +327,10 @@ static int kc_show_dir(const char *dir)
 	for (i = 0; i < n; i++) {
 		len = strlen(names[i]->d_name);
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
-		if (!strncmp(names[i]->d_name, "kfdcriu-", 8) && len > 12 &&
-		    !strcmp(names[i]->d_name + len - 4, ".img") && !ret)
+		if (!strcmp(names[i]->d_name, "kfdcriu-drm.img") && !ret)
+			ret = kc_show_drm_mappings(path);
+		else if (!strncmp(names[i]->d_name, "kfdcriu-", 8) && len > 12 &&
+			 !strcmp(names[i]->d_name + len - 4, ".img") && !ret)
 			ret = kc_show_meta(path);
 		free(names[i]);
 	}

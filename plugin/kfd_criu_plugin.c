@@ -4,7 +4,9 @@
  *
  * In CRIU image mode (KFD ioctl 1.18) the kernel writes a process's KFD state,
  * GPU buffers included, as one stream that the plugin moves to CRIU's images
- * and back. Hooks return -ENOTSUP for what is not theirs.
+ * and back. Hooks return -ENOTSUP for what is not theirs. Render nodes of
+ * other DRM devices are reattached without their state on request
+ * (KFD_CRIU_DRM_REATTACH=1, kfd_criu_drm.c).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -27,18 +29,12 @@
 
 #include <linux/kfd_ioctl.h>
 
-#include "criu-plugin.h"
-
-#define LOG_PREFIX "kfd_criu: "
-#include "criu-log.h"
-
-#include "kfd_criu_plugin.pb-c.h"
+#include "kfd_criu.h"
 
 #ifndef KFD_DEV_PATH
 #define KFD_DEV_PATH		"/dev/kfd"
 #endif
 #define TOPOLOGY		"/sys/class/kfd/kfd/topology/nodes"
-#define DRM_MAJOR		226	/* render nodes: minors 128 to 191 */
 #define MAX_GPU_MAP		64	/* the most that RESTORE takes */
 #define IMAGE_NAME_MAX		32
 #define META_MAX_SIZE		4096	/* kfdcriu-<id>.img: 64 GPUs fit */
@@ -84,7 +80,7 @@ struct kfd_dumped_file {
 static struct kfd_dumped_file *dumped;
 static unsigned int nr_dumped;
 static char io_buf[1 << 16];
-static const char *root = "";	/* of TOPOLOGY and render nodes; for tests */
+const char *kfd_criu_root = "";
 static int criu_stage = -1;
 /* CRIU before 3.19 dup()s the UPDATE_VMA_MAP fd; later ones close it */
 static bool criu_dups_vma_fd;
@@ -120,6 +116,8 @@ static int nr_process_gpus = -1;
 static struct kfd_criu_gpu_map gpu_map[MAX_GPU_MAP];
 static int gpu_minor[MAX_GPU_MAP];
 static int nr_gpus = -1;
+/* The last topology read skipped a GPU hidden from this task */
+static bool gpus_hidden;
 static struct kfd_criu_offset_map *offsets;
 static unsigned int nr_offsets;
 /* The dumping machine's render minors and their gpu_ids, from the image */
@@ -135,8 +133,16 @@ static unsigned int nr_image_minors;
 int add_inventory_plugin(const char *name) __attribute__((weak));
 bool check_and_remove_inventory_plugin(const char *name, size_t n) __attribute__((weak));
 
-/* Reads file @path, at most @size - 1 bytes, NUL-terminated into @buf */
-static ssize_t read_file(int dirfd, const char *path, char *buf, size_t size)
+/**
+ * kfd_criu_read_file() - read a small file whole
+ * @dirfd: the directory @path is relative to, or AT_FDCWD
+ * @path: the file
+ * @buf: where its bytes go, NUL-terminated
+ * @size: @buf's size: at most @size - 1 bytes are read
+ *
+ * Return: the bytes read, or -errno (then @buf is empty).
+ */
+ssize_t kfd_criu_read_file(int dirfd, const char *path, char *buf, size_t size)
 {
 	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
 	ssize_t n = 0, len = 0;
@@ -218,18 +224,20 @@ static bool kfd_image_mode(void)
 	return image_mode;
 }
 
-/* Writes @meta into kfdcriu-<id>.img, logging a failure */
-static int write_meta(unsigned int id, const KfdCriuMeta *meta)
+/**
+ * kfd_criu_write_image() - write a file into CRIU's images directory
+ * @name: its name there
+ * @buf: its contents
+ * @len: their length
+ *
+ * A failure is logged.
+ *
+ * Return: 0 or -errno.
+ */
+int kfd_criu_write_image(const char *name, const void *buf, size_t len)
 {
-	size_t len = kfd_criu_meta__get_packed_size(meta);
-	uint8_t buf[META_MAX_SIZE];
-	char name[IMAGE_NAME_MAX];
 	int fd, ret;
 
-	if (len > sizeof(buf))	/* integer fields only: a few dozen bytes */
-		return -EMSGSIZE;
-	kfd_criu_meta__pack(meta, buf);
-	image_name(name, id, "img");
 	fd = openat(criu_get_image_dir(), name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	ret = fd < 0 ? -errno : 0;
 	errno = ENOSPC;		/* what a short write means */
@@ -242,6 +250,26 @@ static int write_meta(unsigned int id, const KfdCriuMeta *meta)
 	return ret;
 }
 
+/**
+ * kfd_criu_write_meta() - write a dumped file's metadata image
+ * @id: CRIU's id of the file: the image is kfdcriu-<id>.img
+ * @meta: the metadata
+ *
+ * Return: 0 or -errno, logged.
+ */
+int kfd_criu_write_meta(unsigned int id, const KfdCriuMeta *meta)
+{
+	size_t len = kfd_criu_meta__get_packed_size(meta);
+	uint8_t buf[META_MAX_SIZE];
+	char name[IMAGE_NAME_MAX];
+
+	if (len > sizeof(buf))	/* integers and short names: far less */
+		return -EMSGSIZE;
+	kfd_criu_meta__pack(meta, buf);
+	image_name(name, id, "img");
+	return kfd_criu_write_image(name, buf, len);
+}
+
 /* Reads kfdcriu-<id>.img; -ENOENT (not logged): no such image, not ours */
 static int read_meta(unsigned int id, KfdCriuMeta **meta)
 {
@@ -249,7 +277,7 @@ static int read_meta(unsigned int id, KfdCriuMeta **meta)
 	ssize_t len;
 
 	image_name(name, id, "img");
-	len = read_file(criu_get_image_dir(), name, buf, sizeof(buf));
+	len = kfd_criu_read_file(criu_get_image_dir(), name, buf, sizeof(buf));
 	if (len > META_MAX_SIZE)
 		len = -EFBIG;
 	*meta = len < 0 ? NULL : kfd_criu_meta__unpack(NULL, len, (uint8_t *)buf);
@@ -277,7 +305,7 @@ static int remember_dumped_file(int fd, unsigned int id, pid_t pid)
 		meta.has_alias_of = true;
 		meta.alias_of = dumped[i].id;
 		pr_info("file %u: same process as file %u\n", id, meta.alias_of);
-		return write_meta(id, &meta) ?: 1;
+		return kfd_criu_write_meta(id, &meta) ?: 1;
 	}
 	files = realloc(dumped, (nr_dumped + 1) * sizeof(*files));
 	dumped = files ?: dumped;
@@ -347,13 +375,13 @@ static ssize_t read_topology_node(unsigned int node, unsigned int *id, int *mino
 	char path[512], *prop;
 	ssize_t ret;
 
-	snprintf(path, sizeof(path), "%s" TOPOLOGY "/%u/gpu_id", root, node);
-	ret = read_file(AT_FDCWD, path, io_buf, sizeof(io_buf));
+	snprintf(path, sizeof(path), "%s" TOPOLOGY "/%u/gpu_id", kfd_criu_root, node);
+	ret = kfd_criu_read_file(AT_FDCWD, path, io_buf, sizeof(io_buf));
 	*id = ret < 0 ? 0 : strtoul(io_buf, NULL, 10);
 	if (!*id)
 		return ret;
-	snprintf(path, sizeof(path), "%s" TOPOLOGY "/%u/properties", root, node);
-	ret = read_file(AT_FDCWD, path, io_buf, sizeof(io_buf));
+	snprintf(path, sizeof(path), "%s" TOPOLOGY "/%u/properties", kfd_criu_root, node);
+	ret = kfd_criu_read_file(AT_FDCWD, path, io_buf, sizeof(io_buf));
 	prop = ret < 0 ? NULL : strstr(io_buf, "drm_render_minor ");
 	*minor = prop ? atoi(prop + 17) : -1;
 	return hidden_gpu(ret) ? ret : 0;
@@ -369,9 +397,11 @@ static int read_topology(void)
 	ssize_t ret = 0;
 	int minor;
 
+	gpus_hidden = false;
 	for (node = 0, nr_gpus = 0; ret != -ENOENT && nr_gpus < MAX_GPU_MAP; node++) {
 		ret = read_topology_node(node, &id, &minor);
 		if (hidden_gpu(ret)) {
+			gpus_hidden = true;
 			pr_info("KFD topology node %u: %s: a GPU hidden from this task, skipped\n",
 				node, strerror(-ret));
 			continue;
@@ -386,7 +416,7 @@ static int read_topology(void)
 	}
 	if (ret >= 0 || ret == -ENOENT)
 		return 0;
-	pr_err("cannot read the KFD topology in %s" TOPOLOGY ": %s\n", root, strerror(-ret));
+	pr_err("cannot read the KFD topology in %s" TOPOLOGY ": %s\n", kfd_criu_root, strerror(-ret));
 	nr_gpus = -1;
 	return ret;
 }
@@ -412,12 +442,16 @@ static int local_gpu(uint32_t img)
 	return i < nr_gpus ? i : same;
 }
 
-/*
- * The first fd above CRIU's service fds in this task. CRIU puts those just
- * below the top of the fd table that the task's own fds need, so fds from
- * here on neither collide with a restored fd nor grow the table much.
+/**
+ * kfd_criu_fd_base() - where the plugin's own fds go in a restored task
+ *
+ * CRIU puts its service fds just below the top of the fd table that the
+ * task's own fds need, so fds above them neither collide with a restored
+ * fd nor grow the table much.
+ *
+ * Return: the first fd above CRIU's service fds in this task.
  */
-static int hidden_fd_base(void)
+int kfd_criu_fd_base(void)
 {
 	int img = criu_get_image_dir();
 
@@ -438,9 +472,9 @@ static int restore_gpus(void)
 		return 0;
 	ret = read_topology() ?: parse_gpu_map(getenv("KFD_CRIU_GPU_MAP") ?: "", gpu_map, nr_gpus);
 	for (i = 0; !ret && i < nr_gpus; i++) {
-		snprintf(path, sizeof(path), "%s/dev/dri/renderD%d", root, gpu_minor[i]);
+		snprintf(path, sizeof(path), "%s/dev/dri/renderD%d", kfd_criu_root, gpu_minor[i]);
 		fd = open(path, O_RDWR | O_CLOEXEC);
-		gpu_map[i].drm_fd = fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, hidden_fd_base());
+		gpu_map[i].drm_fd = fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, kfd_criu_fd_base());
 		if (gpu_map[i].drm_fd < 0)
 			pr_warn("GPU %#x: cannot open %s: %s\n",
 				gpu_map[i].local_gpu_id, path, strerror(errno));
@@ -560,6 +594,7 @@ static int kfd_plugin_init(int stage)
 	static char stock[PATH_MAX];
 
 	criu_stage = stage;
+	kfd_drm_init(stage);
 	if (stock_plugin_present(stock)) {
 		pr_err("CRIU's amdgpu plugin %s is installed too: both take /dev/kfd and the first found wins; give each its own plugin directory (CRIU's libdir) or remove one\n",
 		       stock);
@@ -608,15 +643,20 @@ static void kfd_plugin_fini(int stage, int ret)
 	if (restored)
 		munmap(restored, restored_size);
 	restored = NULL;
+	kfd_drm_fini();
 }
 
 CR_PLUGIN_REGISTER("kfd_criu", kfd_plugin_init, kfd_plugin_fini)
 
-/*
- * Whether images go through criu-image-streamer (criu --stream), whose
- * socket is in the images directory: the plugin's files would not.
+/**
+ * kfd_criu_images_streamed() - whether criu --stream is in use
+ *
+ * criu-image-streamer's socket is then in the images directory, and the
+ * plugin's files, which it writes there itself, would miss the stream.
+ *
+ * Return: true if images go through criu-image-streamer.
  */
-static bool images_streamed(void)
+bool kfd_criu_images_streamed(void)
 {
 	int dir = criu_get_image_dir();
 
@@ -628,6 +668,27 @@ static bool images_streamed(void)
 static int kfd_gpu_of_minor(int minor)
 {
 	return read_topology() ? -1 : gpu_of_minor(minor);
+}
+
+/*
+ * Whether render minor @minor is certainly no KFD GPU's: a topology read
+ * now (none without KFD) has no GPU of that minor, hides none from this
+ * task and is not cut at the 64 GPUs it reads. Only such a render node may
+ * be reattached without its state.
+ */
+static bool no_kfd_gpu_of_minor(int minor)
+{
+	return !read_topology() && !gpus_hidden && nr_gpus < MAX_GPU_MAP &&
+	       gpu_of_minor(minor) < 0;
+}
+
+/* Whether a file of @st is /dev/kfd or a render node that may be a KFD GPU's */
+static bool kfd_file(const struct stat *st)
+{
+	enum dev_kind kind = dev_kind(st->st_mode, st->st_rdev);
+
+	return kind == DEV_KFD ||
+	       (kind == DEV_RENDER && !no_kfd_gpu_of_minor(minor(st->st_rdev)));
 }
 
 /*
@@ -686,7 +747,7 @@ static int dump_render_file(int fd, int id, int minor)
 	else
 		pr_info("file %u: render node of GPU %#x, which the process does not use: it sees another GPU under that gpu_id\n",
 			id, local_id);
-	return write_meta(id, &meta);
+	return kfd_criu_write_meta(id, &meta);
 }
 
 /*
@@ -702,7 +763,7 @@ static void find_thunk_shm(pid_t pid, struct thunk_shm *shm, KfdCriuMeta *meta)
 	int fd;
 
 	for (i = 0; i < ARRAY_SIZE(thunk_shm_files); i++) {
-		snprintf(path, sizeof(path), "%s/proc/%d/root/dev/shm/%s", root, pid,
+		snprintf(path, sizeof(path), "%s/proc/%d/root/dev/shm/%s", kfd_criu_root, pid,
 			 thunk_shm_files[i]);
 		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		len = fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ? -1 :
@@ -750,11 +811,16 @@ static int write_kfd_meta(KfdCriuMeta *meta)
 	}
 	meta->n_render_nodes = n;
 	meta->render_nodes = ptrs;
-	return write_meta(meta->file_id, meta);
+	return kfd_criu_write_meta(meta->file_id, meta);
 }
 
-/* Lists this plugin in a 4.x dump's inventory: the images need it */
-static void register_in_inventory(void)
+/**
+ * kfd_criu_register_in_inventory() - say that a dump's images need kfd_criu
+ *
+ * Lists the plugin in the inventory of a CRIU 4.1 or later dump, once, so
+ * that a restore without it fails in CRIU. Older CRIUs have no list.
+ */
+void kfd_criu_register_in_inventory(void)
 {
 	if (in_inventory || !add_inventory_plugin)
 		return;
@@ -824,11 +890,14 @@ static int dump_kfd_file(int fd, int id)
 	meta.stream_size = args.image_size;
 	pr_info("file %u: %" PRIu64 " bytes of image format %u\n", id,
 		meta.stream_size, meta.format_version);
-	register_in_inventory();
+	kfd_criu_register_in_inventory();
 	return write_kfd_meta(&meta);
 }
 
-/* /dev/kfd and render node files of KFD GPUs, on a kernel with image mode */
+/*
+ * /dev/kfd and render node files of KFD GPUs, on a kernel with image mode;
+ * other DRM files go to kfd_criu_drm.c, whatever the kernel.
+ */
 static int kfd_dump_file(int fd, int id)
 {
 	enum dev_kind kind;
@@ -836,10 +905,12 @@ static int kfd_dump_file(int fd, int id)
 
 	if (fstat(fd, &st))
 		return -ENOTSUP;
+	if (!kfd_file(&st))
+		return kfd_drm_dump_file(fd, id, &st);
 	kind = dev_kind(st.st_mode, st.st_rdev);
 	if (kind == DEV_OTHER || !kfd_image_mode())
 		return -ENOTSUP;
-	if (images_streamed()) {
+	if (kfd_criu_images_streamed()) {
 		pr_err("file %u: criu --stream is not supported: the KFD image files would miss the streamer; dump to a directory\n",
 		       id);
 		return -EINVAL;
@@ -853,12 +924,15 @@ CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__DUMP_EXT_FILE, kfd_dump_file)
 /*
  * Mappings of /dev/kfd and of KFD GPUs' render nodes, with image mode: the
  * stream has their contents. A pre-dump of them is refused: GPU writes set
- * no soft-dirty bits, so the next dump would miss pages.
+ * no soft-dirty bits, so the next dump would miss pages. Mappings of other
+ * DRM files go to kfd_criu_drm.c.
  */
 static int kfd_handle_device_vma(int fd __attribute__((unused)), const struct stat *st)
 {
 	enum dev_kind kind = dev_kind(st->st_mode, st->st_rdev);
 
+	if (!kfd_file(st))
+		return kfd_drm_handle_device_vma(st);
 	if (kind == DEV_OTHER || !kfd_image_mode() ||
 	    (kind == DEV_RENDER && kfd_gpu_of_minor(minor(st->st_rdev)) < 0))
 		return -ENOTSUP;
@@ -932,7 +1006,7 @@ static int recreate_shm_file(unsigned int id, const KfdCriuShmFile *f)
 	char path[512];
 	int fd, ret = 0;
 
-	snprintf(path, sizeof(path), "%s/dev/shm/%s", root, f->name);
+	snprintf(path, sizeof(path), "%s/dev/shm/%s", kfd_criu_root, f->name);
 	if (strchr(f->name, '/') || f->head.len > f->size) {
 		pr_err("file %u: %s: bad metadata\n", id, path);
 		return -EBADMSG;
@@ -1023,9 +1097,11 @@ static int kfd_restore_file(int id)
 
 	if (ret)
 		return ret == -ENOENT ? -ENOTSUP : ret;
-	if (images_streamed()) {
+	if (kfd_criu_images_streamed()) {
 		pr_err("file %u: criu --stream is not supported\n", id);
 		ret = -EINVAL;
+	} else if (meta->drm_node) {
+		ret = kfd_drm_restore_file(meta);
 	} else if (meta->has_render_gpu_id || meta->has_unused_gpu_id) {
 		ret = restore_render_file(meta);
 	} else if (meta->has_alias_of) {
@@ -1102,21 +1178,33 @@ static int moved_offset(uint32_t gpu, uint64_t old, uint64_t *new)
 	return 0;
 }
 
+/**
+ * kfd_criu_vma_fd() - hand CRIU the file a device mapping is mmapped through
+ * @fd: the plugin's own fd of that file, which it keeps open
+ * @plugin_fd: UPDATE_VMA_MAP's fd for CRIU
+ *
+ * CRIU before 3.19 dup()s @plugin_fd: it gets @fd itself. Later ones close
+ * it: they get a new fd of the file. CRIU drops (and leaves open) the new
+ * fd of a mapping it maps through the fd of the one before, so those go
+ * above its service fds too, out of the way of the task's own.
+ *
+ * Return: 0 or -errno.
+ */
+int kfd_criu_vma_fd(int fd, int *plugin_fd)
+{
+	*plugin_fd = criu_dups_vma_fd ? fd : fcntl(fd, F_DUPFD_CLOEXEC, kfd_criu_fd_base());
+	return *plugin_fd < 0 ? -errno : 0;
+}
+
 /*
  * The fd CRIU mmaps a render node mapping of GPU @gpu through: the render
- * file that RESTORE created the GPU's VM on, as CRIU before 3.19 dup()s it,
- * else a new fd of it for CRIU to close. CRIU drops (and leaves open) the
- * new fd of a mapping it maps through the fd of the one before, so those
- * go above its service fds too, out of the way of the task's own.
+ * file that RESTORE created the GPU's VM on.
  */
 static int render_vma_fd(int gpu, int *plugin_fd)
 {
 	int fd = gpu_map[gpu].drm_fd;
 
-	if (fd < 0)
-		return -ENODEV;
-	*plugin_fd = criu_dups_vma_fd ? fd : fcntl(fd, F_DUPFD_CLOEXEC, hidden_fd_base());
-	return *plugin_fd < 0 ? -errno : 0;
+	return fd < 0 ? -ENODEV : kfd_criu_vma_fd(fd, plugin_fd);
 }
 
 /* The render minor of @path, a render node path; -1 if it is not one */
@@ -1137,7 +1225,7 @@ static int render_minor_of_path(const char *path)
  * dumped one went to, which has its VM. CRIU 3.17 takes *@new_pgoff only on
  * return 1.
  */
-static int kfd_update_vma_map(const char *path, const uint64_t addr, const uint64_t old_pgoff,
+static int update_kfd_vma_map(const char *path, const uint64_t addr, const uint64_t old_pgoff,
 			      uint64_t *new_pgoff, int *plugin_fd)
 {
 	int minor = render_minor_of_path(path), gpu = -1, ret;
@@ -1169,6 +1257,20 @@ static int kfd_update_vma_map(const char *path, const uint64_t addr, const uint6
 		 addr, path, old_pgoff, *new_pgoff);
 	return 1;
 }
+
+/*
+ * A render node mapping that the dump took for a stateless reattach is of
+ * no KFD GPU (the dump made sure), so it is looked up first: a KFD GPU of
+ * this machine may have the dumped minor.
+ */
+static int kfd_update_vma_map(const char *path, const uint64_t addr, const uint64_t old_pgoff,
+			      uint64_t *new_pgoff, int *plugin_fd)
+{
+	int ret = kfd_drm_update_vma_map(path, addr, old_pgoff, new_pgoff, plugin_fd);
+
+	return ret == -ENOTSUP ? update_kfd_vma_map(path, addr, old_pgoff, new_pgoff, plugin_fd) :
+	       ret;
+}
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__UPDATE_VMA_MAP, kfd_update_vma_map)
 
 /*
@@ -1180,8 +1282,8 @@ static pid_t own_ns_pid(int pid)
 	char path[512], *s, *end;
 	long vpid = 0;
 
-	snprintf(path, sizeof(path), "%s/proc/%d/status", root, pid);
-	s = read_file(AT_FDCWD, path, io_buf, sizeof(io_buf)) < 0 ? NULL :
+	snprintf(path, sizeof(path), "%s/proc/%d/status", kfd_criu_root, pid);
+	s = kfd_criu_read_file(AT_FDCWD, path, io_buf, sizeof(io_buf)) < 0 ? NULL :
 	    strstr(io_buf, "\nNSpid:");
 	for (s = s ? s + 7 : NULL; s && *s != '\n'; s = end) {
 		vpid = strtol(s, &end, 10);
@@ -1216,12 +1318,14 @@ static bool restored_kfd_state(int pid)
 /*
  * CRIU calls this for every restored task. Only a task that restored KFD
  * state gets /dev/kfd opened for RESUME; the others are quietly not ours.
+ * Each task's reattached render nodes say first what their mappings lost.
  */
 static int kfd_resume_devices_late(int pid)
 {
 	struct kfd_ioctl_criu_args args = { .pid = pid };
 	int kfd, ret;
 
+	kfd_drm_log_zero_filled(pid);
 	if (!restored_kfd_state(pid))
 		return -ENOTSUP;
 	kfd = open_kfd();

@@ -35,7 +35,8 @@ Tests kfdcrit (built with ASan and UBSan) and prints TAP:
     naming the place, writes nothing, and survives 240 byte-edited or
     cut documents without a sanitizer report
   - show of a stream and of an images directory with the plugin's
-    kfdcriu-<id>.img; check of a directory
+    kfdcriu-<id>.img (render nodes reattached without their state and
+    kfdcriu-drm.img too); check of a directory
   - compat against fake sysfs topologies
   - diff of images that differ in known records, and --ignore-volatile
   - make install with DESTDIR and PREFIX
@@ -45,7 +46,7 @@ TXT
 
 N=0
 FAILED=0
-PLAN=87
+PLAN=88
 
 tap() {
 	N=$((N + 1))
@@ -349,6 +350,23 @@ meta_img() {
 	printf "\\x08\\x01\\x10\\x$(printf %02x "$id")\\x18\\x$(printf %02x $((size & 0x7f | 0x80)))\\x$(printf %02x $((size >> 7)))"
 }
 
+# A render node of no KFD GPU, dumped with KFD_CRIU_DRM_REATTACH=1: file 9,
+# open flags 02, node vgem at renderD128 (field 11), and the list of render
+# minors whose mappings the dump took, 128 and 131 (kfdcriu-drm.img)
+test_show_drm() {
+	local dir=$WORK/drm-images bad=0
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	{ meta_img 9 0; printf '\x38\x02\x5a\x09\x0a\x04vgem\x10\x80\x01'; } > "$dir/kfdcriu-9.img"
+	printf '\x08\x80\x01\x08\x83\x01' > "$dir/kfdcriu-drm.img"
+	run show "$dir"
+	grep -q 'kfdcriu-9.img: file id 9, render node renderD128 of DRM driver vgem, reattached without its state (KFD_CRIU_DRM_REATTACH), open flags 02$' <<< "$OUT" || bad=1
+	grep -q 'kfdcriu-drm.img: mappings of renderD128, renderD131: restored as zero-filled memory' <<< "$OUT" || bad=1
+	[ "$RC" -eq 0 ] || bad=1
+	[ "$bad" -eq 0 ] || echo "$OUT" | sed 's/^/# /'
+	tap "$bad" "show DIR: a render node reattached without its state, and the render nodes whose mappings are zeros"
+}
+
 test_show() {
 	local dir=$WORK/images bad=0
 	run show "$WORK/cases/ok-events.img"
@@ -380,6 +398,7 @@ test_show() {
 	run check "$dir"
 	[ "$RC" -eq 17 ] && grep -q 'kfdcriu-5.stream: ok' <<< "$OUT" && r=0 || r=1
 	tap "$r" "check DIR: every stream, exit with the first refusal's errno"
+	test_show_drm
 	run check "$WORK/no-such-file"
 	[ "$RC" -eq 2 ] && r=0 || r=1
 	tap "$r" "check of a missing file exits ENOENT"

@@ -19,6 +19,11 @@
  * A run of mappings of one file shares one fd, as in CRIU's open_filemap().
  * The restorer's mmap() is a check that the fd is open, is the render file
  * of the GPU the mapping must land on, and that the offset is the moved one.
+ *
+ * Fake DRM nodes (renderD<minor>, card<minor> in the fake root's /dev/dri)
+ * are regular files whose contents name their driver, which the fake
+ * DRM_IOCTL_VERSION answers; a file of the fake root named dmabuf is a
+ * dma-buf to the fake fstatfs().
  */
 
 /**
@@ -150,6 +155,43 @@ static int fake_criu_op(struct kfd_ioctl_criu_args *args)
 	}
 }
 
+/**
+ * struct fake_drm - what fake DRM nodes were asked
+ * @versions: DRM_IOCTL_VERSIONs
+ * @others: any other ioctl: none may read or change a device's state
+ */
+static struct fake_drm {
+	unsigned int versions, others;
+} fake_drm;
+
+static bool is_fake_drm(int fd)
+{
+	struct stat st;
+
+	return !fake_fstat(fd, &st) && S_ISCHR(st.st_mode) && major(st.st_rdev) == DRM_MAJOR;
+}
+
+/* DRM_IOCTL_VERSION of a fake DRM node: the file's contents name its driver */
+static int fake_drm_ioctl(int fd, unsigned long request, struct drm_version *version)
+{
+	char name[DRIVER_NAME_MAX + 8];
+	ssize_t len;
+
+	if (request != DRM_IOCTL_VERSION) {
+		fake_drm.others++;
+		return -ENOTTY;
+	}
+	fake_drm.versions++;
+	len = pread(fd, name, sizeof(name), 0);
+	if (len < 0)
+		return -errno;
+	if (version->name && version->name_len)
+		memcpy(version->name, name, (size_t)len < version->name_len ? (size_t)len :
+		       version->name_len);
+	version->name_len = len;
+	return 0;
+}
+
 int fake_ioctl(int fd, unsigned long request, ...)
 {
 	va_list ap;
@@ -159,6 +201,11 @@ int fake_ioctl(int fd, unsigned long request, ...)
 	va_start(ap, request);
 	arg = va_arg(ap, void *);
 	va_end(ap);
+	if (!is_fake_kfd(fd) && is_fake_drm(fd)) {
+		ret = fake_drm_ioctl(fd, request, arg);
+		errno = -ret;
+		return ret ? -1 : 0;
+	}
 	if (!is_fake_kfd(fd))
 		return ioctl(fd, request, arg);
 	ret = request == AMDKFD_IOC_CRIU_OP ? fake_criu_op(arg) : -ENOTTY;
@@ -203,23 +250,49 @@ int fake_stat(const char *path, struct stat *buf)
 	return 0;
 }
 
-/* So are open files of them */
+/* The path of open file @fd below the fake root, or NULL */
+static const char *fake_path(int fd, char path[512])
+{
+	char link[64];
+	ssize_t len;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	len = readlink(link, path, 511);
+	path[len < 0 ? 0 : len] = '\0';
+	if (!fake_root[0] || strncmp(path, fake_root, strlen(fake_root)))
+		return NULL;
+	return path + strlen(fake_root);
+}
+
+/* So are open files of them, and of the fake card nodes */
 int fake_fstat(int fd, struct stat *buf)
 {
-	char link[64], path[512];
-	ssize_t len;
+	const char *fake;
+	char path[512];
 	int minor;
 
 	if (fstat(fd, buf) || !S_ISREG(buf->st_mode) || !fake_root[0])
 		return fstat(fd, buf);
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	len = readlink(link, path, sizeof(path) - 1);
-	path[len < 0 ? 0 : len] = '\0';
-	if (strncmp(path, fake_root, strlen(fake_root)) ||
-	    sscanf(path + strlen(fake_root), "/dev/dri/renderD%d", &minor) != 1)
+	fake = fake_path(fd, path);
+	if (!fake || (sscanf(fake, "/dev/dri/renderD%d", &minor) != 1 &&
+		      sscanf(fake, "/dev/dri/card%d", &minor) != 1))
 		return 0;
 	buf->st_mode = S_IFCHR | 0666;
 	buf->st_rdev = makedev(DRM_MAJOR, minor);
+	return 0;
+}
+
+/* A fake root's file named dmabuf is on the dma-buf file system */
+int fake_fstatfs(int fd, struct statfs *buf)
+{
+	const char *fake;
+	char path[512];
+
+	if (fstatfs(fd, buf))
+		return -1;
+	fake = fake_path(fd, path);
+	if (fake && !strcmp(strrchr(fake, '/'), "/dmabuf"))
+		buf->f_type = DMA_BUF_MAGIC;
 	return 0;
 }
 
@@ -564,7 +637,7 @@ static void strip_minors(unsigned int id)
 		return;
 	}
 	meta->n_render_nodes = 0;
-	write_meta(id, meta);
+	kfd_criu_write_meta(id, meta);
 	kfd_criu_meta__free_unpacked(meta, NULL);
 }
 

@@ -2,7 +2,7 @@
 /*
  * DOC: host unit tests of the kfd_criu plugin
  *
- * The plugin's source is built in here with /dev/null standing in for
+ * The plugin's sources are built in here with /dev/null standing in for
  * /dev/kfd (KFD_DEV_PATH, set by the Makefile), and with stand-ins for the
  * two functions the criu binary exports to plugins: an images directory in
  * /tmp and a log that the checks can read. No GPU, KFD or CRIU is needed.
@@ -18,11 +18,14 @@
 #define openat fake_openat
 #define stat(path, buf) fake_stat(path, buf)
 #define fstat(fd, buf) fake_fstat(fd, buf)
+#define fstatfs fake_fstatfs
 #include "../kfd_criu_plugin.c"
+#include "../kfd_criu_drm.c"
 #undef ioctl
 #undef openat
 #undef stat
 #undef fstat
+#undef fstatfs
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -32,6 +35,7 @@ int ioctl(int fd, unsigned long request, ...);
 int openat(int dirfd, const char *path, int flags, ...);
 int stat(const char *path, struct stat *buf);
 int fstat(int fd, struct stat *buf);
+int fstatfs(int fd, struct statfs *buf);
 
 static char image_dir[32];
 static int image_dir_fd = -1;
@@ -100,7 +104,7 @@ static int make_images(unsigned int id, size_t len)
 	meta.format_version = 1;
 	meta.file_id = id;
 	meta.stream_size = len;
-	return write_meta(id, &meta);
+	return kfd_criu_write_meta(id, &meta);
 }
 
 static void test_read_file(void)
@@ -115,14 +119,14 @@ static void test_read_file(void)
 	if (write(fd, buf, sizeof(buf)) != sizeof(buf))
 		printf("# short write\n");
 	close(fd);
-	ok(read_file(image_dir_fd, "plain", back, sizeof(back)) ==
+	ok(kfd_criu_read_file(image_dir_fd, "plain", back, sizeof(back)) ==
 	   sizeof(buf) && !memcmp(buf, back, sizeof(buf)) && !back[sizeof(buf)],
-	   "read_file() reads a whole file and terminates it");
-	ok(read_file(image_dir_fd, "plain", back, 1001) == 1000 &&
+	   "kfd_criu_read_file() reads a whole file and terminates it");
+	ok(kfd_criu_read_file(image_dir_fd, "plain", back, 1001) == 1000 &&
 	   !memcmp(buf, back, 1000) && !back[1000],
-	   "read_file() stops at its buffer's size");
-	ok(read_file(image_dir_fd, "missing", back, 10) == -ENOENT && !back[0],
-	   "read_file() of a missing file: -ENOENT and an empty string");
+	   "kfd_criu_read_file() stops at its buffer's size");
+	ok(kfd_criu_read_file(image_dir_fd, "missing", back, 10) == -ENOENT && !back[0],
+	   "kfd_criu_read_file() of a missing file: -ENOENT and an empty string");
 }
 
 static void test_meta(void)
@@ -132,7 +136,7 @@ static void test_meta(void)
 	in.format_version = 3;
 	in.file_id = 42;
 	in.stream_size = 1ULL << 40;
-	ok(!write_meta(42, &in) && !read_meta(42, &out) &&
+	ok(!kfd_criu_write_meta(42, &in) && !read_meta(42, &out) &&
 	   out->format_version == 3 && out->file_id == 42 &&
 	   out->stream_size == 1ULL << 40 && !out->has_alias_of &&
 	   !out->has_render_gpu_id, "metadata round trip");
@@ -413,9 +417,9 @@ static void test_topology(void)
 
 	snprintf(fake_root, sizeof(fake_root), "%s/root", image_dir);
 	snprintf(dir, sizeof(dir), "%s" TOPOLOGY, fake_root);
-	root = "/nonexistent";
+	kfd_criu_root = "/nonexistent";
 	ok(!read_topology() && !nr_gpus, "no KFD topology: no GPUs");
-	root = fake_root;
+	kfd_criu_root = fake_root;
 	make_dirs(dir);
 	ok(!read_topology() && !nr_gpus, "an empty topology: no GPUs");
 	topo_file(0, "gpu_id", "0\n");
@@ -461,11 +465,11 @@ static void test_topology(void)
 	   "KFD_CRIU_GPU_MAP naming a missing local GPU: -ENODEV, no GPUs");
 	ok(restore_gpus() == -ENODEV,
 	   "a failed setup fails again, not an empty map");
-	root = "/nonexistent";
+	kfd_criu_root = "/nonexistent";
 	forget_gpus();
 	ok(restore_gpus() == -ENODEV,
 	   "KFD_CRIU_GPU_MAP without a topology: -ENODEV");
-	root = fake_root;
+	kfd_criu_root = fake_root;
 	unsetenv("KFD_CRIU_GPU_MAP");
 	topo_file(3, "gpu_id", "x\n");
 	forget_gpus();
@@ -485,7 +489,7 @@ static void make_render_image(unsigned int id, uint32_t gpu)
 	meta.render_gpu_id = gpu;
 	meta.has_open_flags = true;
 	meta.open_flags = O_RDWR;
-	write_meta(id, &meta);
+	kfd_criu_write_meta(id, &meta);
 }
 
 /* Whether @a and @b share one open file: a seek through one moves both */
@@ -571,6 +575,7 @@ static void test_render_files(void)
 }
 
 #include "criu_play.c"
+#include "kfd_criu_drm_test.c"
 
 static void test_offsets(void)
 {
@@ -657,6 +662,7 @@ int main(int argc, char **argv)
 	test_resume_per_task();
 	test_stock_plugin(argc > 2 ? argv[2] : NULL);
 	test_thunk_shm();
+	test_drm_reattach();
 	if (argc > 1)
 		test_shared_object(argv[1]);
 	printf("1..%u\n", nr_tests);

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * DOC: what the kfd_criu plugin's source files share
+ *
+ * kfd_criu_plugin.c holds the hooks and the KFD image mode; kfd_criu_drm.c
+ * the stateless reattach of render nodes that are no KFD GPU's. These are
+ * the helpers the second one takes from the first. They are hidden: criu
+ * looks up only CR_PLUGIN_DESC in the shared object.
+ */
+#ifndef KFD_CRIU_H
+#define KFD_CRIU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "criu-plugin.h"
+
+#define LOG_PREFIX "kfd_criu: "
+#include "criu-log.h"
+
+#include "kfd_criu_plugin.pb-c.h"
+
+#define DRM_MAJOR		226	/* render nodes: minors 128 to 191 */
+#define DRM_RENDER_MINOR_FIRST	128
+#define DRM_RENDER_MINOR_LAST	191
+
+#pragma GCC visibility push(hidden)
+
+/* The root of sysfs, /dev and /proc paths: "" but in the host tests */
+extern const char *kfd_criu_root;
+
+ssize_t kfd_criu_read_file(int dirfd, const char *path, char *buf, size_t size);
+int kfd_criu_write_image(const char *name, const void *buf, size_t len);
+int kfd_criu_write_meta(unsigned int id, const KfdCriuMeta *meta);
+bool kfd_criu_images_streamed(void);
+void kfd_criu_register_in_inventory(void);
+int kfd_criu_fd_base(void);
+int kfd_criu_vma_fd(int fd, int *plugin_fd);
+
+/* kfd_criu_drm.c: for files and mappings that no KFD GPU has */
+void kfd_drm_init(int stage);
+void kfd_drm_fini(void);
+int kfd_drm_dump_file(int fd, unsigned int id, const struct stat *st);
+int kfd_drm_handle_device_vma(const struct stat *st);
+int kfd_drm_restore_file(const KfdCriuMeta *meta);
+int kfd_drm_update_vma_map(const char *path, uint64_t addr, uint64_t pgoff,
+			   uint64_t *new_pgoff, int *plugin_fd);
+void kfd_drm_log_zero_filled(int pid);
+
+#pragma GCC visibility pop
+
+#endif /* KFD_CRIU_H */

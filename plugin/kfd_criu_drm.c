@@ -1,0 +1,715 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DOC: kfd_criu_drm - stateless reattach of render nodes of no KFD GPU
+ *
+ * Opt-in, with KFD_CRIU_DRM_REATTACH=1 in the environment of the criu that
+ * dumps. A render node file of a DRM device that is no KFD GPU's (an Intel
+ * iGPU that encodes video, vgem) is dumped as the device it was open on:
+ * the driver's name, the PCI address of the device if it has one, the
+ * minor, and the file's status flags. Nothing of the device's state is
+ * read, so the process loses its GEM objects, handles and contexts: the
+ * restore opens a render node of the same device (or of the same driver)
+ * as a fresh DRM file, and the kernel then answers the process's old
+ * handles with ENOENT or EINVAL, as after a lost device.
+ *
+ * The file's mappings cannot come back either. Each becomes shared memory
+ * of the same size and protection that reads as zeros: a memfd per dumped
+ * render node in each restored task, at the mapping's old offset, which
+ * UPDATE_VMA_MAP hands CRIU instead of the device. The process then does
+ * not fault on its old pointers; what it reads there is not its data.
+ *
+ * KFD GPUs' render nodes never come here (the plugin restores them with
+ * their state), and DRM card (KMS) nodes and dma-bufs stay refused: their
+ * state is shared with the display or with other processes.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <drm/drm.h>
+#include <linux/magic.h>
+
+#include "kfd_criu.h"
+
+#define REATTACH_ENV		"KFD_CRIU_DRM_REATTACH"
+#define DRIVER_NAME_MAX		64	/* "i915", "vgem": DRM's names are short */
+#define PCI_SLOT_MAX		32	/* "0000:00:02.0" */
+#define NODE_NAME_MAX		32	/* "renderD128" */
+#define NR_RENDER_MINORS	(DRM_RENDER_MINOR_LAST - DRM_RENDER_MINOR_FIRST + 1)
+#define MAPPINGS_IMAGE		"kfdcriu-drm.img"
+#define MAPPINGS_IMAGE_MAX	(NR_RENDER_MINORS * 6 + 16)
+#define ZERO_FILL_NAME		"kfd_criu:renderD"	/* /memfd:kfd_criu:renderD128 */
+/*
+ * How far past a mapping's offset its memfd reaches. CRIU gives a run of
+ * mappings of one file the fd of the first, and UPDATE_VMA_MAP is not told
+ * a mapping's length: the memfd covers more than any GEM object, which
+ * costs nothing until touched.
+ */
+#define ZERO_FILL_SPAN		(1ULL << 40)
+
+/* Linux 6.3; glibc's <sys/mman.h> of Debian 12 lacks it */
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL		0x0008U
+#endif
+
+enum drm_file_kind { DRM_FILE_NONE, DRM_FILE_RENDER, DRM_FILE_CARD, DRM_FILE_DMA_BUF };
+
+/*
+ * The render minors whose mappings the dump took for a reattach: collected
+ * while dumping, read from the images once when restoring. -1: not known.
+ */
+static uint32_t mapped_minors[NR_RENDER_MINORS];
+static int nr_mapped_minors = -1;
+
+/**
+ * struct zero_fill - the memory a restored task's mappings of one render
+ * node get instead of the device
+ * @minor: the dumped render minor
+ * @fd: a memfd, kept open just above CRIU's service fds
+ * @size: its size, past every mapping's offset so far
+ */
+static struct zero_fill {
+	unsigned int minor;
+	int fd;
+	uint64_t size;
+} zero_fills[NR_RENDER_MINORS];
+static unsigned int nr_zero_fills;
+static bool bad_option_told;
+
+/*
+ * Whether the stateless reattach is on: KFD_CRIU_DRM_REATTACH=1. Dropping
+ * a device's state is never a default, so any other value is off; a value
+ * that is neither 0 nor 1 is said once.
+ */
+static bool reattach_wanted(void)
+{
+	const char *value = getenv(REATTACH_ENV);
+
+	if (!value || !*value || !strcmp(value, "0"))
+		return false;
+	if (!strcmp(value, "1"))
+		return true;
+	if (!bad_option_told)
+		pr_warn(REATTACH_ENV "=\"%s\": neither 0 nor 1, taken as 0\n", value);
+	bad_option_told = true;
+	return false;
+}
+
+static bool is_render_minor(unsigned int minor)
+{
+	return minor >= DRM_RENDER_MINOR_FIRST && minor <= DRM_RENDER_MINOR_LAST;
+}
+
+/* renderD<minor>, card<minor>, or the device number of another DRM node */
+static const char *node_name(unsigned int minor, char name[NODE_NAME_MAX])
+{
+	if (is_render_minor(minor))
+		snprintf(name, NODE_NAME_MAX, "renderD%u", minor);
+	else if (minor < 64)
+		snprintf(name, NODE_NAME_MAX, "card%u", minor);
+	else
+		snprintf(name, NODE_NAME_MAX, "%u:%u", DRM_MAJOR, minor);
+	return name;
+}
+
+/* Render node, card node, dma-buf or none of these, by its stat */
+static enum drm_file_kind drm_file_kind(int fd, const struct stat *st)
+{
+	struct statfs fs;
+
+	if (S_ISCHR(st->st_mode) && major(st->st_rdev) == DRM_MAJOR)
+		return is_render_minor(minor(st->st_rdev)) ? DRM_FILE_RENDER : DRM_FILE_CARD;
+	/* A dma-buf is a file of its own pseudo file system, of no type */
+	if (fd >= 0 && !S_ISCHR(st->st_mode) && !fstatfs(fd, &fs) && fs.f_type == DMA_BUF_MAGIC)
+		return DRM_FILE_DMA_BUF;
+	return DRM_FILE_NONE;
+}
+
+/*
+ * The name of the DRM driver of file @fd. DRM_IOCTL_VERSION is allowed on
+ * render nodes and reads no state of the file.
+ */
+static int drm_driver_name(int fd, char name[DRIVER_NAME_MAX])
+{
+	struct drm_version version = { .name_len = DRIVER_NAME_MAX - 1, .name = name };
+
+	memset(name, 0, DRIVER_NAME_MAX);
+	if (ioctl(fd, DRM_IOCTL_VERSION, &version))
+		return -errno;
+	if (version.name_len >= DRIVER_NAME_MAX)
+		return -ENAMETOOLONG;
+	return name[0] ? 0 : -ENODATA;
+}
+
+/* The last component of sysfs link @link */
+static const char *link_base(const char *link)
+{
+	const char *slash = strrchr(link, '/');
+
+	return slash ? slash + 1 : link;
+}
+
+/* Reads sysfs link @what of render minor @minor's device into @link */
+static int read_device_link(unsigned int minor, const char *what, char link[PATH_MAX])
+{
+	char path[PATH_MAX];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "%s/sys/dev/char/%u:%u/%s", kfd_criu_root,
+		 DRM_MAJOR, minor, what);
+	len = readlink(path, link, PATH_MAX - 1);
+	if (len < 0)
+		return -errno;
+	link[len] = '\0';
+	return 0;
+}
+
+/*
+ * The PCI address of render minor @minor's device, "" if it is on no PCI
+ * bus (vgem is a platform device) or sysfs does not show it.
+ */
+static int drm_pci_slot(unsigned int minor, char slot[PCI_SLOT_MAX])
+{
+	char link[PATH_MAX];
+	int ret;
+
+	slot[0] = '\0';
+	ret = read_device_link(minor, "device/subsystem", link);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret || strcmp(link_base(link), "pci"))
+		return ret;
+	ret = read_device_link(minor, "device", link);
+	if (ret)
+		return ret;
+	if (strlen(link_base(link)) >= PCI_SLOT_MAX)
+		return -ENAMETOOLONG;
+	strcpy(slot, link_base(link));
+	return 0;
+}
+
+/* A render node file that the option is off for: refused, naming it */
+static int refuse_render_file(int fd, unsigned int id, unsigned int minor)
+{
+	char driver[DRIVER_NAME_MAX], name[NODE_NAME_MAX];
+
+	if (drm_driver_name(fd, driver))
+		strcpy(driver, "driver unknown");
+	pr_err("file %u: %s (%s) is no KFD GPU's render node: not dumped; "
+	       REATTACH_ENV "=1 reattaches it at restore as a fresh DRM file, without its state\n",
+	       id, node_name(minor, name), driver);
+	return -ENOTSUP;
+}
+
+/* Card nodes and dma-bufs: refused, naming them, when the option is on */
+static int refuse_drm_file(unsigned int id, enum drm_file_kind kind, unsigned int minor)
+{
+	char name[NODE_NAME_MAX];
+
+	if (!reattach_wanted())
+		return -ENOTSUP;
+	if (kind == DRM_FILE_CARD)
+		pr_err("file %u: /dev/dri/%s is a DRM card (display) node: never dumped; "
+		       REATTACH_ENV " reattaches render nodes only\n", id, node_name(minor, name));
+	else
+		pr_err("file %u: a dma-buf: never dumped, its memory may be shared with other processes and devices; "
+		       REATTACH_ENV " reattaches render nodes only\n", id);
+	return -ENOTSUP;
+}
+
+/* Fills @node with the identity of render node file @fd of minor @minor */
+static int read_identity(int fd, unsigned int minor, KfdCriuDrmNode *node,
+			 char driver[DRIVER_NAME_MAX], char slot[PCI_SLOT_MAX])
+{
+	int ret = drm_driver_name(fd, driver) ?: drm_pci_slot(minor, slot);
+
+	if (ret)
+		return ret;
+	node->driver = driver;
+	node->minor = minor;
+	node->pci_slot = slot[0] ? slot : NULL;
+	return 0;
+}
+
+/*
+ * Render node file @fd, no KFD GPU's: its identity and status flags into
+ * kfdcriu-<id>.img. The images then need kfd_criu to restore.
+ */
+static int dump_reattached_file(int fd, unsigned int id, unsigned int minor)
+{
+	KfdCriuDrmNode node = KFD_CRIU_DRM_NODE__INIT;
+	KfdCriuMeta meta = KFD_CRIU_META__INIT;
+	char driver[DRIVER_NAME_MAX], slot[PCI_SLOT_MAX], name[NODE_NAME_MAX];
+	int flags = fcntl(fd, F_GETFL), ret;
+
+	ret = flags < 0 ? -errno : read_identity(fd, minor, &node, driver, slot);
+	if (ret) {
+		pr_err("file %u: cannot tell the device of %s: %s\n", id,
+		       node_name(minor, name), strerror(-ret));
+		return ret == -ENOTSUP ? -EIO : ret;
+	}
+	meta.file_id = id;
+	meta.drm_node = &node;
+	meta.has_open_flags = true;
+	meta.open_flags = flags;
+	ret = kfd_criu_write_meta(id, &meta);
+	if (ret)
+		return ret == -ENOTSUP ? -EIO : ret;
+	kfd_criu_register_in_inventory();
+	pr_info("file %u: %s (%s%s%s): dumped for a reattach as a fresh DRM file; its GEM objects, handles and contexts are not dumped\n",
+		id, node_name(minor, name), driver, slot[0] ? " at " : "", slot);
+	return 0;
+}
+
+/**
+ * kfd_drm_dump_file() - DUMP_EXT_FILE of a file that is no KFD file
+ * @fd: criu's copy of the task's file
+ * @id: CRIU's id of the file
+ * @st: its stat
+ *
+ * Takes a render node file for a stateless reattach when the option is on.
+ * Without it, and for DRM card nodes and dma-bufs, says why the file is
+ * not dumped.
+ *
+ * Return: 0 when dumped; -ENOTSUP when not the plugin's, so that CRIU
+ * refuses it unless another plugin takes it; or another -errno.
+ */
+int kfd_drm_dump_file(int fd, unsigned int id, const struct stat *st)
+{
+	enum drm_file_kind kind = drm_file_kind(fd, st);
+	unsigned int minor = minor(st->st_rdev);
+
+	if (kind == DRM_FILE_NONE)
+		return -ENOTSUP;
+	if (kind != DRM_FILE_RENDER)
+		return refuse_drm_file(id, kind, minor);
+	if (!reattach_wanted())
+		return refuse_render_file(fd, id, minor);
+	if (kfd_criu_images_streamed()) {
+		pr_err("file %u: criu --stream is not supported: the plugin's image files would miss the streamer; dump to a directory\n",
+		       id);
+		return -EINVAL;
+	}
+	return dump_reattached_file(fd, id, minor);
+}
+
+/* Writes the render minors of the mappings this dump took into the images */
+static int write_mapped_minors(void)
+{
+	KfdCriuDrmMappings mappings = KFD_CRIU_DRM_MAPPINGS__INIT;
+	uint8_t buf[MAPPINGS_IMAGE_MAX];
+	size_t len;
+
+	mappings.n_minors = nr_mapped_minors;
+	mappings.minors = mapped_minors;
+	len = kfd_criu_drm_mappings__get_packed_size(&mappings);
+	if (len > sizeof(buf))
+		return -EMSGSIZE;
+	kfd_criu_drm_mappings__pack(&mappings, buf);
+	return kfd_criu_write_image(MAPPINGS_IMAGE, buf, len);
+}
+
+/* Whether the dump took the mappings of render minor @minor */
+static bool minor_mapped(unsigned int minor)
+{
+	int i;
+
+	for (i = 0; i < nr_mapped_minors && mapped_minors[i] != minor; i++)
+		;
+	return i < nr_mapped_minors;
+}
+
+/* Notes, once per render node, that the dump took its mappings */
+static int take_mappings(unsigned int minor)
+{
+	char name[NODE_NAME_MAX];
+	int ret;
+
+	if (nr_mapped_minors < 0)
+		nr_mapped_minors = 0;
+	if (minor_mapped(minor))
+		return 0;
+	if (kfd_criu_images_streamed()) {
+		pr_err("a mapping of %s: criu --stream is not supported: the plugin's image files would miss the streamer; dump to a directory\n",
+		       node_name(minor, name));
+		return -EINVAL;
+	}
+	mapped_minors[nr_mapped_minors++] = minor;
+	ret = write_mapped_minors();
+	if (ret) {
+		nr_mapped_minors--;
+		return ret == -ENOTSUP ? -EIO : ret;
+	}
+	pr_info("mappings of %s, no KFD GPU's render node: their contents are not dumped; restored as zero-filled memory\n",
+		node_name(minor, name));
+	return 0;
+}
+
+/**
+ * kfd_drm_handle_device_vma() - HANDLE_DEVICE_VMA of a mapping of no KFD file
+ * @st: the stat of the mapped file
+ *
+ * With the option on, takes a mapping of a render node: CRIU then records
+ * it without its contents. Without it, and for card nodes, says why the
+ * mapping is not dumped. (CRIU refuses dma-buf mappings before it asks
+ * plugins: it cannot open them through map_files.)
+ *
+ * Return: 0 when taken, -ENOTSUP when not the plugin's, or another -errno.
+ */
+int kfd_drm_handle_device_vma(const struct stat *st)
+{
+	enum drm_file_kind kind = drm_file_kind(-1, st);
+	unsigned int minor = minor(st->st_rdev);
+	char name[NODE_NAME_MAX];
+
+	if (kind == DRM_FILE_NONE)
+		return -ENOTSUP;
+	if (kind == DRM_FILE_CARD) {
+		if (reattach_wanted())
+			pr_err("a mapping of /dev/dri/%s, a DRM card (display) node: never dumped; "
+			       REATTACH_ENV " reattaches render nodes only\n", node_name(minor, name));
+		return -ENOTSUP;
+	}
+	if (reattach_wanted())
+		return take_mappings(minor);
+	pr_err("a mapping of %s, no KFD GPU's render node: not dumped; "
+	       REATTACH_ENV "=1 restores such mappings as zero-filled memory\n",
+	       node_name(minor, name));
+	return -ENOTSUP;
+}
+
+/*
+ * How well render minor @minor here stands for dumped node @node: 0 not
+ * (another driver, or it does not open), 1 the same driver, 2 also the
+ * same PCI device, or both on no PCI bus. The node stays open in *@fd,
+ * with access mode @mode, unless it is 0.
+ */
+static int match_render_node(const KfdCriuDrmNode *node, unsigned int minor, int mode, int *fd)
+{
+	char path[PATH_MAX], driver[DRIVER_NAME_MAX], slot[PCI_SLOT_MAX];
+
+	snprintf(path, sizeof(path), "%s/dev/dri/renderD%u", kfd_criu_root, minor);
+	*fd = open(path, mode | O_CLOEXEC | O_NOCTTY);
+	if (*fd < 0)
+		return 0;
+	if (drm_driver_name(*fd, driver) || strcmp(driver, node->driver) ||
+	    drm_pci_slot(minor, slot)) {
+		close(*fd);
+		*fd = -1;
+		return 0;
+	}
+	return strcmp(slot, node->pci_slot ?: "") ? 1 : 2;
+}
+
+/*
+ * A new open of the render node here that best stands for dumped node
+ * @node: the dumped minor if it matches fully, else the first that matches
+ * best; *@found is its minor. -ENODEV if no render node has its driver.
+ */
+static int open_render_node(const KfdCriuDrmNode *node, int mode, unsigned int *found)
+{
+	int best_fd, fd, best, score;
+	unsigned int minor;
+
+	best = match_render_node(node, node->minor, mode, &best_fd);
+	*found = node->minor;
+	for (minor = DRM_RENDER_MINOR_FIRST; minor <= DRM_RENDER_MINOR_LAST && best < 2; minor++) {
+		if (minor == node->minor)
+			continue;
+		score = match_render_node(node, minor, mode, &fd);
+		if (score <= best) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		if (best_fd >= 0)
+			close(best_fd);
+		best_fd = fd;
+		best = score;
+		*found = minor;
+	}
+	return best ? best_fd : -ENODEV;
+}
+
+/* Whether the metadata of a reattached file is whole and in range */
+static bool drm_meta_valid(const KfdCriuMeta *meta)
+{
+	const KfdCriuDrmNode *node = meta->drm_node;
+
+	return meta->has_open_flags && node->driver[0] &&
+	       strlen(node->driver) < DRIVER_NAME_MAX && is_render_minor(node->minor) &&
+	       (!node->pci_slot || strlen(node->pci_slot) < PCI_SLOT_MAX);
+}
+
+/**
+ * kfd_drm_restore_file() - RESTORE_EXT_FILE of a render node file that was
+ * dumped for a stateless reattach
+ * @meta: its metadata, with drm_node set
+ *
+ * Opens the dumped render node if it is still the dumped device, else
+ * the render node of the same PCI device, else one of the same driver,
+ * and sets the dumped status flags on it. A fresh DRM file: nothing of
+ * the dumped one comes back.
+ *
+ * Return: the new fd, or -errno (-ENODEV: no render node of the driver).
+ */
+int kfd_drm_restore_file(const KfdCriuMeta *meta)
+{
+	const KfdCriuDrmNode *node = meta->drm_node;
+	unsigned int minor;
+	int fd, ret;
+
+	if (!drm_meta_valid(meta)) {
+		pr_err("file %u: bad metadata of a reattached render node\n", meta->file_id);
+		return -EBADMSG;
+	}
+	fd = open_render_node(node, meta->open_flags & O_ACCMODE, &minor);
+	if (fd < 0) {
+		pr_err("file %u: no render node of DRM driver %s on this machine (dumped: renderD%u%s%s)\n",
+		       meta->file_id, node->driver, node->minor, node->pci_slot ? " at " : "",
+		       node->pci_slot ?: "");
+		return fd;
+	}
+	if (fcntl(fd, F_SETFL, meta->open_flags)) {
+		ret = -errno;
+		close(fd);
+		pr_err("file %u: renderD%u: cannot set its flags: %s\n", meta->file_id, minor,
+		       strerror(-ret));
+		return ret;
+	}
+	if (minor != node->minor)
+		pr_info("file %u: renderD%u (%s) of the dump is renderD%u here\n",
+			meta->file_id, node->minor, node->driver, minor);
+	pr_info("file %u: renderD%u (%s) reattached as a fresh DRM file, without the dumped file's state\n",
+		meta->file_id, minor, node->driver);
+	return fd;
+}
+
+/*
+ * The render minors whose mappings the dump took, from the images, once.
+ * Images without the list (a dump that took none) have none.
+ */
+static int read_mapped_minors(void)
+{
+	KfdCriuDrmMappings *mappings;
+	char buf[MAPPINGS_IMAGE_MAX + 2];
+	ssize_t len;
+
+	if (nr_mapped_minors >= 0)
+		return 0;
+	len = kfd_criu_read_file(criu_get_image_dir(), MAPPINGS_IMAGE, buf, sizeof(buf));
+	nr_mapped_minors = len == -ENOENT ? 0 : -1;
+	if (len == -ENOENT)
+		return 0;
+	mappings = len < 0 || len > MAPPINGS_IMAGE_MAX ? NULL :
+		   kfd_criu_drm_mappings__unpack(NULL, len, (uint8_t *)buf);
+	if (!mappings || mappings->n_minors > NR_RENDER_MINORS) {
+		len = len < 0 ? len : -EBADMSG;
+		pr_err("cannot read " MAPPINGS_IMAGE ": %s\n", strerror(-len));
+		goto out;
+	}
+	memcpy(mapped_minors, mappings->minors, mappings->n_minors * sizeof(*mapped_minors));
+	nr_mapped_minors = mappings->n_minors;
+	len = 0;
+out:
+	if (mappings)
+		kfd_criu_drm_mappings__free_unpacked(mappings, NULL);
+	return len;
+}
+
+/* A new memfd for the mappings of dumped render minor @minor */
+static int new_zero_fill(unsigned int minor, struct zero_fill **fill)
+{
+	char name[NODE_NAME_MAX];
+	int fd, hidden, ret;
+
+	snprintf(name, sizeof(name), ZERO_FILL_NAME "%u", minor);
+	/* Never executable; kernels before 6.3 do not know the seal */
+	fd = memfd_create(name, MFD_CLOEXEC | MFD_NOEXEC_SEAL);
+	if (fd < 0 && errno == EINVAL)
+		fd = memfd_create(name, MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	hidden = fcntl(fd, F_DUPFD_CLOEXEC, kfd_criu_fd_base());
+	ret = hidden < 0 ? -errno : 0;
+	close(fd);
+	if (ret)
+		return ret;
+	*fill = &zero_fills[nr_zero_fills++];
+	**fill = (struct zero_fill){ .minor = minor, .fd = hidden };
+	return 0;
+}
+
+/*
+ * The memfd that dumped render minor @minor's mappings get, large enough
+ * for one at offset @pgoff. One memfd per render node: two mappings of one
+ * buffer share memory again, those of two buffers (their offsets differ)
+ * do not.
+ */
+static int zero_fill_fd(unsigned int minor, uint64_t pgoff, int *fd)
+{
+	struct zero_fill *fill = NULL;
+	unsigned int i;
+	int ret;
+
+	if (pgoff > (uint64_t)INT64_MAX - ZERO_FILL_SPAN)
+		return -EOVERFLOW;
+	for (i = 0; i < nr_zero_fills && !fill; i++)
+		if (zero_fills[i].minor == minor)
+			fill = &zero_fills[i];
+	if (!fill) {
+		ret = nr_zero_fills < NR_RENDER_MINORS ? new_zero_fill(minor, &fill) : -ENOSPC;
+		if (ret)
+			return ret;
+	}
+	if (fill->size < pgoff + ZERO_FILL_SPAN) {
+		if (ftruncate(fill->fd, pgoff + ZERO_FILL_SPAN))
+			return -errno;
+		fill->size = pgoff + ZERO_FILL_SPAN;
+	}
+	*fd = fill->fd;
+	return 0;
+}
+
+/* The render minor of dumped path @path; -1 if it is no render node's */
+static int dumped_render_minor(const char *path)
+{
+	unsigned int minor;
+	char end;
+
+	if (sscanf(path, "/dev/dri/renderD%u%c", &minor, &end) != 1 || !is_render_minor(minor))
+		return -1;
+	return minor;
+}
+
+/**
+ * kfd_drm_update_vma_map() - UPDATE_VMA_MAP of a mapping that the dump took
+ * for a stateless reattach
+ * @path: the mapped file's path in the dump
+ * @addr: the mapping's address
+ * @pgoff: its offset in the file, in bytes
+ * @new_pgoff: the offset to map at: @pgoff, in the memfd
+ * @plugin_fd: the fd CRIU maps through, by kfd_criu_vma_fd()
+ *
+ * Runs in the restored task, which gets zero-filled memory of the
+ * mapping's size and protection in place of the device's.
+ *
+ * Return: 1 (which CRIU 3.17 needs to take @new_pgoff), -ENOTSUP for a
+ * mapping the dump did not take, or another -errno.
+ */
+int kfd_drm_update_vma_map(const char *path, uint64_t addr, uint64_t pgoff,
+			   uint64_t *new_pgoff, int *plugin_fd)
+{
+	int minor = dumped_render_minor(path), fd = -1, ret;
+
+	if (minor < 0)
+		return -ENOTSUP;
+	ret = read_mapped_minors();
+	if (ret)
+		return ret;
+	if (!minor_mapped(minor))
+		return -ENOTSUP;
+	ret = zero_fill_fd(minor, pgoff, &fd) ?: kfd_criu_vma_fd(fd, plugin_fd);
+	if (ret) {
+		pr_err("mapping at %#" PRIx64 " of %s: no zero-filled memory for it: %s\n",
+		       addr, path, strerror(-ret));
+		return ret == -ENOTSUP ? -EIO : ret;
+	}
+	*new_pgoff = pgoff;
+	pr_debug("mapping at %#" PRIx64 " of %s: zero-filled memory at offset %#" PRIx64 "\n",
+		 addr, path, pgoff);
+	return 1;
+}
+
+/*
+ * Adds the mapping of /proc/<pid>/maps line @line to @bytes and @count if
+ * it is zero-filled memory of a render node.
+ */
+static void count_zero_filled(const char *line, uint64_t *bytes, unsigned int *count)
+{
+	unsigned long long start, end;
+	unsigned int minor;
+	int path = 0;
+
+	if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &start, &end, &path) < 2 || !path)
+		return;
+	if (sscanf(line + path, "/memfd:" ZERO_FILL_NAME "%u", &minor) != 1 ||
+	    !is_render_minor(minor) || end < start)
+		return;
+	bytes[minor - DRM_RENDER_MINOR_FIRST] += end - start;
+	count[minor - DRM_RENDER_MINOR_FIRST]++;
+}
+
+/**
+ * kfd_drm_log_zero_filled() - say what a restored task's mappings lost
+ * @pid: the task, in criu's PID namespace
+ *
+ * Runs in criu once the task's memory is in place (RESUME_DEVICES_LATE):
+ * per dumped render node, how many bytes of its mappings are zero-filled
+ * memory now. CRIU records mappings by path, so the count is per render
+ * node of the task, whichever of its files of that node mapped them.
+ */
+void kfd_drm_log_zero_filled(int pid)
+{
+	uint64_t bytes[NR_RENDER_MINORS] = { 0 };
+	unsigned int count[NR_RENDER_MINORS] = { 0 };
+	char path[PATH_MAX], *line = NULL;
+	size_t size = 0;
+	unsigned int i;
+	FILE *maps;
+
+	if (read_mapped_minors() || !nr_mapped_minors)
+		return;
+	snprintf(path, sizeof(path), "%s/proc/%d/maps", kfd_criu_root, pid);
+	maps = fopen(path, "re");
+	if (!maps)
+		return;
+	while (getline(&line, &size, maps) > 0)
+		count_zero_filled(line, bytes, count);
+	free(line);
+	fclose(maps);
+	for (i = 0; i < NR_RENDER_MINORS; i++)
+		if (count[i])
+			pr_warn("pid %d: renderD%u: %" PRIu64 " bytes in %u mapping(s) are zero-filled memory now: their device contents were not dumped ("
+				REATTACH_ENV ")\n", pid, i + DRM_RENDER_MINOR_FIRST, bytes[i], count[i]);
+}
+
+/**
+ * kfd_drm_init() - start of a CRIU stage
+ * @stage: the stage
+ *
+ * A dump into a directory that holds an older dump's list of taken
+ * mappings must not leave it for the restore: it is removed.
+ */
+void kfd_drm_init(int stage)
+{
+	if (stage != CR_PLUGIN_STAGE__DUMP && stage != CR_PLUGIN_STAGE__PRE_DUMP)
+		return;
+	if (unlinkat(criu_get_image_dir(), MAPPINGS_IMAGE, 0) && errno != ENOENT)
+		pr_warn("cannot remove the older " MAPPINGS_IMAGE ": %s\n", strerror(errno));
+}
+
+/**
+ * kfd_drm_fini() - end of a CRIU stage: forget it
+ */
+void kfd_drm_fini(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_zero_fills; i++)
+		close(zero_fills[i].fd);
+	nr_zero_fills = 0;
+	nr_mapped_minors = -1;
+	bad_option_told = false;
+}
