@@ -590,6 +590,22 @@ TEST_F(kfd, legacy_old_struct_size)
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP_V1_17, &old));
 }
 
+/*
+ * A legacy RESUME of a process that never acquired a GPU VM: this one,
+ * on a machine with or without GPUs. There is nothing to resume, and
+ * -ESRCH is what the CRIU plugin takes for "no KFD state here". Before
+ * the fix the kernel dereferenced the missing process info.
+ */
+TEST_F(kfd, legacy_resume_without_vm)
+{
+	struct criu_args_v1_17 old;
+
+	memset(&old, 0, sizeof(old));
+	old.op = KFD_CRIU_OP_RESUME;
+	old.pid = getpid();
+	EXPECT_EQ(-ESRCH, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP_V1_17, &old));
+}
+
 /* The new struct with flags 0 is the legacy interface too. */
 TEST_F(kfd, legacy_new_struct_size)
 {
