@@ -54,16 +54,6 @@ diag_log() {
 	[ -f "$1" ] && grep -E 'kfd_criu|Error' "$1" | tail -n 20 | sed 's/^/# /'
 }
 
-# wait_gone PID: true once PID has left the process table (~10 s).
-wait_gone() {
-	local i=0
-	while [ -e "/proc/$1" ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	[ ! -e "/proc/$1" ]
-}
-
 start_worker() {
 	mkdir -p "$W"
 	setsid "$WORKER" "$W" < /dev/null >> "$WORK/worker.log" 2>&1 &

@@ -63,16 +63,6 @@ wait_rounds() {
 	return 1
 }
 
-# wait_gone PID: true once PID has left the process table (~10 s)
-wait_gone() {
-	local i=0
-	while [ -e "/proc/$1" ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	[ ! -e "/proc/$1" ]
-}
-
 # start DIR [OPTION...]: run the program on DIR, pid its pid, until it has
 # done two rounds
 start() {

@@ -45,6 +45,16 @@ wait_for_change() {
 
 alive() { kill -0 "$1" 2>/dev/null; }
 
+# wait_gone PID: true once PID no longer exists, within about 10 s
+wait_gone() {
+	local i=0
+	while [ -e "/proc/$1" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ ! -e "/proc/$1" ]
+}
+
 # kfdcrit, the image tool, in the initramfs's /usr/bin
 # (scripts/build-initramfs.sh); KFDCRIT names another one.
 KFDCRIT=${KFDCRIT:-kfdcrit}
