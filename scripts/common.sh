@@ -30,3 +30,15 @@ export KBUILD_BUILD_HOST=build
 
 log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+
+# The external amdgpu module (make module, make dkms-install): its DKMS
+# package and the version it reports (modinfo, /sys/module/amdgpu/version)
+MODULE_PKG=amdgpu-kfd-criu
+MODULE_PKG_VERSION=6.12.117-kfdcriu.1
+
+# The distro lane: Debian 12's stock 6.12 kernel, pinned, with our amdgpu
+# installed into an unpacked copy of it by DKMS (scripts/distro.sh)
+DISTRO_KVER=6.12.117+deb12-amd64
+DISTRO_PKG_VERSION=6.12.117-1~deb12u1
+DISTRO_DIR=$BUILD_DIR/distro
+DISTRO_ROOT=$DISTRO_DIR/root

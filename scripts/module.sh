@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# amdgpu with the series as an external module for an installed kernel:
+# stage the sources, build them against the kernel's headers, or hand
+# them to DKMS (make module, make dkms-install, make dkms-remove).
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+usage() {
+	cat <<'TXT'
+Usage: scripts/module.sh stage DIR
+       scripts/module.sh build
+       scripts/module.sh dkms-install | dkms-remove | dkms-status
+
+stage         write the module's source tree to DIR: amdgpu, amdkfd and
+              display from the prepared tree (series applied), the
+              series' kfd_ioctl.h, the top-level Kbuild, dkms.conf
+build         build build/module/.../amdgpu.ko against the kernel headers
+              of KVER (make module)
+dkms-install  register, build and install the module with DKMS for KVER,
+              replacing any version of ours already there, and update
+              KVER's initramfs (/boot/initrd.img-KVER, if there is one)
+dkms-remove   remove every version of ours from DKMS, for every kernel,
+              and update KVER's initramfs
+dkms-status   what DKMS knows of ours
+
+Environment:
+KVER     the kernel release to build for (default: the running one);
+         its headers must be installed (linux-headers-KVER)
+KDIR     the kernel's build directory (default /lib/modules/KVER/build)
+SYSROOT  a root directory holding that kernel instead of / (its
+         lib/modules/KVER and usr/src/linux-headers-KVER, as unpacked
+         from Debian's packages): DKMS's trees are then kept there too,
+         and nothing outside it is changed. The distro lane of
+         "make check" uses this.
+TXT
+}
+
+KVER=${KVER:-$(uname -r)}
+SYSROOT=${SYSROOT:-}
+MODULE_DIR=$BUILD_DIR/module
+
+# Where the headers of KVER are.
+kernel_build_dir() {
+	if [ -n "${KDIR:-}" ]; then
+		echo "$KDIR"
+	elif [ -n "$SYSROOT" ]; then
+		echo "$SYSROOT/usr/src/linux-headers-$KVER"
+	else
+		echo "/lib/modules/$KVER/build"
+	fi
+}
+
+# The sources are 6.12.117's amdgpu: refuse another kernel series before
+# a long build fails on it, and say what to install when headers lack.
+check_kernel() {
+	local kdir=$1 rel
+
+	[ -f "$kdir/Makefile" ] ||
+		die "no kernel headers for $KVER in $kdir (Debian: apt-get install linux-headers-$KVER)"
+	rel=$(cat "$kdir/include/config/kernel.release" 2>/dev/null || echo "$KVER")
+	case "$rel" in
+	6.12.*) ;;
+	*) die "kernel $rel: the module's sources are amdgpu of 6.12.117; it builds only for 6.12 kernels" ;;
+	esac
+}
+
+# stage DIR: the source tree the top-level Kbuild describes. Only files
+# whose content changed are rewritten (rsync keeps times), so a rebuild
+# in DIR compiles only what changed.
+stage_tree() {
+	local dir=$1 amd=drivers/gpu/drm/amd mk
+
+	"$TOP/scripts/prepare-tree.sh"
+	mkdir -p "$dir/$amd" "$dir/include/uapi/linux"
+	rsync -a --delete --prune-empty-dirs \
+		--exclude=/amdgpu/Makefile --exclude='*.mod.c' \
+		--include='*/' --include='*.[ch]' --include=Makefile \
+		--include=Kconfig --exclude='*' \
+		"$KSRC/$amd/" "$dir/$amd/"
+	rsync -a "$KSRC/include/uapi/linux/kfd_ioctl.h" "$dir/include/uapi/linux/"
+	install_if_changed "$TOP/Kbuild" "$dir/Kbuild"
+	sed "s/@VERSION@/$MODULE_PKG_VERSION/" "$TOP/dkms/dkms.conf" |
+		write_if_changed "$dir/dkms.conf"
+	sed "s/@VERSION@/$MODULE_PKG_VERSION/" "$TOP/dkms/amdgpu_kfd_criu_version.c" |
+		write_if_changed "$dir/$amd/amdgpu/amdgpu_kfd_criu_version.c"
+	mk=$KSRC/$amd/amdgpu/Makefile
+	{ cat "$mk"; printf '\n# make module, DKMS: the version of this build\n'
+	  printf 'amdgpu-y += amdgpu_kfd_criu_version.o\n'; } |
+		write_if_changed "$dir/$amd/amdgpu/Makefile"
+}
+
+# write_if_changed FILE: standard input into FILE, untouched if equal.
+write_if_changed() {
+	local tmp
+
+	tmp=$(mktemp "$1.XXXXXX")
+	cat > "$tmp"
+	if cmp -s "$tmp" "$1"; then
+		rm -f "$tmp"
+	else
+		mv "$tmp" "$1"
+	fi
+}
+
+install_if_changed() {
+	write_if_changed "$2" < "$1"
+}
+
+build_module() {
+	local kdir
+
+	kdir=$(kernel_build_dir)
+	check_kernel "$kdir"
+	stage_tree "$MODULE_DIR"
+	log "building amdgpu.ko for $KVER in $MODULE_DIR (about 20 minutes on 2 cores with an empty ccache)"
+	CCACHE_BASEDIR=$MODULE_DIR use_ccache \
+		make -C "$kdir" M="$MODULE_DIR" -j"$(nproc)" modules
+	log "built $MODULE_DIR/drivers/gpu/drm/amd/amdgpu/amdgpu.ko"
+	modinfo -F vermagic "$MODULE_DIR/drivers/gpu/drm/amd/amdgpu/amdgpu.ko" | sed 's/^/vermagic: /'
+}
+
+# use_ccache CMD...: run CMD with Debian's kernel headers compiling
+# through ccache, where it is installed.
+use_ccache() {
+	if command -v ccache > /dev/null; then
+		DEBIAN_KERNEL_USE_CCACHE=1 "$@"
+	else
+		"$@"
+	fi
+}
+
+# DKMS's own trees, or their counterparts under SYSROOT.
+dkms_cmd() {
+	local -a args=()
+
+	if [ -n "$SYSROOT" ]; then
+		mkdir -p "$SYSROOT/var/lib/dkms"
+		args=(--dkmstree "$SYSROOT/var/lib/dkms" --sourcetree "$SYSROOT/usr/src"
+		      --installtree "$SYSROOT/lib/modules" --no-depmod)
+	fi
+	dkms "$@" "${args[@]}"
+}
+
+dkms_versions() {
+	dkms_cmd status -m "$MODULE_PKG" 2>/dev/null |
+		sed -n "s|^$MODULE_PKG/\([^,:]*\).*|\1|p" | sort -u
+}
+
+dkms_remove() {
+	local v
+
+	for v in $(dkms_versions); do
+		log "removing $MODULE_PKG/$v from DKMS"
+		dkms_cmd remove -m "$MODULE_PKG" -v "$v" --all
+	done
+	rm -rf "${SYSROOT}/usr/src/$MODULE_PKG-"*
+	run_depmod
+}
+
+dkms_uninstall() {
+	dkms_remove
+	update_initramfs
+}
+
+# The distribution's initramfs may carry amdgpu (a display driver is
+# loaded early): rebuild it so that early boot loads the same amdgpu as
+# modprobe does later. Not under SYSROOT, whose kernel is not booted
+# from this machine's /boot.
+update_initramfs() {
+	[ -z "$SYSROOT" ] || return 0
+	[ -f "/boot/initrd.img-$KVER" ] || return 0
+	command -v update-initramfs > /dev/null || return 0
+	log "updating /boot/initrd.img-$KVER"
+	update-initramfs -u -k "$KVER"
+}
+
+# depmod for KVER: DKMS runs it itself, except under SYSROOT.
+run_depmod() {
+	[ -n "$SYSROOT" ] || return 0
+	[ -d "$SYSROOT/lib/modules/$KVER" ] || return 0
+	depmod -b "$SYSROOT" "$KVER"
+}
+
+dkms_install() {
+	local kdir src
+
+	command -v dkms > /dev/null ||
+		die "dkms is not installed (Debian: apt-get install --no-install-recommends dkms)"
+	kdir=$(kernel_build_dir)
+	check_kernel "$kdir"
+	dkms_remove
+	src=$SYSROOT/usr/src/$MODULE_PKG-$MODULE_PKG_VERSION
+	stage_tree "$src"
+	log "DKMS: building $MODULE_PKG/$MODULE_PKG_VERSION for $KVER (about 20 minutes on 2 cores with an empty ccache)"
+	dkms_cmd add -m "$MODULE_PKG" -v "$MODULE_PKG_VERSION"
+	# DKMS copies the sources to a fresh build directory each time:
+	# ccache, keyed on paths relative to DKMS's tree (under SYSROOT: to
+	# the root, which moves with the checkout), makes a rebuild cheap.
+	CCACHE_BASEDIR=${SYSROOT:-/var/lib/dkms} use_ccache \
+		dkms_cmd install -m "$MODULE_PKG" -v "$MODULE_PKG_VERSION" -k "$KVER" \
+		--kernelsourcedir "$kdir"
+	run_depmod
+	update_initramfs
+	dkms_cmd status -m "$MODULE_PKG"
+}
+
+main() {
+	case "${1:-}" in
+	-h|--help) usage ;;
+	stage) [ $# -eq 2 ] || { usage >&2; exit 2; }; stage_tree "$2" ;;
+	build) build_module ;;
+	dkms-install) dkms_install ;;
+	dkms-remove) dkms_uninstall ;;
+	dkms-status) dkms_cmd status -m "$MODULE_PKG" ;;
+	*) usage >&2; exit 2 ;;
+	esac
+}
+
+main "$@"
