@@ -8,12 +8,16 @@ set -euo pipefail
 
 usage() {
 	cat <<'TXT'
-Usage: scripts/build-initramfs.sh [OUTPUT]
+Usage: scripts/build-initramfs.sh [--distro] [OUTPUT]
 
 Writes build/vm/initramfs.cpio.gz (or OUTPUT). Test programs are taken from
 build/selftests, build/e2e and the plugin from build/plugin when present;
 kfdcrit, which the e2e tests run on every dump, from build/kfdcrit/static
 into /usr/bin.
+--distro  for the distro lane (scripts/distro.sh): add the stock modules
+          and our amdgpu from build/distro/root, the lane's module test,
+          and leave out the programs scripts/test-manifest keeps to the
+          debug lane.
 TXT
 }
 
@@ -57,10 +61,32 @@ populate_root() {
 	printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
 }
 
+# Programs the manifest's "debug-only" lines name (TIER/PROGRAM).
+debug_only_programs() {
+	awk '$1 == "debug-only" { print $2 }' "$TOP/scripts/test-manifest"
+}
+
+# The distro lane's additions, under the root of the debug lane's.
+add_distro() {
+	local root=$1 rel
+
+	"$TOP/scripts/distro.sh" --add-modules "$root"
+	echo "$DISTRO_KVER" > "$root/etc/kfd-criu/kernel-release"
+	echo "$MODULE_PKG_VERSION" > "$root/etc/kfd-criu/module-version"
+	mkdir -p "$root/opt/kfd-criu/distro"
+	install -m 0755 "$TOP/vm/distro/"*_test.sh "$root/opt/kfd-criu/distro/"
+	for rel in $(debug_only_programs); do
+		[ -e "$root/opt/kfd-criu/$rel" ] ||
+			die "test-manifest: debug-only $rel is not in the initramfs"
+		rm -f "$root/opt/kfd-criu/$rel"
+	done
+}
+
 main() {
-	local out
+	local out distro=0
 	case "${1:-}" in
 	-h|--help) usage; exit 0 ;;
+	--distro) distro=1; shift ;;
 	esac
 	out=${1:-$BUILD_DIR/vm/initramfs.cpio.gz}
 	mkdir -p "$(dirname "$out")"
@@ -68,6 +94,7 @@ main() {
 	root=$ROOT_DIR
 	trap 'rm -rf "$ROOT_DIR"' EXIT
 	populate_root "$root"
+	[ "$distro" -eq 0 ] || add_distro "$root"
 	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) > "$out.tmp"
 	mv "$out.tmp" "$out"
 	log "initramfs ready: $out ($(du -h "$out" | cut -f1))"

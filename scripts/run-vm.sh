@@ -9,8 +9,8 @@ set -euo pipefail
 
 usage() {
 	cat <<'TXT'
-Usage: scripts/run-vm.sh [--mode check|demo|bench|shell|mutate] [--timeout SECONDS]
-                         [--append KERNEL-ARGS]
+Usage: scripts/run-vm.sh [--distro] [--mode check|demo|bench|shell|mutate]
+                         [--timeout SECONDS] [--append KERNEL-ARGS]
 
 check  (default) run the guest tiers, logs in build/vm/, exit with QEMU's
        status (124 on timeout)
@@ -19,6 +19,9 @@ bench  print the dump/restore benchmark's figures on this terminal
 shell  interactive shell on this terminal (Ctrl-A X quits QEMU)
 mutate only the mutation campaign, logs as for check (make mutate)
 --append adds to the kernel command line (kfdcriu.mutate_images=N, ...)
+--distro boots Debian's stock kernel with the distro lane's initramfs
+       (scripts/distro.sh), logs in build/distro/vm/; check mode runs
+       the distro tier there (kfdcriu.mode=distro)
 In demo, bench and shell modes the kernel log goes to build/vm/console.log
 as in check mode, and the guest talks to this terminal on a serial port of
 its own; V=1 or VERBOSE=1 puts the kernel log on this terminal instead.
@@ -87,10 +90,10 @@ verbose() {
 
 # A problem the kernel logged while the console was out of sight.
 report_console_splats() {
-	local log=$BUILD_DIR/vm/console.log
+	local log=$1
 
 	grep -qE "$SPLAT_RE" "$log" 2>/dev/null || return 0
-	log "the kernel logged a problem; from build/vm/console.log:"
+	log "the kernel logged a problem; from ${log#$TOP/}:"
 	grep -m1 -A20 -E "$SPLAT_RE" "$log" | sed 's/^/  /' >&2
 }
 
@@ -99,11 +102,17 @@ SPLAT_RE='BUG: |WARNING: |Kernel panic|Oops|general protection fault|UBSAN: '
 
 main() {
 	local mode=check timeout=900 accel vmdir=$BUILD_DIR/vm extra= rc=0
-	local kunit=$KUNIT_ARGS quiet=0
+	local kunit=$KUNIT_ARGS quiet=0 kernel=$KSRC/arch/x86/boot/bzImage
+	local guest_mode cpu=
 	local -a serial
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		-h|--help) usage; exit 0 ;;
+		--distro)
+			vmdir=$DISTRO_DIR/vm
+			kernel=$DISTRO_ROOT/boot/vmlinuz-$DISTRO_KVER
+			kunit=
+			;;
 		--mode) mode=$2; shift ;;
 		--timeout) timeout=$2; shift ;;
 		--append) extra=" $2"; shift ;;
@@ -112,6 +121,13 @@ main() {
 		shift
 	done
 	accel=$(pick_accel)
+	guest_mode=$mode
+	if [ "$vmdir" = "$DISTRO_DIR/vm" ]; then
+		[ "$mode" != check ] || guest_mode=distro
+		# Debian's kernel image uses instructions (BMI2) that TCG's
+		# default CPU model lacks
+		[ "$accel" != tcg ] || cpu="-cpu max"
+	fi
 	mkdir -p "$vmdir"
 	case "$mode" in
 	check|mutate)
@@ -134,15 +150,15 @@ main() {
 	esac
 	log "booting ($accel, mode $mode, timeout ${timeout}s)"
 	[ "$quiet" -eq 0 ] ||
-		log "kernel log: build/vm/console.log (V=1 shows it here); the VM boots in about a minute"
+		log "kernel log: ${vmdir#$TOP/}/console.log (V=1 shows it here); the VM boots in about a minute"
 	timeout --foreground -k 10 "$timeout" \
-		qemu-system-x86_64 -accel "$accel" -m 2048 -smp 2 \
-		-kernel "$KSRC/arch/x86/boot/bzImage" \
+		qemu-system-x86_64 -accel "$accel" $cpu -m 2048 -smp 2 \
+		-kernel "$kernel" \
 		-initrd "$vmdir/initramfs.cpio.gz" \
-		-append "console=ttyS0 panic=-1 kfdcriu.mode=$mode $kunit$extra" \
+		-append "console=ttyS0 panic=-1 kfdcriu.mode=$guest_mode $kunit$extra" \
 		-display none -monitor none -no-reboot -nic none \
 		"${serial[@]}" || rc=$?
-	[ "$quiet" -eq 0 ] || report_console_splats
+	[ "$quiet" -eq 0 ] || report_console_splats "$vmdir/console.log"
 	return "$rc"
 }
 

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The distro lane of "make check": Debian 12's stock 6.12 kernel, not
+# rebuilt, with our amdgpu built and installed by DKMS, runs the
+# selftests and the real-CRIU e2e tests in the VM.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+usage() {
+	cat <<'TXT'
+Usage: scripts/distro.sh [--root-only | --module-only | --initramfs-only]
+
+Unpacks Debian's packages of the stock kernel (pinned, checksums
+verified; downloaded once into the cache) into build/distro/root, installs
+our amdgpu there with "make dkms-install" (SYSROOT=build/distro/root),
+packs an initramfs that loads the stock modules amdgpu needs and ours,
+and boots the stock vmlinuz with it in distro mode. The guest's results
+are in build/distro/vm/results.log, the kernel log in console.log.
+--root-only       only unpack the kernel packages
+--module-only     unpack, then install the module with DKMS
+--initramfs-only  unpack, install the module, pack the initramfs
+TXT
+}
+
+# package sha256: the four packages of the pinned kernel release
+DISTRO_DEBS=(
+	"linux-image-$DISTRO_KVER-unsigned 5de3e329c887173debec07ff1325c975cf4f286d364929d17fecb1e1325c5c46"
+	"linux-headers-$DISTRO_KVER 8ee4c67f8399bc6f9aa1c5256d9d1b1b7eace76c7acca519e63f1b7df5fc4bd0"
+	"linux-headers-${DISTRO_KVER%-amd64}-common 0c70107dda266a9d26dc119d80a71589202b17fbf4d4ddf544681c89e2002742"
+	"linux-kbuild-${DISTRO_KVER%-amd64} 69761d1daf39e43485d278cc7066f77c15edc3b881d6e47afd61cf0da0985677"
+)
+
+# Modules the guest loads besides amdgpu's own dependencies: CRIU's
+# socket diagnostics and what "criu check" wants (nf_tables, veth), and
+# vgem for the DRM reattach test. The test kernel has them built in.
+EXTRA_MODULES="unix_diag inet_diag tcp_diag udp_diag netlink_diag packet_diag nf_tables veth vgem"
+
+# fetch_deb PACKAGE SHA256: the package file in the cache, verified.
+fetch_deb() {
+	local pkg=$1 sum=$2 dir=$CACHE_DIR/dl deb
+
+	mkdir -p "$dir"
+	deb=$(ls "$dir/${pkg}_${DISTRO_PKG_VERSION}_"*.deb 2>/dev/null || true)
+	if [ -z "$deb" ]; then
+		(cd "$dir" && apt-get download -q "$pkg=$DISTRO_PKG_VERSION" >&2) ||
+		(cd "$dir" && apt-get update -q >&2 &&
+		 apt-get download -q "$pkg=$DISTRO_PKG_VERSION" >&2) ||
+			die "cannot download $pkg $DISTRO_PKG_VERSION"
+		deb=$(ls "$dir/${pkg}_${DISTRO_PKG_VERSION}_"*.deb)
+	fi
+	echo "$sum  $deb" | sha256sum -c --quiet - >&2 ||
+		die "checksum mismatch for $deb"
+	echo "$deb"
+}
+
+# The headers package names its paths absolutely: point them into the
+# root, so that the kernel's build system finds itself there.
+relocate_headers() {
+	local hdr=$DISTRO_ROOT/usr/src/linux-headers-$DISTRO_KVER
+	local common=linux-headers-${DISTRO_KVER%-amd64}-common
+
+	echo "include $DISTRO_ROOT/usr/src/$common/Makefile" > "$hdr/Makefile"
+	ln -sfn "../../../usr/src/linux-headers-$DISTRO_KVER" \
+		"$DISTRO_ROOT/lib/modules/$DISTRO_KVER/build"
+}
+
+# Unpacked once per set of packages and checkout location (the headers'
+# Makefile names the root).
+prepare_root() {
+	local entry debs=() key
+
+	for entry in "${DISTRO_DEBS[@]}"; do
+		debs+=("$(fetch_deb $entry)")
+	done
+	key=$( (echo "$DISTRO_ROOT"; sha256sum "${debs[@]}" | cut -d' ' -f1) | sha256sum | cut -d' ' -f1)
+	if [ -f "$DISTRO_DIR/.root-stamp" ] && [ "$(cat "$DISTRO_DIR/.root-stamp")" = "$key" ]; then
+		return
+	fi
+	log "unpacking Debian's $DISTRO_KVER kernel into $DISTRO_ROOT"
+	rm -rf "$DISTRO_ROOT" "$DISTRO_DIR/.root-stamp"
+	mkdir -p "$DISTRO_ROOT"
+	for entry in "${debs[@]}"; do
+		dpkg-deb -x "$entry" "$DISTRO_ROOT"
+	done
+	relocate_headers
+	depmod -b "$DISTRO_ROOT" "$DISTRO_KVER"
+	echo "$key" > "$DISTRO_DIR/.root-stamp"
+}
+
+# "make dkms-install" for the unpacked kernel; skipped when the staged
+# sources are what DKMS last installed.
+install_module() {
+	local ko key stamp=$DISTRO_DIR/.module-stamp
+
+	"$TOP/scripts/prepare-tree.sh"
+	key=$(cat "$KSRC/.overlay-stamp" "$DISTRO_DIR/.root-stamp" "$TOP/Kbuild" \
+		"$TOP/dkms/"* "$TOP/scripts/module.sh" "$TOP/scripts/common.sh" |
+		sha256sum | cut -d' ' -f1)
+	ko=$(modinfo_path amdgpu 2>/dev/null || true)
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ] &&
+	   [ -f "$ko" ] && [ "${ko#*/updates/dkms/}" != "$ko" ]; then
+		log "amdgpu for the distro lane is current: ${ko#$DISTRO_ROOT}"
+		return
+	fi
+	rm -f "$stamp"
+	SYSROOT=$DISTRO_ROOT KVER=$DISTRO_KVER "$TOP/scripts/module.sh" dkms-install
+	ko=$(modinfo_path amdgpu)
+	case "$ko" in
+	*/updates/dkms/*) ;;
+	*) die "modprobe would load $ko, not the DKMS module" ;;
+	esac
+	check_vermagic "$ko"
+	log "amdgpu for the distro lane: ${ko#$DISTRO_ROOT}, vermagic $(modinfo -F vermagic "$ko")"
+	echo "$key" > "$stamp"
+}
+
+# Our module must carry the stock kernel's vermagic: that of the
+# distribution's own amdgpu.
+check_vermagic() {
+	local ours stock
+
+	ours=$(modinfo -F vermagic "$1")
+	stock=$(modinfo -F vermagic "$DISTRO_ROOT/lib/modules/$DISTRO_KVER/kernel/drivers/gpu/drm/amd/amdgpu/amdgpu.ko.xz")
+	[ "$ours" = "$stock" ] ||
+		die "vermagic of $1 is '$ours', the stock kernel's is '$stock'"
+}
+
+# modinfo_path MODULE: the file modprobe picks for MODULE in the root.
+modinfo_path() {
+	modinfo -b "$DISTRO_ROOT" -k "$DISTRO_KVER" -F filename "$1"
+}
+
+# The modules the guest loads, in load order, one path per line.
+module_load_order() {
+	local m
+
+	for m in amdgpu $EXTRA_MODULES; do
+		modprobe -d "$DISTRO_ROOT" -S "$DISTRO_KVER" --show-depends "$m"
+	done | sed -n 's/^insmod \([^ ]*\).*/\1/p' | awk '!seen[$0]++'
+}
+
+# Uncompressed copies under /lib/modules/KVER of the initramfs, and the
+# list /init loads them from.
+add_modules() {
+	local root=$1 dir=/lib/modules/$DISTRO_KVER f name
+
+	mkdir -p "$root$dir" "$root/etc/kfd-criu"
+	: > "$root/etc/kfd-criu/modules"
+	for f in $(module_load_order); do
+		name=$(basename "$f")
+		case "$name" in
+		*.xz) xz -dc "$f" > "$root$dir/${name%.xz}"; name=${name%.xz} ;;
+		*) cp "$f" "$root$dir/$name" ;;
+		esac
+		# DKMS strips the module; keep the others as small
+		echo "$dir/$name" >> "$root/etc/kfd-criu/modules"
+	done
+}
+
+build_initramfs() {
+	local out=$DISTRO_DIR/vm/initramfs.cpio.gz
+
+	mkdir -p "$DISTRO_DIR/vm"
+	"$TOP/scripts/build-initramfs.sh" --distro "$out"
+}
+
+main() {
+	local what=all
+	case "${1:-}" in
+	-h|--help) usage; exit 0 ;;
+	--root-only) what=root ;;
+	--module-only) what=module ;;
+	--initramfs-only) what=initramfs ;;
+	--add-modules) add_modules "$2"; exit 0 ;;
+	"") ;;
+	*) usage >&2; exit 2 ;;
+	esac
+	mkdir -p "$DISTRO_DIR"
+	prepare_root
+	[ "$what" != root ] || return 0
+	install_module
+	[ "$what" != module ] || return 0
+	build_initramfs
+	[ "$what" != initramfs ] || return 0
+	"$TOP/scripts/run-vm.sh" --distro --mode check
+}
+
+main "$@"
