@@ -9,13 +9,18 @@ set -euo pipefail
 
 usage() {
 	cat <<'TXT'
-Usage: scripts/check.sh [--no-vm]
+Usage: scripts/check.sh [--no-vm | --no-distro]
 
 Runs the host tier, builds the kernel, test programs and initramfs, boots
-the test VM (kunit, selftests, e2e tiers) and prints
-"TIER: N passed, N failed, N skipped" per tier and a total line. Exits
-non-zero if anything failed or an expected tier did not run.
---no-vm  only the host tier (it needs the prepared tree, not a kernel build).
+the test VM (kunit, selftests, e2e tiers), then builds our amdgpu module
+with DKMS for Debian's stock kernel and boots that (distro tier), and
+prints "TIER: N passed, N failed, N skipped" per tier and a total line.
+Exits non-zero if anything failed or an expected tier did not run.
+--no-vm      only the host tier (it needs the prepared tree, not a kernel
+             build).
+--no-distro  everything but the distro lane, whose module build takes
+             about 20 minutes with an empty ccache (a quicker loop while
+             developing; "make check" runs it).
 (--host-tests and --fuzz-after are internal: the background parts of the
 host tier.)
 TXT
@@ -168,6 +173,24 @@ run_vm() {
 	return "$rc"
 }
 
+# The distro lane: our amdgpu built by DKMS into an unpacked copy of
+# Debian's stock kernel, then that kernel booted with it.
+build_distro() {
+	"$TOP/scripts/distro.sh" --initramfs-only
+}
+
+run_distro_vm() {
+	local vmdir=$DISTRO_DIR/vm start=$SECONDS rc=0
+
+	rm -f "$vmdir/console.log" "$vmdir/results.log"
+	"$TOP/scripts/progress.py" vm --label "distro VM run" --output "$vmdir/run.log" \
+		--console "$vmdir/console.log" --results "$vmdir/results.log" -- \
+		"$TOP/scripts/run-vm.sh" --distro --mode check || rc=$?
+	sed 's/^/  /' "$vmdir/run.log"
+	log "distro VM run: $((SECONDS - start)) s"
+	return "$rc"
+}
+
 # An interrupted or failed check must not leave the host tests running.
 stop_background() {
 	[ -z "${TIER_PID:-}" ] || kill -- "-$TIER_PID" 2>/dev/null || true
@@ -186,10 +209,12 @@ VERDICT="--manifest $TOP/scripts/test-manifest --corpus $TOP/fuzz/corpus"
 VERDICT+=" --seed-images empty,selftest,types,many"
 
 main() {
-	local vm=1 rc=0
+	local vm=1 distro=1 rc=0 drc=0
+	local -a distro_logs=()
 	case "${1:-}" in
 	-h|--help) usage; exit 0 ;;
 	--no-vm) vm=0 ;;
+	--no-distro) distro=0 ;;
 	--host-tests)
 		# Internal: start_host_tests runs this in its own session. The
 		# kernel weighs CPU time per session (autogroup), so nice alone
@@ -231,9 +256,22 @@ main() {
 	run_vm || rc=$?
 	wait_host_tier
 	[ "$rc" -eq 0 ] || log "QEMU exited with status $rc (124: timeout)"
+	if [ "$distro" -eq 1 ]; then
+		if step "distro module and initramfs" build_distro; then
+			run_distro_vm || drc=$?
+		else
+			log "distro lane: the module or its initramfs did not build"
+		fi
+		[ "$drc" -eq 0 ] || log "distro lane: QEMU exited with status $drc (124: timeout)"
+		distro_logs=(--distro-console "$DISTRO_DIR/vm/console.log"
+			     --distro-results "$DISTRO_DIR/vm/results.log")
+	else
+		log "distro lane: not run (--no-distro)"
+		distro_logs=(--expect host,kunit,selftests,e2e)
+	fi
 	"$TOP/scripts/parse-results.py" $HOST_TAPS $VERDICT \
 		--console "$BUILD_DIR/vm/console.log" \
-		--results "$BUILD_DIR/vm/results.log"
+		--results "$BUILD_DIR/vm/results.log" "${distro_logs[@]}"
 }
 
 main "$@"

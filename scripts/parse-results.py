@@ -20,7 +20,9 @@ import argparse
 import re
 import sys
 
-TIERS = ("host", "kunit", "selftests", "e2e")
+TIERS = ("host", "kunit", "selftests", "e2e", "distro")
+# The tiers whose programs the distro lane runs again, on the stock kernel
+DISTRO_RERUNS = ("selftests", "e2e")
 TS_RE = re.compile(r"^\[\s*\d+\.\d+\]\s?")
 # TAP allows a result without its number ("not ok - name").
 RESULT_RE = re.compile(r"^(not ok|ok)(?:\s+\d+)?(?:\s+-)?(?:\s+(.*?))?\s*(#\s*(SKIP|TODO)\b.*)?$",
@@ -240,8 +242,14 @@ def check_host_program(path, lines, tier, problems):
 
 
 def read_manifest(path):
-    """{(tier, program): (cases, [allowed skip reason prefixes])}"""
+    """{(tier, program): (cases, [allowed skip reason prefixes])}
+
+    The distro tier runs every selftests and e2e program again, named
+    TIER/PROGRAM, with the same cases, except those on a "debug-only
+    TIER/PROGRAM REASON" line; its own programs have lines of their own.
+    """
     out = {}
+    debug_only = set()
     lines = read_lines(path)
     if lines is None:
         raise SystemExit(f"{path}: no such test manifest")
@@ -250,10 +258,21 @@ def read_manifest(path):
         if not line:
             continue
         parts = line.split(None, 3)
+        if parts[0] == "debug-only" and len(parts) >= 3:
+            debug_only.add(parts[1])
+            continue
         if len(parts) < 3:
             raise SystemExit(f"{path}: bad line: {raw}")
         reasons = [r.strip() for r in parts[3].split("|")] if len(parts) > 3 else []
         out[(parts[0], parts[1])] = (int(parts[2]), [r for r in reasons if r])
+    for (tier, name), entry in list(out.items()):
+        rel = f"{tier}/{name}"
+        if tier in DISTRO_RERUNS and rel not in debug_only:
+            out[("distro", rel)] = entry
+    unknown = debug_only - {f"{t}/{n}" for t, n in out}
+    if unknown:
+        raise SystemExit(f"{path}: debug-only names no program: "
+                         + ", ".join(sorted(unknown)))
     return out
 
 
@@ -355,12 +374,35 @@ def console_splats(console):
     return hits
 
 
+def check_distro_lane(args, tiers, problems):
+    """The stock kernel's run: its TAP, that it finished, no splat."""
+    console = read_lines(args.distro_console) if args.distro_console else None
+    results = read_lines(args.distro_results)
+    if console is None:
+        problems.append("distro VM: no console log (QEMU did not start?)")
+    else:
+        for splat in console_splats(console):
+            problems.append("kernel splat on the distro lane's console, in "
+                            f"{args.distro_console}:\n  " + splat)
+    done = parse_results_port(results or [], tiers, problems,
+                              args.distro_results)
+    if not done:
+        tail = "\n  ".join((console or [])[-30:])
+        problems.append("distro VM: the guest did not finish its tests "
+                        "(hang, panic or timeout); the last lines of "
+                        f"{args.distro_console}:\n  " + tail)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--host-tap", action="append", default=[],
                     help="TAP of one host test program (repeatable)")
     ap.add_argument("--console")
     ap.add_argument("--results")
+    ap.add_argument("--distro-console",
+                    help="kernel log of the distro lane's VM")
+    ap.add_argument("--distro-results",
+                    help="results port of the distro lane's VM")
     ap.add_argument("--expect", default=",".join(TIERS),
                     help="tiers that must have run (comma separated)")
     ap.add_argument("--manifest",
@@ -414,6 +456,9 @@ def main():
         if leaks:
             problems.append(f"kmemleak: {len(leaks)} leaked objects, in {args.results}:\n  " +
                             "\n  ".join(kmemleak_reports(results)[1][:60]))
+
+    if args.distro_results is not None:
+        check_distro_lane(args, tiers, problems)
 
     expected = [t for t in args.expect.split(",") if t]
     for name in expected:

@@ -7,7 +7,8 @@ once had (a tier that only skipped, passes followed by exit status 4, a
 host program's exit status or sanitizer report ignored, a fuzzer that ran
 nothing, a base image that differs from its seed, a program that never
 ran or is not in the manifest, a case count that shrank, kmemleak
-missing) is the same set with one thing broken, and must give exit 1
+missing, a distro lane that skipped a program, did not finish or
+splatted) is the same set with one thing broken, and must give exit 1
 with a line that names it. Prints TAP.
 """
 
@@ -60,7 +61,28 @@ def good_logs():
             f"# base image seed: {len(SEED)} bytes, fnv1a64 {fnv1a64(SEED):016x}",
             "ok 1 z",
             "### exit e2e e2e_prog 0",
+            "### run e2e debug_prog",
+            "1..1", "ok 1 w",
+            "### exit e2e debug_prog 0",
             "### kmemleak", "### end kmemleak",
+            "### done",
+        ],
+        "distro-console.log": ["[    1.000000] Linux version 6.12.117+deb12-amd64"],
+        "distro-results.log": [
+            "### begin",
+            "### tier distro",
+            "### run distro distro/module_prog",
+            "1..1", "ok 1 m",
+            "### exit distro distro/module_prog 0",
+            "### run distro selftests/prog_a",
+            "1..2", "ok 1 x", "ok 2 y",
+            "### exit distro selftests/prog_a 0",
+            "### run distro selftests/gpu_prog",
+            "1..0 # SKIP no GPU in the KFD topology",
+            "### exit distro selftests/gpu_prog 4",
+            "### run distro e2e/e2e_prog",
+            "1..1", "ok 1 z",
+            "### exit distro e2e/e2e_prog 0",
             "### done",
         ],
         "manifest": [
@@ -71,6 +93,9 @@ def good_logs():
             "selftests prog_a 2",
             "selftests gpu_prog 3 no GPU in the KFD topology",
             "e2e e2e_prog 1",
+            "e2e debug_prog 1",
+            "debug-only e2e/debug_prog needs the debug kernel",
+            "distro distro/module_prog 1",
         ],
     }
 
@@ -163,6 +188,28 @@ def case_gpu_skip_other_reason(logs):
             "1..0 # SKIP could not open /dev/kfd")
 
 
+def case_distro_program_missing(logs):
+    drop(logs, "distro-results.log", "e2e/e2e_prog")
+    drop(logs, "distro-results.log", "ok 1 z")
+
+
+def case_distro_skip_not_allowed(logs):
+    replace(logs, "distro-results.log", "ok 2 y", "ok 2 y # SKIP no module")
+
+
+def case_distro_unfinished(logs):
+    drop(logs, "distro-results.log", "### done")
+
+
+def case_distro_splat(logs):
+    logs["distro-console.log"].append(
+        "[    9.000000] WARNING: CPU: 0 PID: 1 at kfd_events.c:770 set_event")
+
+
+def case_distro_not_run(logs):
+    logs["distro-results.log"] = []
+
+
 CASES = [
     (case_baseline, 0, "a complete green run passes", ""),
     (case_tier_only_skipped, 1, "a tier whose only test skipped for a reason not allowed",
@@ -194,6 +241,16 @@ CASES = [
      "the leak check did not run"),
     (case_gpu_skip_other_reason, 1, "a whole-program skip for another reason",
      '"could not open /dev/kfd"'),
+    (case_distro_program_missing, 1, "a program the distro lane must rerun that it did not",
+     "distro: e2e/e2e_prog did not run"),
+    (case_distro_skip_not_allowed, 1, "a distro rerun that skipped where the debug lane may not",
+     'distro: selftests/prog_a: a skip whose reason is not allowed for it: "no module"'),
+    (case_distro_unfinished, 1, "a distro lane that did not finish",
+     "distro VM: the guest did not finish"),
+    (case_distro_splat, 1, "a kernel splat in the distro lane",
+     "kernel splat on the distro lane's console"),
+    (case_distro_not_run, 1, "a distro lane that ran nothing",
+     "distro: the tier did not run at all"),
 ]
 
 
@@ -213,6 +270,8 @@ def run_case(fn):
                "--host-tap", p(d, "host-fuzz.tap"),
                "--console", p(d, "console.log"),
                "--results", p(d, "results.log"),
+               "--distro-console", p(d, "distro-console.log"),
+               "--distro-results", p(d, "distro-results.log"),
                "--manifest", p(d, "manifest"),
                "--corpus", p(d, "corpus"), "--seed-images", "seed"]
         r = subprocess.run(cmd, capture_output=True, text=True)
