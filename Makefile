@@ -10,12 +10,17 @@ BUILD := $(TOP)/build
 SERIES_VERSION ?= 2
 
 .PHONY: help deps tree kernel test-programs initramfs check check-host \
-	demo bench bench-codec vm clean distclean fuzz mutate kfdcrit install
+	demo bench bench-codec vm clean distclean fuzz mutate kfdcrit install \
+	module dkms-install dkms-remove dkms-status vm-distro selftests
 
 help:
 	@echo "make demo        build everything, boot the VM, show checkpoint/restore"
-	@echo "make check       run every test tier (host, kunit, selftests, e2e)"
+	@echo "make check       run every test tier (host, kunit, selftests, e2e, distro)"
 	@echo "make check-host  only the host tier (no kernel build, no VM)"
+	@echo "make module      build our amdgpu.ko for an installed 6.12 kernel (KVER=, KDIR=)"
+	@echo "make dkms-install  build and install it with DKMS (KVER=, SYSROOT=); dkms-remove, dkms-status"
+	@echo "make vm-distro   interactive shell on Debian's stock kernel with our module"
+	@echo "make selftests   build the kselftests only (to run them on a GPU machine)"
 	@echo "make kernel      prepare build/linux and build the test kernel"
 	@echo "make bench       dump+restore time and CRIU peak RSS, with and without KFD"
 	@echo "make bench-codec the image codec's throughput on BO contents against memcpy (host)"
@@ -54,6 +59,32 @@ check:
 
 check-host:
 	@scripts/check.sh --no-vm
+
+# Our amdgpu as an external module for an installed Debian 6.12 kernel
+# (README, "Use it on your machine"). KVER, KDIR and SYSROOT are read
+# from the environment or the command line by scripts/module.sh.
+module: deps
+	@scripts/module.sh build
+
+dkms-install: deps
+	@scripts/module.sh dkms-install
+
+dkms-remove:
+	@scripts/module.sh dkms-remove
+
+dkms-status:
+	@scripts/module.sh dkms-status
+
+# The kselftests alone, for a machine with a GPU and our module: needs
+# only the prepared tree's uAPI headers, no kernel build.
+selftests: deps
+	@scripts/build-kernel.sh --prepare
+	@$(MAKE) -s -C selftests KSRC=$(BUILD)/linux KHDR=$(BUILD)/headers O=$(BUILD)/selftests
+	@echo "selftests: $(BUILD)/selftests/drivers/gpu/amdkfd/ (README, \"Use it on your machine\")"
+
+vm-distro: initramfs
+	@scripts/distro.sh --initramfs-only
+	@scripts/run-vm.sh --distro --mode shell --timeout 86400
 
 # The times are this project's 2-core machines (README, "Measured times").
 demo:
@@ -100,7 +131,8 @@ install: kfdcrit
 
 clean:
 	rm -rf $(BUILD)/selftests $(BUILD)/e2e $(BUILD)/vm $(BUILD)/host.tap \
-		$(BUILD)/plugin-check $(BUILD)/kfdcrit
+		$(BUILD)/plugin-check $(BUILD)/kfdcrit $(BUILD)/module \
+		$(BUILD)/distro/vm
 	$(MAKE) -C host clean 2>/dev/null || true
 	[ ! -d $(BUILD)/linux ] || $(MAKE) -C $(BUILD)/linux -s clean
 

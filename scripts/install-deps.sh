@@ -9,7 +9,8 @@ usage() {
 Usage: scripts/install-deps.sh [--check]
 
 Installs the Debian 12 packages amdkfd-criu needs (kernel build tools,
-ccache, QEMU, busybox-static, CRIU, protobuf-c, sparse, clang). Uses
+ccache, QEMU, busybox-static, CRIU, protobuf-c, sparse, clang; dkms,
+kmod and pahole for the module build of the distro lane). Uses
 apt-get, through sudo when not root. With --check, only lists what is
 missing and exits non-zero if anything is.
 TXT
@@ -22,6 +23,7 @@ PACKAGES=(
 	protobuf-c-compiler libprotobuf-c-dev pkg-config
 	sparse clang llvm lld libclang-rt-14-dev
 	python3-sphinx python3-docutils python3-ply python3-git git
+	dkms kmod dwarves
 )
 
 missing_packages() {
