@@ -37,8 +37,10 @@ MODULE_PKG=amdgpu-kfd-criu
 MODULE_PKG_VERSION=6.12.117-kfdcriu.1
 
 # The distro lane: Debian 12's stock 6.12 kernel, pinned, with our amdgpu
-# installed into an unpacked copy of it by DKMS (scripts/distro.sh)
+# installed into an unpacked copy of it by DKMS (scripts/distro.sh). The
+# root is kept in the cache, at one path for every checkout: ccache then
+# finds DKMS's rebuilds of the module whichever clone asks for them.
 DISTRO_KVER=6.12.117+deb12-amd64
 DISTRO_PKG_VERSION=6.12.117-1~deb12u1
 DISTRO_DIR=$BUILD_DIR/distro
-DISTRO_ROOT=$DISTRO_DIR/root
+DISTRO_ROOT=$CACHE_DIR/distro/$DISTRO_KVER

@@ -12,8 +12,9 @@ usage() {
 Usage: scripts/distro.sh [--root-only | --module-only | --initramfs-only]
 
 Unpacks Debian's packages of the stock kernel (pinned, checksums
-verified; downloaded once into the cache) into build/distro/root, installs
-our amdgpu there with "make dkms-install" (SYSROOT=build/distro/root),
+verified; downloaded once into the cache) into a root in the cache
+(~/.cache/amdkfd-criu/distro/KVER), installs our amdgpu there with
+"make dkms-install" (SYSROOT=that root),
 packs an initramfs that loads the stock modules amdgpu needs and ours,
 and boots the stock vmlinuz with it in distro mode. The guest's results
 are in build/distro/vm/results.log, the kernel log in console.log.
@@ -65,8 +66,9 @@ relocate_headers() {
 		"$DISTRO_ROOT/lib/modules/$DISTRO_KVER/build"
 }
 
-# Unpacked once per set of packages and checkout location (the headers'
-# Makefile names the root).
+ROOT_STAMP=$DISTRO_ROOT/.kfd-criu-root
+
+# Unpacked once per set of packages.
 prepare_root() {
 	local entry debs=() key
 
@@ -74,27 +76,27 @@ prepare_root() {
 		debs+=("$(fetch_deb $entry)")
 	done
 	key=$( (echo "$DISTRO_ROOT"; sha256sum "${debs[@]}" | cut -d' ' -f1) | sha256sum | cut -d' ' -f1)
-	if [ -f "$DISTRO_DIR/.root-stamp" ] && [ "$(cat "$DISTRO_DIR/.root-stamp")" = "$key" ]; then
+	if [ -f "$ROOT_STAMP" ] && [ "$(cat "$ROOT_STAMP")" = "$key" ]; then
 		return
 	fi
 	log "unpacking Debian's $DISTRO_KVER kernel into $DISTRO_ROOT"
-	rm -rf "$DISTRO_ROOT" "$DISTRO_DIR/.root-stamp"
+	rm -rf "$DISTRO_ROOT"
 	mkdir -p "$DISTRO_ROOT"
 	for entry in "${debs[@]}"; do
 		dpkg-deb -x "$entry" "$DISTRO_ROOT"
 	done
 	relocate_headers
 	depmod -b "$DISTRO_ROOT" "$DISTRO_KVER"
-	echo "$key" > "$DISTRO_DIR/.root-stamp"
+	echo "$key" > "$ROOT_STAMP"
 }
 
 # "make dkms-install" for the unpacked kernel; skipped when the staged
 # sources are what DKMS last installed.
 install_module() {
-	local ko key stamp=$DISTRO_DIR/.module-stamp
+	local ko key stamp=$DISTRO_ROOT/.kfd-criu-module
 
 	"$TOP/scripts/prepare-tree.sh"
-	key=$(cat "$KSRC/.overlay-stamp" "$DISTRO_DIR/.root-stamp" "$TOP/Kbuild" \
+	key=$(cat "$KSRC/.overlay-stamp" "$ROOT_STAMP" "$TOP/Kbuild" \
 		"$TOP/dkms/"* "$TOP/scripts/module.sh" "$TOP/scripts/common.sh" |
 		sha256sum | cut -d' ' -f1)
 	ko=$(modinfo_path amdgpu 2>/dev/null || true)
@@ -176,7 +178,10 @@ main() {
 	"") ;;
 	*) usage >&2; exit 2 ;;
 	esac
-	mkdir -p "$DISTRO_DIR"
+	mkdir -p "$DISTRO_DIR" "$(dirname "$DISTRO_ROOT")"
+	# One checkout at a time changes the shared root
+	exec 8> "$DISTRO_ROOT.lock"
+	flock 8
 	prepare_root
 	[ "$what" != root ] || return 0
 	install_module
