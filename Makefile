@@ -63,10 +63,12 @@ check-host:
 # Our amdgpu as an external module for an installed Debian 6.12 kernel
 # (README, "Use it on your machine"). KVER, KDIR and SYSROOT are read
 # from the environment or the command line by scripts/module.sh.
-module: deps
+module:
+	@scripts/install-deps.sh --module
 	@scripts/module.sh build
 
-dkms-install: deps
+dkms-install:
+	@scripts/install-deps.sh --module
 	@scripts/module.sh dkms-install
 
 dkms-remove:

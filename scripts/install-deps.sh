@@ -6,13 +6,14 @@ set -euo pipefail
 
 usage() {
 	cat <<'TXT'
-Usage: scripts/install-deps.sh [--check]
+Usage: scripts/install-deps.sh [--check | --module]
 
 Installs the Debian 12 packages amdkfd-criu needs (kernel build tools,
 ccache, QEMU, busybox-static, CRIU, protobuf-c, sparse, clang; dkms,
 kmod and pahole for the module build of the distro lane). Uses
 apt-get, through sudo when not root. With --check, only lists what is
-missing and exits non-zero if anything is.
+missing and exits non-zero if anything is. With --module, only what
+building the amdgpu module needs (make module, make dkms-install).
 TXT
 }
 
@@ -24,6 +25,13 @@ PACKAGES=(
 	sparse clang llvm lld libclang-rt-14-dev
 	python3-sphinx python3-docutils python3-ply python3-git git
 	dkms kmod dwarves
+)
+
+# What the module build alone needs (make module, make dkms-install on
+# a user's machine): no QEMU, CRIU or test tools.
+MODULE_PACKAGES=(
+	build-essential bc bison flex libelf-dev libssl-dev xz-utils patch
+	rsync ccache dkms kmod dwarves
 )
 
 missing_packages() {
@@ -39,6 +47,7 @@ main() {
 	case "${1:-}" in
 	-h|--help) usage; exit 0 ;;
 	--check) check_only=1 ;;
+	--module) PACKAGES=("${MODULE_PACKAGES[@]}") ;;
 	"") ;;
 	*) usage >&2; exit 2 ;;
 	esac
