@@ -9,7 +9,7 @@ BUILD := $(TOP)/build
 # The reroll count of the exported series (git format-patch -v)
 SERIES_VERSION ?= 2
 
-.PHONY: help deps tree kernel test-programs initramfs check check-host \
+.PHONY: help deps tree kernel headers test-programs initramfs check check-host \
 	demo bench bench-codec vm clean distclean fuzz mutate kfdcrit install \
 	module dkms-install dkms-remove dkms-status vm-distro selftests
 
@@ -45,7 +45,11 @@ tree: deps
 kernel: deps
 	@scripts/build-kernel.sh
 
-test-programs: kernel
+# The prepared tree, its config and the uAPI headers, without a build
+headers: deps
+	@scripts/build-kernel.sh --prepare
+
+test-programs: headers
 	@$(MAKE) -s -C selftests KSRC=$(BUILD)/linux KHDR=$(BUILD)/headers O=$(BUILD)/selftests
 	@$(MAKE) -s -C e2e KHDR=$(BUILD)/headers O=$(BUILD)/e2e
 	@$(MAKE) -s -C plugin KHDR=$(BUILD)/headers O=$(BUILD)/plugin
@@ -79,12 +83,14 @@ dkms-status:
 
 # The kselftests alone, for a machine with a GPU and our module: needs
 # only the prepared tree's uAPI headers, no kernel build.
-selftests: deps
+selftests:
+	@scripts/install-deps.sh --module
 	@scripts/build-kernel.sh --prepare
 	@$(MAKE) -s -C selftests KSRC=$(BUILD)/linux KHDR=$(BUILD)/headers O=$(BUILD)/selftests
 	@echo "selftests: $(BUILD)/selftests/drivers/gpu/amdkfd/ (README, \"Use it on your machine\")"
 
-vm-distro: initramfs
+# The test programs, not the debug kernel
+vm-distro: test-programs
 	@scripts/distro.sh --initramfs-only
 	@scripts/run-vm.sh --distro --mode shell --timeout 86400
 
@@ -92,17 +98,17 @@ vm-distro: initramfs
 demo:
 	@echo "make demo: a first run fetches the kernel source and builds the test kernel,"
 	@echo "  about 13 min with an empty cache; later runs take about 2 min."
-	@$(MAKE) --no-print-directory initramfs
+	@$(MAKE) --no-print-directory kernel initramfs
 	@scripts/run-vm.sh --mode demo --timeout 900
 
-bench: initramfs
+bench: kernel initramfs
 	@scripts/run-vm.sh --mode bench --timeout 1800
 
 # The codec built in userspace, on this machine: no kernel build, no VM
 bench-codec: tree
 	@$(MAKE) -s -C host KSRC=$(BUILD)/linux bench
 
-vm: initramfs
+vm: kernel initramfs
 	@scripts/run-vm.sh --mode shell --timeout 86400
 
 # Hostile input (README): the codec fuzzer on the host, the mutation

@@ -15,7 +15,7 @@ build/selftests, build/e2e and the plugin from build/plugin when present;
 kfdcrit, which the e2e tests run on every dump, from build/kfdcrit/static
 into /usr/bin.
 --distro  for the distro lane (scripts/distro.sh): add the stock modules
-          and our amdgpu from build/distro/root, the lane's module test,
+          and our amdgpu from the lane's kernel root, the lane's module test,
           and leave out the programs scripts/test-manifest keeps to the
           debug lane.
 TXT

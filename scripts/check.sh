@@ -26,11 +26,13 @@ host tier.)
 TXT
 }
 
+# A failed step returns its status, also where the caller tests it (in
+# an "if", set -e is off).
 step() {
 	local name=$1 start=$SECONDS
 	shift
 	log "$name..."
-	"$@"
+	"$@" || return
 	log "$name: $((SECONDS - start)) s"
 }
 
@@ -176,6 +178,7 @@ run_vm() {
 # The distro lane: our amdgpu built by DKMS into an unpacked copy of
 # Debian's stock kernel, then that kernel booted with it.
 build_distro() {
+	rm -f "$DISTRO_DIR/vm/initramfs.cpio.gz"
 	"$TOP/scripts/distro.sh" --initramfs-only
 }
 

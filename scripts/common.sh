@@ -3,6 +3,8 @@
 # Paths and settings shared by the scripts. Sourced, not run.
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# depmod, modinfo, modprobe and dkms live there, out of a user's PATH
+PATH=$PATH:/usr/sbin:/sbin
 BUILD_DIR=${BUILD_DIR:-$TOP/build}
 KSRC=$BUILD_DIR/linux
 KHDR=$BUILD_DIR/headers

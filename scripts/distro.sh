@@ -21,6 +21,9 @@ are in build/distro/vm/results.log, the kernel log in console.log.
 --root-only       only unpack the kernel packages
 --module-only     unpack, then install the module with DKMS
 --initramfs-only  unpack, install the module, pack the initramfs
+--add-modules DIR (for scripts/build-initramfs.sh) copy the modules the
+                  guest loads into the initramfs root DIR, with their
+                  load order in DIR/etc/kfd-criu/modules
 TXT
 }
 
@@ -35,7 +38,7 @@ DISTRO_DEBS=(
 # Modules the guest loads besides amdgpu's own dependencies: CRIU's
 # socket diagnostics and what "criu check" wants (nf_tables, veth), and
 # vgem for the DRM reattach test. The test kernel has them built in.
-EXTRA_MODULES="unix_diag inet_diag tcp_diag udp_diag netlink_diag packet_diag nf_tables veth vgem"
+EXTRA_MODULES="unix_diag inet_diag tcp_diag udp_diag netlink_diag af_packet_diag nf_tables veth vgem"
 
 # fetch_deb PACKAGE SHA256: the package file in the cache, verified.
 fetch_deb() {
@@ -90,15 +93,25 @@ prepare_root() {
 	echo "$key" > "$ROOT_STAMP"
 }
 
+# The module's sources as DKMS gets them, and how they get there.
+module_key() {
+	local dir=$BUILD_DIR/dkms-src
+
+	"$TOP/scripts/module.sh" stage "$dir"
+	{
+		cat "$ROOT_STAMP" "$TOP/scripts/module.sh" "$TOP/scripts/common.sh"
+		(cd "$dir" && find . -type f -print0 | LC_ALL=C sort -z |
+		 xargs -0 sha256sum)
+	} | sha256sum | cut -d' ' -f1
+}
+
 # "make dkms-install" for the unpacked kernel; skipped when the staged
-# sources are what DKMS last installed.
+# sources are what DKMS last installed (a change to the selftests or the
+# documentation does not rebuild the module).
 install_module() {
 	local ko key stamp=$DISTRO_ROOT/.kfd-criu-module
 
-	"$TOP/scripts/prepare-tree.sh"
-	key=$(cat "$KSRC/.overlay-stamp" "$ROOT_STAMP" "$TOP/Kbuild" \
-		"$TOP/dkms/"* "$TOP/scripts/module.sh" "$TOP/scripts/common.sh" |
-		sha256sum | cut -d' ' -f1)
+	key=$(module_key)
 	ko=$(modinfo_path amdgpu 2>/dev/null || true)
 	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ] &&
 	   [ -f "$ko" ] && [ "${ko#*/updates/dkms/}" != "$ko" ]; then
@@ -113,7 +126,7 @@ install_module() {
 	*) die "modprobe would load $ko, not the DKMS module" ;;
 	esac
 	check_vermagic "$ko"
-	log "amdgpu for the distro lane: ${ko#$DISTRO_ROOT}, vermagic $(modinfo -F vermagic "$ko")"
+	log "amdgpu for the distro lane: ${ko#$DISTRO_ROOT}, vermagic $(modinfo -F vermagic "$ko"), signer: $(modinfo -F signer "$ko")"
 	echo "$key" > "$stamp"
 }
 
@@ -133,29 +146,36 @@ modinfo_path() {
 	modinfo -b "$DISTRO_ROOT" -k "$DISTRO_KVER" -F filename "$1"
 }
 
-# The modules the guest loads, in load order, one path per line.
+# The modules the guest loads, in load order, one path per line; the
+# root's modprobe configuration, not this machine's.
 module_load_order() {
 	local m
 
 	for m in amdgpu $EXTRA_MODULES; do
-		modprobe -d "$DISTRO_ROOT" -S "$DISTRO_KVER" --show-depends "$m"
+		modprobe -C "$DISTRO_ROOT/etc/modprobe.d" -d "$DISTRO_ROOT" \
+			-S "$DISTRO_KVER" --show-depends "$m" ||
+			die "modprobe: no module $m for $DISTRO_KVER in $DISTRO_ROOT"
 	done | sed -n 's/^insmod \([^ ]*\).*/\1/p' | awk '!seen[$0]++'
 }
 
 # Uncompressed copies under /lib/modules/KVER of the initramfs, and the
 # list /init loads them from.
 add_modules() {
-	local root=$1 dir=/lib/modules/$DISTRO_KVER f name
+	local root=$1 dir=/lib/modules/$DISTRO_KVER f name mods
 
+	mods=$(module_load_order)
+	case "$mods" in
+	*/updates/dkms/amdgpu.ko*) ;;
+	*) die "the modules to load do not include DKMS's amdgpu: $mods" ;;
+	esac
 	mkdir -p "$root$dir" "$root/etc/kfd-criu"
 	: > "$root/etc/kfd-criu/modules"
-	for f in $(module_load_order); do
+	for f in $mods; do
 		name=$(basename "$f")
 		case "$name" in
 		*.xz) xz -dc "$f" > "$root$dir/${name%.xz}"; name=${name%.xz} ;;
 		*) cp "$f" "$root$dir/$name" ;;
 		esac
-		# DKMS strips the module; keep the others as small
 		echo "$dir/$name" >> "$root/etc/kfd-criu/modules"
 	done
 }
@@ -174,7 +194,11 @@ main() {
 	--root-only) what=root ;;
 	--module-only) what=module ;;
 	--initramfs-only) what=initramfs ;;
-	--add-modules) add_modules "$2"; exit 0 ;;
+	--add-modules)
+		[ $# -eq 2 ] || { usage >&2; exit 2; }
+		add_modules "$2"
+		exit 0
+		;;
 	"") ;;
 	*) usage >&2; exit 2 ;;
 	esac

@@ -24,14 +24,14 @@ PACKAGES=(
 	protobuf-c-compiler libprotobuf-c-dev pkg-config
 	sparse clang llvm lld libclang-rt-14-dev
 	python3-sphinx python3-docutils python3-ply python3-git git
-	dkms kmod dwarves
+	dkms kmod dwarves openssl
 )
 
 # What the module build alone needs (make module, make dkms-install on
 # a user's machine): no QEMU, CRIU or test tools.
 MODULE_PACKAGES=(
 	build-essential bc bison flex libelf-dev libssl-dev xz-utils patch
-	rsync ccache dkms kmod dwarves
+	rsync ccache dkms kmod dwarves openssl
 )
 
 missing_packages() {

@@ -20,10 +20,18 @@ build         build build/module/.../amdgpu.ko against the kernel headers
               of KVER (make module)
 dkms-install  register, build and install the module with DKMS for KVER,
               replacing any version of ours already there, and update
-              KVER's initramfs (/boot/initrd.img-KVER, if there is one)
+              KVER's initramfs (/boot/initrd.img-KVER, if there is one).
+              Refuses while another DKMS package named amdgpu (AMD's
+              amdgpu-dkms) is there, unless FORCE=1: both install
+              updates/dkms/amdgpu.ko and would replace each other.
 dkms-remove   remove every version of ours from DKMS, for every kernel,
-              and update KVER's initramfs
+              and update KVER's initramfs (that of other kernels is
+              updated when they next get a DKMS module, or by hand)
 dkms-status   what DKMS knows of ours
+
+The sources are staged as the calling user (build/dkms-src); copying
+them to /usr/src, DKMS and update-initramfs run through sudo when the
+caller is not root.
 
 Environment:
 KVER     the kernel release to build for (default: the running one);
@@ -31,15 +39,23 @@ KVER     the kernel release to build for (default: the running one);
 KDIR     the kernel's build directory (default /lib/modules/KVER/build)
 SYSROOT  a root directory holding that kernel instead of / (its
          lib/modules/KVER and usr/src/linux-headers-KVER, as unpacked
-         from Debian's packages): DKMS's trees are then kept there too,
-         and nothing outside it is changed. The distro lane of
-         "make check" uses this.
+         from Debian's packages): DKMS's trees and its signing key are
+         then kept there too. The distro lane of "make check" uses this.
+FORCE=1  install beside another amdgpu DKMS package
 TXT
 }
 
 KVER=${KVER:-$(uname -r)}
 SYSROOT=${SYSROOT:-}
 MODULE_DIR=$BUILD_DIR/module
+STAGE_DIR=$BUILD_DIR/dkms-src
+AMD=drivers/gpu/drm/amd
+VERSION_FILE=$AMD/amdgpu/amdgpu_kfd_criu_version.c
+
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+	SUDO="sudo --preserve-env=CCACHE_DIR,CCACHE_BASEDIR,CCACHE_NOHASHDIR,CCACHE_MAXSIZE,CCACHE_DEPEND,DEBIAN_KERNEL_USE_CCACHE,KBUILD_BUILD_TIMESTAMP,KBUILD_BUILD_USER,KBUILD_BUILD_HOST,sign_file,mok_signing_key,mok_certificate"
+fi
 
 # Where the headers of KVER are.
 kernel_build_dir() {
@@ -66,29 +82,40 @@ check_kernel() {
 	esac
 }
 
+# DKMS builds only for the kernels dkms.conf names; say so before
+# anything is removed or staged.
+check_dkms_kernel() {
+	local re
+
+	re=$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"$/\1/p' "$TOP/dkms/dkms.conf")
+	[[ $KVER =~ $re ]] ||
+		die "kernel $KVER: the module's sources are amdgpu of 6.12.117, whose core interfaces other 6.12 releases lack; dkms.conf builds it only for 6.12.117 kernels"
+}
+
 # stage DIR: the source tree the top-level Kbuild describes. Only files
 # whose content changed are rewritten (rsync keeps times), so a rebuild
 # in DIR compiles only what changed.
 stage_tree() {
-	local dir=$1 amd=drivers/gpu/drm/amd mk
+	local dir=$1 mk
 
 	"$TOP/scripts/prepare-tree.sh"
-	mkdir -p "$dir/$amd" "$dir/include/uapi/linux"
+	mkdir -p "$dir/$AMD" "$dir/include/uapi/linux"
 	rsync -a --delete --prune-empty-dirs \
-		--exclude=/amdgpu/Makefile --exclude='*.mod.c' \
+		--exclude=/amdgpu/Makefile --exclude="/${VERSION_FILE#$AMD/}" \
+		--exclude='*.mod.c' \
 		--include='*/' --include='*.[ch]' --include=Makefile \
 		--include=Kconfig --exclude='*' \
-		"$KSRC/$amd/" "$dir/$amd/"
+		"$KSRC/$AMD/" "$dir/$AMD/"
 	rsync -a "$KSRC/include/uapi/linux/kfd_ioctl.h" "$dir/include/uapi/linux/"
-	install_if_changed "$TOP/Kbuild" "$dir/Kbuild"
+	write_if_changed "$dir/Kbuild" < "$TOP/Kbuild"
 	sed "s/@VERSION@/$MODULE_PKG_VERSION/" "$TOP/dkms/dkms.conf" |
 		write_if_changed "$dir/dkms.conf"
 	sed "s/@VERSION@/$MODULE_PKG_VERSION/" "$TOP/dkms/amdgpu_kfd_criu_version.c" |
-		write_if_changed "$dir/$amd/amdgpu/amdgpu_kfd_criu_version.c"
-	mk=$KSRC/$amd/amdgpu/Makefile
+		write_if_changed "$dir/$VERSION_FILE"
+	mk=$KSRC/$AMD/amdgpu/Makefile
 	{ cat "$mk"; printf '\n# make module, DKMS: the version of this build\n'
 	  printf 'amdgpu-y += amdgpu_kfd_criu_version.o\n'; } |
-		write_if_changed "$dir/$amd/amdgpu/Makefile"
+		write_if_changed "$dir/$AMD/amdgpu/Makefile"
 }
 
 # write_if_changed FILE: standard input into FILE, untouched if equal.
@@ -100,12 +127,9 @@ write_if_changed() {
 	if cmp -s "$tmp" "$1"; then
 		rm -f "$tmp"
 	else
+		chmod 644 "$tmp"
 		mv "$tmp" "$1"
 	fi
-}
-
-install_if_changed() {
-	write_if_changed "$2" < "$1"
 }
 
 build_module() {
@@ -114,11 +138,11 @@ build_module() {
 	kdir=$(kernel_build_dir)
 	check_kernel "$kdir"
 	stage_tree "$MODULE_DIR"
-	log "building amdgpu.ko for $KVER in $MODULE_DIR (about 20 minutes on 2 cores with an empty ccache)"
+	log "building amdgpu.ko for $KVER in $MODULE_DIR (about 30 minutes on 2 cores with an empty ccache)"
 	CCACHE_BASEDIR=$MODULE_DIR use_ccache \
 		make -C "$kdir" M="$MODULE_DIR" -j"$(nproc)" modules
-	log "built $MODULE_DIR/drivers/gpu/drm/amd/amdgpu/amdgpu.ko"
-	modinfo -F vermagic "$MODULE_DIR/drivers/gpu/drm/amd/amdgpu/amdgpu.ko" | sed 's/^/vermagic: /'
+	log "built $MODULE_DIR/$AMD/amdgpu/amdgpu.ko"
+	modinfo -F vermagic "$MODULE_DIR/$AMD/amdgpu/amdgpu.ko" | sed 's/^/vermagic: /'
 }
 
 # use_ccache CMD...: run CMD with Debian's kernel headers compiling
@@ -131,16 +155,17 @@ use_ccache() {
 	fi
 }
 
-# DKMS's own trees, or their counterparts under SYSROOT.
+# DKMS's own trees, or their counterparts under SYSROOT. DKMS wants
+# root, even for trees of its own.
 dkms_cmd() {
 	local -a args=()
 
 	if [ -n "$SYSROOT" ]; then
-		mkdir -p "$SYSROOT/var/lib/dkms"
+		$SUDO mkdir -p "$SYSROOT/var/lib/dkms"
 		args=(--dkmstree "$SYSROOT/var/lib/dkms" --sourcetree "$SYSROOT/usr/src"
 		      --installtree "$SYSROOT/lib/modules" --no-depmod)
 	fi
-	dkms "$@" "${args[@]}"
+	$SUDO dkms "$@" "${args[@]}"
 }
 
 dkms_versions() {
@@ -155,7 +180,7 @@ dkms_remove() {
 		log "removing $MODULE_PKG/$v from DKMS"
 		dkms_cmd remove -m "$MODULE_PKG" -v "$v" --all
 	done
-	rm -rf "${SYSROOT}/usr/src/$MODULE_PKG-"*
+	$SUDO rm -rf "${SYSROOT}/usr/src/$MODULE_PKG-"*
 	run_depmod
 }
 
@@ -173,14 +198,37 @@ update_initramfs() {
 	[ -f "/boot/initrd.img-$KVER" ] || return 0
 	command -v update-initramfs > /dev/null || return 0
 	log "updating /boot/initrd.img-$KVER"
-	update-initramfs -u -k "$KVER"
+	$SUDO update-initramfs -u -k "$KVER"
 }
 
 # depmod for KVER: DKMS runs it itself, except under SYSROOT.
 run_depmod() {
 	[ -n "$SYSROOT" ] || return 0
 	[ -d "$SYSROOT/lib/modules/$KVER" ] || return 0
-	depmod -b "$SYSROOT" "$KVER"
+	$SUDO depmod -b "$SYSROOT" "$KVER"
+}
+
+# AMD's amdgpu-dkms installs updates/dkms/amdgpu.ko too: the two would
+# replace each other at every kernel update.
+check_other_amdgpu() {
+	local other
+
+	other=$(dkms_cmd status 2>/dev/null | grep '^amdgpu/' || true)
+	[ -n "$other" ] || return 0
+	if [ "${FORCE:-0}" = 1 ]; then
+		log "FORCE=1: installing beside $other"
+		return 0
+	fi
+	die "DKMS has another amdgpu ($other); remove it first (dkms remove amdgpu/VERSION --all) or set FORCE=1"
+}
+
+# Under SYSROOT, DKMS signs with a key of the root's own, by the kernel
+# headers' sign-file, rather than with the host's /var/lib/dkms key.
+signing_in_sysroot() {
+	[ -n "$SYSROOT" ] || return 0
+	export sign_file=$1/scripts/sign-file
+	export mok_signing_key=$SYSROOT/var/lib/dkms/mok.key
+	export mok_certificate=$SYSROOT/var/lib/dkms/mok.pub
 }
 
 dkms_install() {
@@ -190,14 +238,19 @@ dkms_install() {
 		die "dkms is not installed (Debian: apt-get install --no-install-recommends dkms)"
 	kdir=$(kernel_build_dir)
 	check_kernel "$kdir"
+	check_dkms_kernel
+	check_other_amdgpu
+	stage_tree "$STAGE_DIR"
 	dkms_remove
 	src=$SYSROOT/usr/src/$MODULE_PKG-$MODULE_PKG_VERSION
-	stage_tree "$src"
-	log "DKMS: building $MODULE_PKG/$MODULE_PKG_VERSION for $KVER (about 20 minutes on 2 cores with an empty ccache)"
+	$SUDO mkdir -p "$src"
+	$SUDO rsync -a --delete "$STAGE_DIR/" "$src/"
+	log "DKMS: building $MODULE_PKG/$MODULE_PKG_VERSION for $KVER (about 30 minutes on 2 cores with an empty ccache)"
 	dkms_cmd add -m "$MODULE_PKG" -v "$MODULE_PKG_VERSION"
+	signing_in_sysroot "$kdir"
 	# DKMS copies the sources to a fresh build directory each time:
 	# ccache, keyed on paths relative to DKMS's tree (under SYSROOT: to
-	# the root, which moves with the checkout), makes a rebuild cheap.
+	# the root), makes a rebuild cheap.
 	CCACHE_BASEDIR=${SYSROOT:-/var/lib/dkms} use_ccache \
 		dkms_cmd install -m "$MODULE_PKG" -v "$MODULE_PKG_VERSION" -k "$KVER" \
 		--kernelsourcedir "$kdir"

@@ -111,8 +111,11 @@ in_list() {
 
 # run_lanes DIR: every test program of both tiers, in two lanes.
 run_lanes() {
-	local dir=$1 lane1="$TESTROOT/$LANE1_HEAD" lane2="" t rel n=0
+	local dir=$1 lane1="" lane2="" t rel n=0
 
+	for rel in $LANE1_HEAD; do
+		lane1="$lane1 $TESTROOT/$rel"
+	done
 	for rel in $LANE2; do
 		lane2="$lane2 $TESTROOT/$rel"
 	done
@@ -159,6 +162,8 @@ run_distro_mode() {
 	local dir=/tmp/results
 
 	rm -rf "$dir"
+	# The check of the module first: the rest means little without it
+	LANE1_HEAD="distro/kfd_module_test.sh $LANE1_HEAD"
 	TIER_AS=distro run_lanes "$dir"
 	{
 		echo "### begin"
