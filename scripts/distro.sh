@@ -125,9 +125,24 @@ install_module() {
 	*/updates/dkms/*) ;;
 	*) die "modprobe would load $ko, not the DKMS module" ;;
 	esac
+	check_build_log
 	check_vermagic "$ko"
 	log "amdgpu for the distro lane: ${ko#$DISTRO_ROOT}, vermagic $(modinfo -F vermagic "$ko"), signer: $(modinfo -F signer "$ko")"
 	echo "$key" > "$stamp"
+}
+
+# The build against the stock headers and configuration is clean: no
+# compiler warning, and modpost found every symbol the module uses
+# exported by the stock kernel.
+check_build_log() {
+	local log
+
+	log=$DISTRO_ROOT/var/lib/dkms/$MODULE_PKG/$MODULE_PKG_VERSION/$DISTRO_KVER/x86_64/log/make.log
+	[ -f "$log" ] || die "no DKMS build log at $log"
+	if grep -v '^  [A-Z]' "$log" | grep -iE 'warning|undefined|error' >&2; then
+		die "the DKMS build printed the warnings above ($log)"
+	fi
+	log "DKMS build: no warnings, every symbol resolved ($(grep -c 'CC \[M\]' "$log") objects)"
 }
 
 # Our module must carry the stock kernel's vermagic: that of the

@@ -138,7 +138,7 @@ build_module() {
 	kdir=$(kernel_build_dir)
 	check_kernel "$kdir"
 	stage_tree "$MODULE_DIR"
-	log "building amdgpu.ko for $KVER in $MODULE_DIR (about 30 minutes on 2 cores with an empty ccache)"
+	log "building amdgpu.ko for $KVER in $MODULE_DIR (about 20 minutes on 2 cores with an empty ccache)"
 	CCACHE_BASEDIR=$MODULE_DIR use_ccache \
 		make -C "$kdir" M="$MODULE_DIR" -j"$(nproc)" modules
 	log "built $MODULE_DIR/$AMD/amdgpu/amdgpu.ko"
@@ -245,13 +245,13 @@ dkms_install() {
 	src=$SYSROOT/usr/src/$MODULE_PKG-$MODULE_PKG_VERSION
 	$SUDO mkdir -p "$src"
 	$SUDO rsync -a --delete "$STAGE_DIR/" "$src/"
-	log "DKMS: building $MODULE_PKG/$MODULE_PKG_VERSION for $KVER (about 30 minutes on 2 cores with an empty ccache)"
+	log "DKMS: building $MODULE_PKG/$MODULE_PKG_VERSION for $KVER (about 20 minutes on 2 cores with an empty ccache)"
 	dkms_cmd add -m "$MODULE_PKG" -v "$MODULE_PKG_VERSION"
 	signing_in_sysroot "$kdir"
 	# DKMS copies the sources to a fresh build directory each time:
-	# ccache, keyed on paths relative to DKMS's tree (under SYSROOT: to
-	# the root), makes a rebuild cheap.
-	CCACHE_BASEDIR=${SYSROOT:-/var/lib/dkms} use_ccache \
+	# ccache, keyed on paths relative to the root the kernel and DKMS's
+	# tree are in, makes a rebuild cheap, also in another root.
+	CCACHE_BASEDIR=${SYSROOT:-/} use_ccache \
 		dkms_cmd install -m "$MODULE_PKG" -v "$MODULE_PKG_VERSION" -k "$KVER" \
 		--kernelsourcedir "$kdir"
 	run_depmod

@@ -158,7 +158,7 @@ static bool xnack_controlled(int fd)
 	bool ret = xnack_mode(fd, -1) != -EPERM;
 
 	if (!ret && !said) {
-		ksft_print_msg("no XNACK control in this kernel (CONFIG_HSA_AMD_SVM off): XNACK mode not checked\n");
+		ksft_print_msg("no XNACK control (no CONFIG_HSA_AMD_SVM): not checked\n");
 		said = true;
 	}
 	return ret;
