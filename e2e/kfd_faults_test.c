@@ -260,16 +260,36 @@ static int xnack_mode(int fd, int mode)
 }
 
 /*
+ * The XNACK mode of a fresh process, probed once before anything forks;
+ * -1 where userspace has no say in it: without CONFIG_HSA_AMD_SVM
+ * (Debian's kernel, the distro lane) SET_XNACK_MODE fails with -EPERM, a
+ * query too, and the mode is not checked.
+ */
+static int xnack_fresh = -1;
+
+__attribute__((constructor)) static void xnack_probe(void)
+{
+	int fd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	xnack_fresh = xnack_mode(fd, -1);
+	if (xnack_fresh == -EPERM)
+		xnack_fresh = -1;
+	else if (xnack_fresh < 0)
+		xnack_fresh = 1;	/* the checks will fail on the error */
+	close(fd);
+}
+
+/*
  * Whether the process of @fd is in XNACK mode @mode, after setting it
- * when @set. A kernel without CONFIG_HSA_AMD_SVM (Debian's) has no XNACK
- * control: the ioctl fails with -EPERM, a query too, and XNACK is no
- * state to keep; it counts as in any mode there.
+ * when @set; always where userspace has no say in the mode.
  */
 static bool xnack_in_mode(int fd, int mode, bool set)
 {
-	int ret = xnack_mode(fd, set ? mode : -1);
-
-	return ret == mode || ret == -EPERM;
+	if (xnack_fresh < 0)
+		return true;
+	return xnack_mode(fd, set ? mode : -1) == mode;
 }
 
 /*
@@ -642,7 +662,7 @@ static int pristine(int fd)
 	errno = 0;
 	if (map_event_page(fd) || errno != EINVAL)
 		return __LINE__;
-	return xnack_in_mode(fd, 1, false) ? 0 : __LINE__;
+	return xnack_in_mode(fd, xnack_fresh, false) ? 0 : __LINE__;
 }
 
 /*

@@ -377,7 +377,9 @@ check_clang() {
 	mapfile -t objs < <(our_objects)
 	[ "${#objs[@]}" -gt 0 ] || { echo "no objects of ours in this config"; return 1; }
 	(cd "$CLANG_OUT" && rm -f "${objs[@]}")
-	CCACHE_BASEDIR=$BUILD_DIR "${cmake[@]}" "${objs[@]}" \
+	# amdkfd's objects build with amdgpu's flags, from amdgpu's Makefile
+	CCACHE_BASEDIR=$BUILD_DIR "${cmake[@]}" \
+		$(printf '%s\n' "${objs[@]}" | sed 's|^drivers/gpu/drm/amd/amdkfd/|drivers/gpu/drm/amd/amdgpu/../amdkfd/|') \
 		> "$log" 2>&1 || { tail -n 30 "$log"; echo "clang build failed"; return 1; }
 	print_our_warnings "$log" || { echo "clang warnings in the series' code"; return 1; }
 	echo "the series' ${#objs[@]} objects build with clang $(clang -dumpversion)"

@@ -298,7 +298,7 @@ static void bad_restoree_main(int bad_fd, int good_fd, int err)
 	errno = 0;
 	CHILD_CHECK(!map_event_page(fd) && errno == EINVAL);
 	CHILD_CHECK(event_op(fd, AMDKFD_IOC_SET_EVENT, 1) == -EINVAL);
-	CHILD_CHECK(xnack_is(fd, 1));
+	CHILD_CHECK(xnack_is(fd, xnack_fresh));
 	CHILD_CHECK(!runtime_enable(fd, 0));	/* the runtime stayed off */
 	CHILD_CHECK(!kfd_ioctl(fd, AMDKFD_IOC_RUNTIME_ENABLE,
 			       &(struct kfd_ioctl_runtime_enable_args){ 0 }));
@@ -442,7 +442,7 @@ static void check_no_state(int fd)
 	errno = 0;
 	CHILD_CHECK(!map_event_page(fd) && errno == EINVAL);
 	CHILD_CHECK(event_op(fd, AMDKFD_IOC_SET_EVENT, 1) == -EINVAL);
-	CHILD_CHECK(xnack_is(fd, 1));
+	CHILD_CHECK(xnack_is(fd, xnack_fresh));
 }
 
 /*
