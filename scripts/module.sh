@@ -190,8 +190,8 @@ dkms_uninstall() {
 }
 
 # The distribution's initramfs may carry amdgpu (a display driver is
-# loaded early): rebuild it so that early boot loads the same amdgpu as
-# modprobe does later. Not under SYSROOT, whose kernel is not booted
+# loaded early): rebuild it so that it carries the same amdgpu as
+# modprobe loads later. Not under SYSROOT, whose kernel is not booted
 # from this machine's /boot.
 update_initramfs() {
 	[ -z "$SYSROOT" ] || return 0
