@@ -251,34 +251,16 @@ static uint64_t *map_event_page(int fd)
 	return page == MAP_FAILED ? NULL : page;
 }
 
-static int xnack_mode(int fd, int mode)
-{
-	struct kfd_ioctl_set_xnack_mode_args args = { .xnack_enabled = mode };
-	int ret = kfd_ioctl(fd, AMDKFD_IOC_SET_XNACK_MODE, &args);
-
-	return ret ? ret : args.xnack_enabled;
-}
-
 /*
- * The XNACK mode of a fresh process, probed once before anything forks;
- * -1 where userspace has no say in it: without CONFIG_HSA_AMD_SVM
- * (Debian's kernel, the distro lane) SET_XNACK_MODE fails with -EPERM, a
- * query too, and the mode is not checked.
+ * The XNACK mode of a fresh process, probed before anything forks; -1
+ * where userspace has no say in it (no CONFIG_HSA_AMD_SVM: Debian's
+ * kernel, the distro lane), and the mode is not checked.
  */
 static int xnack_fresh = -1;
 
 __attribute__((constructor)) static void xnack_probe(void)
 {
-	int fd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	xnack_fresh = xnack_mode(fd, -1);
-	if (xnack_fresh == -EPERM)
-		xnack_fresh = -1;
-	else if (xnack_fresh < 0)
-		xnack_fresh = 1;	/* the checks will fail on the error */
-	close(fd);
+	xnack_fresh = kfd_xnack_fresh_mode();
 }
 
 /*
@@ -289,7 +271,7 @@ static bool xnack_in_mode(int fd, int mode, bool set)
 {
 	if (xnack_fresh < 0)
 		return true;
-	return xnack_mode(fd, set ? mode : -1) == mode;
+	return kfd_xnack_mode(fd, set ? mode : -1) == mode;
 }
 
 /*

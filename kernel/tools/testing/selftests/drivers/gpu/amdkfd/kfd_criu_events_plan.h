@@ -139,46 +139,25 @@ static int wait_event(int fd, __u32 id, __u64 *age, __u32 *result)
 	return ret;
 }
 
-static int xnack_mode(int fd, int mode)
-{
-	struct kfd_ioctl_set_xnack_mode_args args = { .xnack_enabled = mode };
-	int ret;
-
-	ret = kfd_ioctl(fd, AMDKFD_IOC_SET_XNACK_MODE, &args);
-	return ret ? ret : args.xnack_enabled;
-}
-
-/*
- * The XNACK mode of a fresh process. Without CONFIG_HSA_AMD_SVM the
- * kernel keeps a mode too (the GPUs' retry setting follows it, and image
- * mode restores it) but userspace can neither read nor set it:
- * SET_XNACK_MODE fails with -EPERM, a query too. -1 then, and the tests
- * neither set nor check the mode. Probed once, before any test forks, in
- * the test program's own process: a later -EPERM where the kernel had
- * answered is a failure, not taken for a kernel without SVM.
- */
+/* The XNACK mode of a fresh process, -1 where userspace has no say in it */
 static int xnack_fresh = -1;
 
+/*
+ * Probed once, before any test forks, in the test program's own process:
+ * a later -EPERM where the kernel had answered is a failure, not taken
+ * for a kernel without SVM.
+ */
 __attribute__((constructor)) static void xnack_probe(void)
 {
-	int fd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	xnack_fresh = xnack_mode(fd, -1);
-	if (xnack_fresh == -EPERM) {
-		xnack_fresh = -1;
-		fprintf(stderr, "# no XNACK control (no CONFIG_HSA_AMD_SVM): XNACK not checked\n");
-	} else if (xnack_fresh < 0) {
-		xnack_fresh = 1;	/* the checks will fail on the error */
-	}
-	close(fd);
+	xnack_fresh = kfd_xnack_fresh_mode();
+	if (xnack_fresh < 0)
+		fprintf(stderr, "# no XNACK control (no CONFIG_HSA_AMD_SVM): not checked\n");
 }
 
 /* The process of @fd is in XNACK mode @mode, or the mode is -1 (no say) */
 static bool xnack_is(int fd, int mode)
 {
-	return mode < 0 || xnack_fresh < 0 || xnack_mode(fd, -1) == mode;
+	return mode < 0 || xnack_fresh < 0 || kfd_xnack_mode(fd, -1) == mode;
 }
 
 /*
@@ -193,9 +172,9 @@ static int xnack_pick(int fd)
 
 	if (xnack_fresh < 0)
 		return -1;
-	if (xnack_mode(fd, want) == want)
+	if (kfd_xnack_mode(fd, want) == want)
 		return want;
-	return xnack_mode(fd, -1);
+	return kfd_xnack_mode(fd, -1);
 }
 
 static int runtime_enable(int fd, __u64 r_debug)

@@ -74,6 +74,37 @@ static inline int kfd_ioctl(int fd, unsigned long cmd, void *args)
 	return ioctl(fd, cmd, args) ? -errno : 0;
 }
 
+/* Sets the XNACK mode of the process of @fd to @mode, or reads it (-1) */
+static inline int kfd_xnack_mode(int fd, int mode)
+{
+	struct kfd_ioctl_set_xnack_mode_args args = { .xnack_enabled = mode };
+	int ret = kfd_ioctl(fd, AMDKFD_IOC_SET_XNACK_MODE, &args);
+
+	return ret ? ret : args.xnack_enabled;
+}
+
+/*
+ * The XNACK mode of a fresh process, from a /dev/kfd file of the caller,
+ * which must hold none yet: call it before a test forks. Without
+ * CONFIG_HSA_AMD_SVM the kernel keeps a mode too (the GPUs' retry setting
+ * follows it, and image mode restores it) but userspace can neither read
+ * nor set it: SET_XNACK_MODE fails with -EPERM, a query too. Returns -1
+ * then (or without /dev/kfd), and tests neither set nor check the mode;
+ * 1 on another error, so that their checks fail on it.
+ */
+static inline int kfd_xnack_fresh_mode(void)
+{
+	int fd = kfd_open(), mode;
+
+	if (fd < 0)
+		return -1;
+	mode = kfd_xnack_mode(fd, -1);
+	close(fd);
+	if (mode == -EPERM)
+		return -1;
+	return mode < 0 ? 1 : mode;
+}
+
 /* The image-mode op of legacy op @op, KFD_CRIU_OP_<op> */
 #define IMAGE_OP(op)	(KFD_CRIU_OP_IMAGE_PROCESS_INFO + (op))
 
