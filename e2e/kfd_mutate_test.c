@@ -252,14 +252,6 @@ static int wait_once(int fd, struct kfd_event_data *data, uint32_t *result)
 	return ret;
 }
 
-static int xnack_mode(int fd, int mode)
-{
-	struct kfd_ioctl_set_xnack_mode_args args = { .xnack_enabled = mode };
-	int ret = kfd_ioctl(fd, AMDKFD_IOC_SET_XNACK_MODE, &args);
-
-	return ret ? ret : args.xnack_enabled;
-}
-
 static int runtime_enable(int fd, uint64_t r_debug, bool enable)
 {
 	struct kfd_ioctl_runtime_enable_args args = {
@@ -304,7 +296,7 @@ static int build_selftest_state(int fd)
 	ret |= event_op(fd, AMDKFD_IOC_SET_EVENT, id[1]);
 	ret |= event_op(fd, AMDKFD_IOC_SET_EVENT, id[2]);
 	ret |= event_op(fd, AMDKFD_IOC_RESET_EVENT, id[2]);
-	ret |= xnack_mode(fd, 0);
+	ret |= kfd_xnack_mode(fd, 0);
 	ret |= runtime_enable(fd, 0x7f0012345000ULL, true);
 	page = map_event_page(fd);
 	if (ret || !page)
@@ -567,7 +559,7 @@ static bool pristine(int fd, int xnack, char *why)
 	errno = 0;
 	if (map_event_page(fd) || errno != EINVAL)
 		return fail(why, "event page mappable (errno %d)", errno);
-	ret = xnack_mode(fd, -1);
+	ret = kfd_xnack_mode(fd, -1);
 	if (ret != xnack)
 		return fail(why, "XNACK mode %d, was %d", ret, xnack);
 	ret = runtime_enable(fd, 0, true);
@@ -711,7 +703,7 @@ static bool check_process(int fd, const struct model *mdl, char *why)
 	int xnack = kfd_img_get32(mdl->process + KFD_IMG_PROC_XNACK);
 	int ret;
 
-	ret = xnack_mode(fd, -1);
+	ret = kfd_xnack_mode(fd, -1);
 	if (ret != xnack)
 		return fail(why, "XNACK %d, image %d", ret, xnack);
 	ret = runtime_enable(fd, 0, true);
@@ -1114,7 +1106,7 @@ static void worker_main(int out, uint32_t first, uint32_t last)
 	uint8_t *buf = malloc(IMAGE_CAP);
 	int fd = kfd_open();
 	int memfd = memfd_create("kfd-mutated-image", MFD_CLOEXEC);
-	int xnack = fd >= 0 ? xnack_mode(fd, -1) : -1;
+	int xnack = fd >= 0 ? kfd_xnack_mode(fd, -1) : -1;
 	bool more = true;
 	uint32_t i;
 
