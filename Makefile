@@ -9,7 +9,7 @@ BUILD := $(TOP)/build
 # The reroll count of the exported series (git format-patch -v)
 SERIES_VERSION ?= 2
 
-.PHONY: help deps tree kernel headers test-programs initramfs check check-host \
+.PHONY: help deps tree kernel headers test-programs initramfs check check-host coverage \
 	demo bench bench-codec vm clean distclean fuzz mutate kfdcrit install \
 	module dkms-install dkms-remove dkms-status vm-distro selftests
 
@@ -24,6 +24,7 @@ help:
 	@echo "make kernel      prepare build/linux and build the test kernel"
 	@echo "make bench       dump+restore time and CRIU peak RSS, with and without KFD"
 	@echo "make bench-codec the image codec's throughput on BO contents against memcpy (host)"
+	@echo "make coverage    what the debug VM executes of our kernel code, per file (build/coverage)"
 	@echo "make vm          interactive shell in the test VM"
 	@echo "                 (demo, bench, vm: V=1 shows the kernel log on the terminal)"
 	@echo "make fuzz        fuzz the image codec (FUZZ_SECONDS=600, FUZZ_MERGE=1 to grow fuzz/corpus)"
@@ -107,6 +108,10 @@ bench: kernel initramfs
 # The codec built in userspace, on this machine: no kernel build, no VM
 bench-codec: tree
 	@$(MAKE) -s -C host KSRC=$(BUILD)/linux bench
+
+# What the debug VM's run executes of our kernel code, per file
+coverage:
+	@scripts/check.sh --coverage
 
 vm: kernel initramfs
 	@scripts/run-vm.sh --mode shell --timeout 86400

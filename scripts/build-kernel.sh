@@ -90,6 +90,32 @@ expected_objects() {
 	echo $((full > before ? full - before : 0))
 }
 
+# The objects make coverage profiles: every C file of ours under the amd
+# tree, and every upstream C file our patches change (their added lines
+# are what is measured there). kbuild names an object by its path from
+# the Makefile that builds it: the amdkfd objects are amdgpu's, as
+# "../amdkfd/NAME". One GCOV_PROFILE_<object>=y per object on make's
+# command line, so that nothing of it reaches the series or the module.
+gcov_profile_args() {
+	local f
+
+	{
+		(cd "$TOP/kernel" && find drivers/gpu/drm/amd -name '*.c' \
+			-not -path '*/tests/*')
+		sed -n 's|^+++ b/\(drivers/gpu/drm/amd/.*\.c\)$|\1|p' \
+			"$TOP"/patches/*.patch
+	} | sort -u | while read -r f; do
+		case "$f" in
+		drivers/gpu/drm/amd/amdkfd/*)
+			f=../amdkfd/${f#drivers/gpu/drm/amd/amdkfd/} ;;
+		drivers/gpu/drm/amd/amdgpu/*)
+			f=${f#drivers/gpu/drm/amd/amdgpu/} ;;
+		*) continue ;;
+		esac
+		echo "GCOV_PROFILE_${f%.c}.o=y"
+	done
+}
+
 main() {
 	local prepare_only=0 expected
 
@@ -108,7 +134,8 @@ main() {
 	# log; on failure progress.py prints the compiler's error from it.
 	"$TOP/scripts/progress.py" kbuild --label kernel --total "$expected" \
 		--output "$BUILD_DIR/kernel-build.log" -- \
-		make -C "$KSRC" -j"$(nproc)" CC="ccache gcc" "$@" bzImage ||
+		make -C "$KSRC" -j"$(nproc)" CC="ccache gcc" \
+		$(gcov_profile_args) "$@" bzImage ||
 		die "kernel build failed (full log: build/kernel-build.log)"
 	count_objects > "$CACHE_DIR/kernel-objects.$$"
 	mv -f "$CACHE_DIR/kernel-objects.$$" "$CACHE_DIR/kernel-objects"

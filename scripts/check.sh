@@ -9,7 +9,7 @@ set -euo pipefail
 
 usage() {
 	cat <<'TXT'
-Usage: scripts/check.sh [--no-vm | --no-distro]
+Usage: scripts/check.sh [--no-vm | --no-distro | --coverage]
 
 Runs the host tier, builds the kernel, test programs and initramfs, boots
 the test VM (kunit, selftests, e2e tiers), then builds our amdgpu module
@@ -21,6 +21,8 @@ Exits non-zero if anything failed or an expected tier did not run.
 --no-distro  everything but the distro lane, whose module build takes
              about 20 minutes with an empty ccache (a quicker loop while
              developing; "make check" runs it).
+--coverage   the debug lane only (kernel, test programs, VM), then the
+             coverage of our kernel code in it, per file (make coverage).
 (--host-tests and --fuzz-after are internal: the background parts of the
 host tier.)
 TXT
@@ -52,6 +54,7 @@ run_host_tests() {
 	make -s -C "$TOP/fuzz" KSRC="$KSRC" O="$BUILD_DIR/fuzz" all \
 		> "$BUILD_DIR/fuzz-build.log" 2>&1 || true
 	run_host_test "$BUILD_DIR/host-progress.tap" "$TOP/scripts/tests/progress_test.py"
+	run_host_test "$BUILD_DIR/host-coverage.tap" "$TOP/scripts/tests/coverage_test.py"
 	run_host_test "$BUILD_DIR/host-kfdcrit.tap" make -s -C "$TOP/kfdcrit" \
 		KSRC="$KSRC" O="$BUILD_DIR/kfdcrit" check
 	run_checkpatch
@@ -195,6 +198,37 @@ run_distro_vm() {
 }
 
 # An interrupted or failed check must not leave the host tests running.
+# What the debug lane executed of our kernel code (scripts/coverage.py),
+# after the verdict: the table goes to build/coverage/, the figure here.
+# No counters fail the check, as a tier that did not run does.
+report_coverage() {
+	local log=$BUILD_DIR/coverage.log
+
+	if "$TOP/scripts/coverage.py" > "$log" 2>&1; then
+		echo "$(tail -n 1 "$log") (per file: build/coverage/summary.txt)"
+	else
+		sed 's/^/  /' "$log" >&2
+		echo "coverage: no figure, see above"
+		return 1
+	fi
+}
+
+# make coverage: the debug lane alone and the whole table. The VM tiers'
+# verdict comes first: a figure from a run that failed says little.
+run_coverage() {
+	local rc=0
+
+	step "kernel" "$TOP/scripts/build-kernel.sh"
+	step "test programs" build_test_programs
+	step "initramfs" "$TOP/scripts/build-initramfs.sh"
+	run_vm || log "QEMU exited with status $? (124: timeout)"
+	"$TOP/scripts/parse-results.py" $VERDICT --expect kunit,selftests,e2e \
+		--console "$BUILD_DIR/vm/console.log" \
+		--results "$BUILD_DIR/vm/results.log" || rc=$?
+	"$TOP/scripts/coverage.py" || rc=1
+	return "$rc"
+}
+
 stop_background() {
 	[ -z "${TIER_PID:-}" ] || kill -- "-$TIER_PID" 2>/dev/null || true
 	[ -z "${HOST_PID:-}" ] || kill -- "-$HOST_PID" 2>/dev/null || true
@@ -206,13 +240,14 @@ HOST_TAPS+=" --host-tap $BUILD_DIR/host-fuzz.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-checkpatch.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-harness.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-progress.tap"
+HOST_TAPS+=" --host-tap $BUILD_DIR/host-coverage.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-kfdcrit.tap"
 # What must have run, and the campaign's base images the fuzzer seeds from
 VERDICT="--manifest $TOP/scripts/test-manifest --corpus $TOP/fuzz/corpus"
 VERDICT+=" --seed-images empty,selftest,types,many"
 
 main() {
-	local vm=1 distro=1 rc=0 drc=0
+	local vm=1 distro=1 coverage=0 rc=0 drc=0 verdict=0
 	local -a distro_logs=()
 	case "${1:-}" in
 	-h|--help) usage; exit 0 ;;
@@ -235,6 +270,7 @@ main() {
 		run_fuzz
 		return
 		;;
+	--coverage) coverage=1 ;;
 	"") ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -242,6 +278,10 @@ main() {
 	exec 9> "$BUILD_DIR/.lock"
 	flock 9
 	step "dependencies" "$TOP/scripts/install-deps.sh"
+	if [ "$coverage" -eq 1 ]; then
+		run_coverage
+		return
+	fi
 	# The host tier reads the patched tree's uAPI headers.
 	step "kernel tree" "$TOP/scripts/build-kernel.sh" --prepare
 	start_host_tests
@@ -274,7 +314,9 @@ main() {
 	fi
 	"$TOP/scripts/parse-results.py" $HOST_TAPS $VERDICT \
 		--console "$BUILD_DIR/vm/console.log" \
-		--results "$BUILD_DIR/vm/results.log" "${distro_logs[@]}"
+		--results "$BUILD_DIR/vm/results.log" "${distro_logs[@]}" || verdict=$?
+	report_coverage || verdict=1
+	return "$verdict"
 }
 
 main "$@"

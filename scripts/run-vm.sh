@@ -131,8 +131,10 @@ main() {
 	mkdir -p "$vmdir"
 	case "$mode" in
 	check|mutate)
-		rm -f "$vmdir/console.log" "$vmdir/results.log"
-		serial=(-serial "file:$vmdir/console.log" -serial "file:$vmdir/results.log")
+		rm -f "$vmdir/console.log" "$vmdir/results.log" "$vmdir/gcov.b64"
+		# The third port carries the coverage counters (scripts/coverage.py)
+		serial=(-serial "file:$vmdir/console.log" -serial "file:$vmdir/results.log"
+			-serial "file:$vmdir/gcov.b64")
 		;;
 	demo|bench|shell)
 		kunit="kunit.enable=0"

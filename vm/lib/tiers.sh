@@ -52,6 +52,22 @@ report_kmemleak() {
 	echo "### end kmemleak"
 }
 
+# The debug kernel profiles our objects (CONFIG_GCOV_KERNEL): once every
+# tier has run, their counters go out on the third port as a gzipped tar
+# in base64, for scripts/coverage.py. debugfs gives each .gcda a size of
+# 0, so each is read into tmpfs first; tar would store it empty.
+report_gcov() {
+	local src=/sys/kernel/debug/gcov dst=/tmp/gcov f
+
+	[ -d "$src" ] || return 0
+	rm -rf "$dst"
+	(cd "$src" && find . -name '*.gcda') | while read -r f; do
+		mkdir -p "$dst/${f%/*}"
+		cat "$src/$f" > "$dst/$f"
+	done
+	tar -C "$dst" -czf - . | base64 > "${GCOV_PORT:-/dev/ttyS2}"
+}
+
 # make mutate: only the mutation campaign; it reads its size and seed
 # from the kernel command line itself.
 run_mutate_mode() {
@@ -151,6 +167,7 @@ run_check_mode() {
 		report_kmemleak
 		echo "### done"
 	} > "$RESULTS" 2>&1
+	report_gcov
 }
 
 # The distro lane (scripts/distro.sh): Debian's stock kernel with our
