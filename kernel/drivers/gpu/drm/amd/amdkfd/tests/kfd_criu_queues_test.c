@@ -5,15 +5,19 @@
  * KUnit tests of the queue part of CRIU image mode that need no GPU: the
  * mapping of a queue's properties to its QUEUE record and back, the
  * collection and validation of QUEUE and QUEUE_STATE records, their
- * stream round trip, and the MQD field helpers of the get_dyn_state()
- * and set_dyn_state() ops on zeroed MQD structures. #included at the
- * bottom of kfd_criu_queues.c, so it reaches its static functions.
+ * stream round trip, the MQD field helpers of the get_dyn_state() and
+ * set_dyn_state() ops on zeroed MQD structures, and those ops themselves
+ * as each family's MQD manager (v9 with one and two XCCs, v10, v11, v12)
+ * provides them, on MQD memory of the test. #included at the bottom of
+ * kfd_criu_queues.c, so it reaches its static functions.
  */
 
 #include <kunit/test.h>
 
 #include "v9_structs.h"
 #include "v10_structs.h"
+#include "v11_structs.h"
+#include "v12_structs.h"
 
 #define QT_GFX		90402	/* GFX9: the control stack is in the MQD */
 #define QT_XCC		2
@@ -621,6 +625,341 @@ static void qt_test_mqd_sdma_dyn(struct kunit *test)
 	KUNIT_EXPECT_MEMEQ(test, &back, &dyn, sizeof(dyn));
 }
 
+/*
+ * The MQD managers of each family, built by their real constructors, and
+ * the offsets of the fields their get_dyn_state()/set_dyn_state() ops
+ * must use, named here from the register each field stands for. A wrong
+ * mapping in a family's get_dyn_regs() shows as a field of the wrong
+ * name changing.
+ */
+enum qt_cp_field {
+	QT_PQ_RPTR,
+	QT_PQ_WPTR_LO,
+	QT_PQ_WPTR_HI,
+	QT_CNTL_STACK_OFFSET,
+	QT_WG_STATE_OFFSET,
+	QT_EOP_RPTR,
+	QT_EOP_WPTR,
+	QT_CP_FIELDS,
+};
+
+enum qt_sdma_field {
+	QT_RB_RPTR,
+	QT_RB_RPTR_HI,
+	QT_RB_WPTR,
+	QT_RB_WPTR_HI,
+	QT_SDMA_FIELDS,
+};
+
+#define QT_CP_OFFSETS(type) {						\
+	offsetof(type, cp_hqd_pq_rptr),					\
+	offsetof(type, cp_hqd_pq_wptr_lo),				\
+	offsetof(type, cp_hqd_pq_wptr_hi),				\
+	offsetof(type, cp_hqd_cntl_stack_offset),			\
+	offsetof(type, cp_hqd_wg_state_offset),				\
+	offsetof(type, cp_hqd_eop_rptr),				\
+	offsetof(type, cp_hqd_eop_wptr) }
+
+#define QT_SDMA_OFFSETS(type) {						\
+	offsetof(type, sdmax_rlcx_rb_rptr),				\
+	offsetof(type, sdmax_rlcx_rb_rptr_hi),				\
+	offsetof(type, sdmax_rlcx_rb_wptr),				\
+	offsetof(type, sdmax_rlcx_rb_wptr_hi) }
+
+/**
+ * struct qt_family - one MQD family as image mode meets it
+ * @name: for the case's name
+ * @init: the family's MQD manager constructor
+ * @gc_version: the GC IP version the fake node reports
+ * @num_xcc: XCCs of the fake node
+ * @cp_size: bytes of the family's compute MQD
+ * @sdma_size: bytes of its SDMA MQD
+ * @cp_off: offsets of the compute fields, by &enum qt_cp_field
+ * @sdma_off: offsets of the SDMA fields, by &enum qt_sdma_field
+ * @ctl_in_mqd: the control stack follows each XCC's MQD (GFX9)
+ */
+struct qt_family {
+	const char *name;
+	struct mqd_manager *(*init)(enum KFD_MQD_TYPE type,
+				    struct kfd_node *dev);
+	u32 gc_version;
+	u32 num_xcc;
+	size_t cp_size;
+	size_t sdma_size;
+	size_t cp_off[QT_CP_FIELDS];
+	size_t sdma_off[QT_SDMA_FIELDS];
+	bool ctl_in_mqd;
+};
+
+static const struct qt_family qt_families[] = {
+	{ "v9 gfx9.4.2", mqd_manager_init_v9, IP_VERSION(9, 4, 2), 1,
+	  sizeof(struct v9_mqd), sizeof(struct v9_sdma_mqd),
+	  QT_CP_OFFSETS(struct v9_mqd), QT_SDMA_OFFSETS(struct v9_sdma_mqd),
+	  true },
+	{ "v9 gfx9.4.3 two XCCs", mqd_manager_init_v9, IP_VERSION(9, 4, 3), 2,
+	  sizeof(struct v9_mqd), sizeof(struct v9_sdma_mqd),
+	  QT_CP_OFFSETS(struct v9_mqd), QT_SDMA_OFFSETS(struct v9_sdma_mqd),
+	  true },
+	{ "v10 gfx10.3.0", mqd_manager_init_v10, IP_VERSION(10, 3, 0), 1,
+	  sizeof(struct v10_compute_mqd), sizeof(struct v10_sdma_mqd),
+	  QT_CP_OFFSETS(struct v10_compute_mqd),
+	  QT_SDMA_OFFSETS(struct v10_sdma_mqd), false },
+	{ "v11 gfx11.0.0", mqd_manager_init_v11, IP_VERSION(11, 0, 0), 1,
+	  sizeof(struct v11_compute_mqd), sizeof(struct v11_sdma_mqd),
+	  QT_CP_OFFSETS(struct v11_compute_mqd),
+	  QT_SDMA_OFFSETS(struct v11_sdma_mqd), false },
+	{ "v12 gfx12.0.0", mqd_manager_init_v12, IP_VERSION(12, 0, 0), 1,
+	  sizeof(struct v12_compute_mqd), sizeof(struct v12_sdma_mqd),
+	  QT_CP_OFFSETS(struct v12_compute_mqd),
+	  QT_SDMA_OFFSETS(struct v12_sdma_mqd), false },
+};
+
+static void qt_family_desc(const struct qt_family *f, char *desc)
+{
+	strscpy(desc, f->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(qt_family, qt_families, qt_family_desc);
+
+#define QT_FILL		0xa5	/* what init_mqd() left, for the test */
+#define QT_DYN_CTL	0x2000U	/* the queue's control stack size */
+#define QT_DYN_OFF	0x1800U	/* where its live part starts */
+
+static void qt_free_adev(void *adev)
+{
+	kvfree(adev);
+}
+
+static void qt_free_mm(void *mm)
+{
+	kfree(mm);
+}
+
+/* A node of @f's family with CWSR on; only what the MQD managers read */
+static struct kfd_node *qt_family_node(struct kunit *test,
+				       const struct qt_family *f)
+{
+	struct amdgpu_device *adev;
+	struct kfd_node *node;
+
+	node = kunit_kzalloc(test, sizeof(*node), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, node);
+	node->kfd = kunit_kzalloc(test, sizeof(*node->kfd), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, node->kfd);
+	adev = kvzalloc(sizeof(*adev), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, adev);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, qt_free_adev,
+							adev), 0);
+	adev->ip_versions[GC_HWIP][0] = f->gc_version;
+	node->adev = adev;
+	node->kfd->cwsr_enabled = true;
+	node->xcc_mask = GENMASK(f->num_xcc - 1, 0);
+	return node;
+}
+
+static struct mqd_manager *qt_family_mm(struct kunit *test,
+					const struct qt_family *f,
+					enum KFD_MQD_TYPE type)
+{
+	struct mqd_manager *mm = f->init(type, qt_family_node(test, f));
+
+	KUNIT_ASSERT_NOT_NULL(test, mm);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, qt_free_mm, mm),
+			0);
+	KUNIT_ASSERT_NOT_NULL(test, mm->get_dyn_state);
+	KUNIT_ASSERT_NOT_NULL(test, mm->set_dyn_state);
+	return mm;
+}
+
+static u32 qt_reg(const void *mqd, size_t off)
+{
+	u32 v;
+
+	memcpy(&v, mqd + off, sizeof(v));
+	return v;
+}
+
+/* Whether byte @i of a @size-byte MQD lies in one of its @n fields */
+static bool qt_in_fields(size_t i, const size_t *off, unsigned int n)
+{
+	unsigned int f;
+
+	for (f = 0; f < n; f++)
+		if (i >= off[f] && i < off[f] + sizeof(u32))
+			return true;
+	return false;
+}
+
+/* Bytes of @buf that differ from QT_FILL outside @off and [@lo, @hi) */
+static unsigned int qt_stray_bytes(const u8 *buf, size_t size,
+				   const size_t *off, unsigned int n,
+				   size_t lo, size_t hi)
+{
+	unsigned int stray = 0;
+	size_t i;
+
+	for (i = 0; i < size; i++)
+		if (buf[i] != QT_FILL && !qt_in_fields(i, off, n) &&
+		    (i < lo || i >= hi))
+			stray++;
+	return stray;
+}
+
+static void qt_family_dyn(struct kfd_criu_queue_dyn *dyn, u32 xcc)
+{
+	memset(dyn, 0, sizeof(*dyn));
+	dyn->rptr = cpu_to_le64(0x40 + xcc);
+	dyn->wptr = cpu_to_le64(0x123456789040ULL + xcc * 16);
+	dyn->cntl_stack_offset = cpu_to_le32(QT_DYN_OFF);
+	dyn->wg_state_offset = cpu_to_le32(0x5000 + xcc * 8);
+	dyn->eop_rptr = cpu_to_le32(2 + xcc);
+	dyn->eop_wptr = cpu_to_le32(4 + xcc);
+}
+
+/* Checks the fields of one XCC's MQD at @m after set_dyn_state(@dyn) */
+static void qt_check_cp_fields(struct kunit *test, const struct qt_family *f,
+			       const void *m,
+			       const struct kfd_criu_queue_dyn *dyn)
+{
+	const size_t *off = f->cp_off;
+	u64 wptr = le64_to_cpu(dyn->wptr);
+
+	KUNIT_EXPECT_EQ(test, qt_reg(m, off[QT_PQ_RPTR]),
+			lower_32_bits(le64_to_cpu(dyn->rptr)));
+	KUNIT_EXPECT_EQ(test, qt_reg(m, off[QT_PQ_WPTR_LO]),
+			lower_32_bits(wptr));
+	KUNIT_EXPECT_EQ(test, qt_reg(m, off[QT_PQ_WPTR_HI]),
+			upper_32_bits(wptr));
+	KUNIT_EXPECT_EQ(test, qt_reg(m, off[QT_CNTL_STACK_OFFSET]),
+			le32_to_cpu(dyn->cntl_stack_offset));
+	KUNIT_EXPECT_EQ(test, qt_reg(m, off[QT_WG_STATE_OFFSET]),
+			le32_to_cpu(dyn->wg_state_offset));
+	/* The pointer field is the low bits; the top byte is other fields */
+	KUNIT_EXPECT_EQ(test, qt_reg(m, off[QT_EOP_RPTR]) & 0xff,
+			le32_to_cpu(dyn->eop_rptr));
+	KUNIT_EXPECT_EQ(test, qt_reg(m, off[QT_EOP_RPTR]) >> 24, QT_FILL);
+	KUNIT_EXPECT_EQ(test, qt_reg(m, off[QT_EOP_WPTR]) & 0xff,
+			le32_to_cpu(dyn->eop_wptr));
+	KUNIT_EXPECT_EQ(test, qt_reg(m, off[QT_EOP_WPTR]) >> 24, QT_FILL);
+}
+
+/*
+ * A compute queue's MQD of each family through the real ops: each XCC's
+ * MQD takes exactly the whitelisted fields and, on GFX9, the live part of
+ * its control stack; get_dyn_state() reads back what set_dyn_state()
+ * wrote; an XCC the node lacks and a control stack that does not fit
+ * are refused before anything is written.
+ */
+static void qt_test_family_cp_dyn(struct kunit *test)
+{
+	const struct qt_family *f = test->param_value;
+	struct mqd_manager *mm = qt_family_mm(test, f, KFD_MQD_TYPE_CP);
+	u32 ctl_len = f->ctl_in_mqd ? QT_DYN_CTL - QT_DYN_OFF : 0;
+	struct kfd_criu_queue_dyn dyn, back;
+	size_t stride, size, lo, hi;
+	u32 mask[2], xcc, len;
+	struct queue *q;
+	u8 *mqd, *ctl;
+
+	q = kunit_kzalloc(test, sizeof(*q), GFP_KERNEL);
+	ctl = kunit_kmalloc(test, QT_DYN_CTL, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	KUNIT_ASSERT_NOT_NULL(test, ctl);
+	qt_compute_queue(q, mask);
+	q->properties.ctl_stack_size = QT_DYN_CTL;
+	stride = mm->mqd_stride(mm, &q->properties);
+	KUNIT_ASSERT_GE(test, stride, f->cp_size);
+	size = stride * f->num_xcc;
+	mqd = kunit_kmalloc(test, size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mqd);
+	memset(mqd, QT_FILL, size);
+
+	for (xcc = 0; xcc < f->num_xcc; xcc++) {
+		qt_family_dyn(&dyn, xcc);
+		memset(ctl, 0x30 + xcc, ctl_len);
+		KUNIT_ASSERT_EQ(test, mm->set_dyn_state(mm, mqd, &q->properties,
+							xcc, &dyn, ctl,
+							ctl_len), 0);
+	}
+	for (xcc = 0; xcc < f->num_xcc; xcc++) {
+		u8 *m = mqd + stride * xcc;
+
+		qt_family_dyn(&dyn, xcc);
+		qt_check_cp_fields(test, f, m, &dyn);
+		lo = f->ctl_in_mqd ? PAGE_SIZE + QT_DYN_OFF : 0;
+		hi = f->ctl_in_mqd ? PAGE_SIZE + QT_DYN_CTL : 0;
+		KUNIT_EXPECT_EQ(test, qt_stray_bytes(m, stride, f->cp_off,
+						     QT_CP_FIELDS, lo, hi), 0);
+		memset(ctl, 0, QT_DYN_CTL);
+		KUNIT_ASSERT_EQ(test, mm->get_dyn_state(mm, mqd, &q->properties,
+							xcc, &back, ctl,
+							&len), 0);
+		KUNIT_EXPECT_MEMEQ(test, &back, &dyn, sizeof(dyn));
+		KUNIT_EXPECT_EQ(test, len, ctl_len);
+		if (ctl_len)
+			KUNIT_EXPECT_MEMEQ(test, ctl, m + lo, ctl_len);
+		if (ctl_len)
+			KUNIT_EXPECT_EQ(test, ctl[ctl_len - 1], 0x30 + xcc);
+	}
+
+	/* Refusals write nothing */
+	memset(mqd, QT_FILL, size);
+	qt_family_dyn(&dyn, 0);
+	KUNIT_EXPECT_EQ(test, mm->set_dyn_state(mm, mqd, &q->properties,
+						f->num_xcc, &dyn, ctl, ctl_len),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, mm->get_dyn_state(mm, mqd, &q->properties,
+						f->num_xcc, &back, NULL, &len),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, mm->set_dyn_state(mm, mqd, &q->properties, 0,
+						&dyn, ctl, ctl_len + 1),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, qt_stray_bytes(mqd, size, NULL, 0, 0, 0), 0);
+}
+
+/* An SDMA queue's MQD of each family: the four ring pointers only */
+static void qt_test_family_sdma_dyn(struct kunit *test)
+{
+	const struct qt_family *f = test->param_value;
+	struct mqd_manager *mm = qt_family_mm(test, f, KFD_MQD_TYPE_SDMA);
+	struct kfd_criu_queue_dyn dyn = {}, back;
+	struct queue *q;
+	u8 *mqd;
+	u32 len;
+
+	q = kunit_kzalloc(test, sizeof(*q), GFP_KERNEL);
+	mqd = kunit_kmalloc(test, f->sdma_size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	KUNIT_ASSERT_NOT_NULL(test, mqd);
+	qt_sdma_queue(q);
+	memset(mqd, QT_FILL, f->sdma_size);
+	dyn.rptr = cpu_to_le64(0x100000100ULL);
+	dyn.wptr = cpu_to_le64(0x200000200ULL);
+
+	KUNIT_ASSERT_EQ(test, mm->set_dyn_state(mm, mqd, &q->properties, 0,
+						&dyn, NULL, 0), 0);
+	KUNIT_EXPECT_EQ(test, qt_reg(mqd, f->sdma_off[QT_RB_RPTR]), 0x100);
+	KUNIT_EXPECT_EQ(test, qt_reg(mqd, f->sdma_off[QT_RB_RPTR_HI]), 1);
+	KUNIT_EXPECT_EQ(test, qt_reg(mqd, f->sdma_off[QT_RB_WPTR]), 0x200);
+	KUNIT_EXPECT_EQ(test, qt_reg(mqd, f->sdma_off[QT_RB_WPTR_HI]), 2);
+	KUNIT_EXPECT_EQ(test, qt_stray_bytes(mqd, f->sdma_size, f->sdma_off,
+					     QT_SDMA_FIELDS, 0, 0), 0);
+	KUNIT_ASSERT_EQ(test, mm->get_dyn_state(mm, mqd, &q->properties, 0,
+						&back, NULL, &len), 0);
+	KUNIT_EXPECT_MEMEQ(test, &back, &dyn, sizeof(dyn));
+	KUNIT_EXPECT_EQ(test, len, 0);
+
+	memset(mqd, QT_FILL, f->sdma_size);
+	KUNIT_EXPECT_EQ(test, mm->set_dyn_state(mm, mqd, &q->properties, 1,
+						&dyn, NULL, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, mm->set_dyn_state(mm, mqd, &q->properties, 0,
+						&dyn, mqd, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, mm->get_dyn_state(mm, mqd, &q->properties, 1,
+						&back, NULL, &len), -EINVAL);
+	KUNIT_EXPECT_EQ(test, qt_stray_bytes(mqd, f->sdma_size, NULL, 0, 0, 0),
+			0);
+}
+
 static struct kunit_case kfd_criu_queues_test_cases[] = {
 	KUNIT_CASE(qt_test_fill_rec_compute),
 	KUNIT_CASE(qt_test_fill_rec_sdma),
@@ -629,6 +968,8 @@ static struct kunit_case kfd_criu_queues_test_cases[] = {
 	KUNIT_CASE(qt_test_collect_errors),
 	KUNIT_CASE(qt_test_mqd_cp_dyn),
 	KUNIT_CASE(qt_test_mqd_sdma_dyn),
+	KUNIT_CASE_PARAM(qt_test_family_cp_dyn, qt_family_gen_params),
+	KUNIT_CASE_PARAM(qt_test_family_sdma_dyn, qt_family_gen_params),
 	{}
 };
 
