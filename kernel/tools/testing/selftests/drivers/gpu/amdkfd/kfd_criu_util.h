@@ -313,17 +313,15 @@ static inline int open_render_node(const struct kfd_test_gpu *gpu)
 }
 
 /*
- * Reads the property @name of @gpu's topology node into @val; 0, or -1
- * when the node does not list it.
+ * Reads the property @name of the topology properties file @path, lines
+ * of "name value", into @val; 0, or -1 when the file does not list it.
  */
-static inline int kfd_gpu_prop(const struct kfd_test_gpu *gpu,
-			       const char *name, __u64 *val)
+static inline int kfd_sysfs_prop(const char *path, const char *name,
+				 __u64 *val)
 {
-	char path[128], buf[4096], *line, *save = NULL;
+	char buf[4096], *line, *save = NULL;
 	size_t len = strlen(name);
 
-	snprintf(path, sizeof(path), KFD_TOPOLOGY_NODES "/%d/properties",
-		 gpu->node);
 	if (read_text(path, buf, sizeof(buf)))
 		return -1;
 	for (line = strtok_r(buf, "\n", &save); line;
@@ -334,6 +332,144 @@ static inline int kfd_gpu_prop(const struct kfd_test_gpu *gpu,
 		}
 	}
 	return -1;
+}
+
+/*
+ * Reads the property @name of @gpu's topology node into @val; 0, or -1
+ * when the node does not list it.
+ */
+static inline int kfd_gpu_prop(const struct kfd_test_gpu *gpu,
+			       const char *name, __u64 *val)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), KFD_TOPOLOGY_NODES "/%d/properties",
+		 gpu->node);
+	return kfd_sysfs_prop(path, name, val);
+}
+
+/* The property @name of @gpu's node, or @absent when it lists none */
+static inline __u64 kfd_gpu_prop_or(const struct kfd_test_gpu *gpu,
+				    const char *name, __u64 absent)
+{
+	__u64 val;
+
+	return kfd_gpu_prop(gpu, name, &val) ? absent : val;
+}
+
+/**
+ * struct kfd_cwsr_layout - the EOP buffer and CWSR area that CREATE_QUEUE
+ *	of 6.12 wants for a compute queue of a GPU
+ * @num_xcc: XCCs of the GPU's partition; the queue gets an MQD on each,
+ *	and a save area per XCC, back to back in one buffer
+ * @cwsr_size: ctx_save_restore_size: the topology's cwsr_size, which is
+ *	per XCC
+ * @ctl_stack_size: the topology's ctl_stack_size, per XCC
+ * @debug_size: bytes per XCC that the buffer holds beyond @cwsr_size for
+ *	the debugger
+ * @area_size: bytes of the CWSR buffer: (@cwsr_size + @debug_size) times
+ *	@num_xcc, page aligned. Exactly: kfd_queue_acquire_buffers() finds
+ *	the buffer by its GPU mapping and wants a mapping of that size.
+ * @eop_size: bytes of the EOP buffer
+ */
+struct kfd_cwsr_layout {
+	__u32 num_xcc;
+	__u32 cwsr_size;
+	__u32 ctl_stack_size;
+	__u32 debug_size;
+	__u64 area_size;
+	__u32 eop_size;
+};
+
+/* The EOP buffer 6.12 asks for on GFX9 and later */
+#define KFD_EOP_SIZE		4096U
+/* The bytes a save area spends on its header and end marker */
+#define KFD_CWSR_CTL_OVERHEAD	48U
+/* A GFX10 control stack is at most this long (a hardware limit) */
+#define KFD_GFX10_CTL_STACK_MAX	0x7000U
+#define KFD_DEBUG_BYTES_PER_WAVE	32U
+#define KFD_DEBUG_BYTES_ALIGN	64U
+
+static inline __u64 kfd_align(__u64 x, __u64 a)
+{
+	return (x + a - 1) / a * a;
+}
+
+/*
+ * The wave slots of one XCC of @gpu that a save area has room for:
+ * 32 per CU from GFX10.1 on; before, 40 per CU but at most 512 per shader
+ * array. From documented topology properties: simd_count and array_count
+ * count the whole partition, so they are divided by its @num_xcc.
+ */
+static inline __u64 kfd_gpu_wave_slots(const struct kfd_test_gpu *gpu,
+				       __u32 num_xcc)
+{
+	__u64 gfx = kfd_gpu_prop_or(gpu, "gfx_target_version", 0);
+	__u64 per_cu = kfd_gpu_prop_or(gpu, "simd_per_cu", 0);
+	__u64 per_engine = kfd_gpu_prop_or(gpu, "simd_arrays_per_engine", 0);
+	__u64 cus, arrays;
+
+	if (!per_cu || !per_engine)
+		return 0;
+	cus = kfd_gpu_prop_or(gpu, "simd_count", 0) / per_cu / num_xcc;
+	if (gfx >= 100100)
+		return cus * 32;
+	arrays = kfd_gpu_prop_or(gpu, "array_count", 0) / num_xcc;
+	return cus * 40 < arrays / per_engine * 512 ?
+	       cus * 40 : arrays / per_engine * 512;
+}
+
+/*
+ * The control stack a GPU of gfx target @gfx needs for @waves wave slots:
+ * a header, 8 bytes a wave before GFX10.1 and 12 after, page aligned.
+ */
+static inline __u64 kfd_ctl_stack_for(__u64 gfx, __u64 waves, __u64 page)
+{
+	__u64 size = KFD_CWSR_CTL_OVERHEAD + waves * (gfx >= 100100 ? 12 : 8);
+
+	size = kfd_align(size, page);
+	if (gfx / 10000 == 10 && size > KFD_GFX10_CTL_STACK_MAX)
+		size = KFD_GFX10_CTL_STACK_MAX;
+	return size;
+}
+
+/*
+ * Fills @l for a compute queue of @gpu. 6.12 reports the save area and
+ * control stack sizes in the topology, but not the debugger's share of
+ * the buffer (node_props.debug_memory_size stays inside the kernel), so
+ * user mode computes that itself: 32 bytes per wave slot, 64-byte
+ * aligned. The wave slots come from topology properties (see
+ * kfd_gpu_wave_slots()); as that repeats a rule of the kernel's, the count
+ * is checked against ctl_stack_size, which the kernel derives from the
+ * same count, so that a kernel with another rule fails here with a
+ * message rather than in CREATE_QUEUE with a bare -EINVAL.
+ *
+ * Returns 0; -ENODATA when the topology reports no save area (a GPU
+ * without CWSR, or a kernel before 6.12); -ERANGE when the wave slots
+ * disagree with ctl_stack_size.
+ */
+static inline int kfd_gpu_cwsr_layout(const struct kfd_test_gpu *gpu,
+				      struct kfd_cwsr_layout *l)
+{
+	__u64 gfx = kfd_gpu_prop_or(gpu, "gfx_target_version", 0);
+	__u64 page = sysconf(_SC_PAGESIZE), waves;
+
+	memset(l, 0, sizeof(*l));
+	/* Kernels before multi-XCC support do not list num_xcc */
+	l->num_xcc = kfd_gpu_prop_or(gpu, "num_xcc", 1) ?: 1;
+	l->cwsr_size = kfd_gpu_prop_or(gpu, "cwsr_size", 0);
+	l->ctl_stack_size = kfd_gpu_prop_or(gpu, "ctl_stack_size", 0);
+	if (!l->cwsr_size || !l->ctl_stack_size)
+		return -ENODATA;
+	waves = kfd_gpu_wave_slots(gpu, l->num_xcc);
+	if (!waves || kfd_ctl_stack_for(gfx, waves, page) != l->ctl_stack_size)
+		return -ERANGE;
+	l->debug_size = kfd_align(waves * KFD_DEBUG_BYTES_PER_WAVE,
+				  KFD_DEBUG_BYTES_ALIGN);
+	l->area_size = kfd_align((__u64)l->num_xcc *
+				 (l->cwsr_size + l->debug_size), page);
+	l->eop_size = KFD_EOP_SIZE;
+	return 0;
 }
 
 static inline int kfd_acquire_vm(int kfd, int drm_fd, __u32 gpu_id)
