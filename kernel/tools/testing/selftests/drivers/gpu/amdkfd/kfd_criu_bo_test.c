@@ -24,7 +24,12 @@
  * where the topology says the BAR shows all of VRAM.
  *
  * bo_mapped_on_two_gpus maps one buffer on two GPUs and is skipped with
- * fewer.
+ * fewer. failed_restore_in_last_chunk_leaves_nothing breaks the last
+ * contents chunk of an image, once by a flipped byte and once by cutting
+ * the image inside it, and checks that RESTORE fails with -EBADMSG and
+ * -ENODATA, that RESUME then refuses the process, that the failed restore
+ * gave back the VRAM it took, and that the same process then restores the
+ * intact image.
  */
 
 #define _GNU_SOURCE
@@ -52,7 +57,10 @@
 #define VA_SPAN			(64UL << 20)
 #define VA_ALIGN		(2UL << 20)
 #define MAX_BOS			4
+#define MAX_BAD_IMAGES		2
 #define NO_GPU_REASON		"no GPU in the KFD topology"
+/* How long freed VRAM may take to show as available again */
+#define SETTLE_MS		5000
 
 /* Kinds of buffer; each has its own pattern seed, SEED_BASE + kind */
 enum bo_kind { BO_VRAM_HIDDEN, BO_VRAM_PUBLIC, BO_GTT, BO_USERPTR };
@@ -103,13 +111,29 @@ struct bo_setup {
 };
 
 /**
+ * struct bad_image - an image RESTORE must refuse, and how
+ * @name: what is wrong with it, for the log
+ * @fd: the image, at its start
+ * @err: the negative errno RESTORE must return
+ */
+struct bad_image {
+	const char *name;
+	int fd;
+	int err;
+};
+
+/**
  * struct restore_job - what a restoree gets from the test
  * @plan: the dumped process
- * @image: the image, at its start
+ * @image: the intact image, at its start
+ * @bad: images to be refused before @image is restored
+ * @nr_bad: entries in @bad
  */
 struct restore_job {
 	const struct bo_plan *plan;
 	int image;
+	struct bad_image bad[MAX_BAD_IMAGES];
+	int nr_bad;
 };
 
 static __u32 bo_seed(const struct bo *bo)
@@ -494,10 +518,88 @@ static void check_hidden_bos(int kfd, const struct bo_plan *plan)
 	close(fd);
 }
 
+/* VRAM that @gpu_id can still give, or 0 */
+static __u64 available_vram(int kfd, __u32 gpu_id)
+{
+	struct kfd_ioctl_get_available_memory_args args = { .gpu_id = gpu_id };
+
+	return kfd_ioctl(kfd, AMDKFD_IOC_AVAILABLE_MEMORY, &args) ?
+	       0 : args.available;
+}
+
 /*
- * Restores the image of @job with a GPU map of its plan's GPUs, first
- * with no room for offsets to see -ENOSPC (if any moved), then with the
- * room RESTORE asked for; waits for RESUME and checks every BO.
+ * The available VRAM of @gpu_id once it stops changing: a process that
+ * exited, such as the dumpee, gives its VRAM back from a worker, later.
+ */
+static __u64 settled_vram(int kfd, __u32 gpu_id)
+{
+	__u64 deadline = now_ms() + SETTLE_MS, last, now;
+
+	now = available_vram(kfd, gpu_id);
+	do {
+		last = now;
+		usleep(100 * 1000);
+		now = available_vram(kfd, gpu_id);
+	} while (now != last && now_ms() < deadline);
+	return now;
+}
+
+/*
+ * Whether the available VRAM of @gpu_id is back to @before within
+ * %SETTLE_MS: a buffer freed while a copy may still use it is released
+ * when the copy is done.
+ */
+static bool vram_given_back(int kfd, __u32 gpu_id, __u64 before)
+{
+	__u64 deadline = now_ms() + SETTLE_MS;
+
+	while (available_vram(kfd, gpu_id) < before) {
+		if (now_ms() > deadline)
+			return false;
+		usleep(10 * 1000);
+	}
+	return true;
+}
+
+/*
+ * Refuses each bad image of @job as it must, and stays as it was: the
+ * VRAM the restore took is given back, RESUME finds no restored process
+ * (-EBADFD), and a later RESTORE in restoree_main() finds no KFD state
+ * (it would fail with -EBUSY), its render node no compute VM.
+ */
+static void refuse_bad_images(int kfd, const struct restore_job *job,
+			      const struct kfd_criu_gpu_map *map)
+{
+	struct kfd_criu_offset_map offsets[2 * MAX_BOS];
+	__u32 gpu_id = job->plan->gpus[0].gpu_id;
+	struct kfd_ioctl_criu_args args;
+	__u64 before;
+	int i, ret;
+
+	if (!job->nr_bad)
+		return;
+	before = settled_vram(kfd, gpu_id);
+	CHILD_CHECK(before);
+	for (i = 0; i < job->nr_bad; i++) {
+		ret = criu_restore_mapped(kfd, job->bad[i].fd, map,
+					  job->plan->nr_gpus, offsets,
+					  2 * MAX_BOS, &args);
+		if (ret != job->bad[i].err) {
+			fprintf(stderr, "# RESTORE of an image with %s: %s, not %s\n",
+				job->bad[i].name, strerror(-ret),
+				strerror(-job->bad[i].err));
+			_exit(1);
+		}
+		CHILD_CHECK(vram_given_back(kfd, gpu_id, before));
+		CHILD_CHECK(criu_resume(kfd, getpid()) == -EBADFD);
+	}
+}
+
+/*
+ * Restores the intact image of @job with a GPU map of its plan's GPUs,
+ * first with no room for offsets to see -ENOSPC (if any moved), then with
+ * the room RESTORE asked for; waits for RESUME and checks every BO. Bad
+ * images of @job come first.
  */
 static void restoree_main(int sock, const struct restore_job *job)
 {
@@ -515,6 +617,7 @@ static void restoree_main(int sock, const struct restore_job *job)
 		map[i].drm_fd = open_render_node(&plan->gpus[i]);
 		CHILD_CHECK(map[i].drm_fd >= 0);
 	}
+	refuse_bad_images(fd, job, map);
 	ret = criu_restore_mapped(fd, job->image, map, plan->nr_gpus, offsets,
 				  0, &args);
 	if (ret == -ENOSPC) {
@@ -665,6 +768,73 @@ TEST_F(gpus, bo_mapped_on_two_gpus)
 	ASSERT_EQ(1, plan.nr_bos);
 	restore_and_check(_metadata, &job);
 	close(job.image);
+}
+
+/*
+ * A copy of @img with a payload byte of its last contents chunk flipped,
+ * which its CRC no longer matches
+ */
+static int image_with_flipped_chunk(unsigned char *img, size_t len)
+{
+	struct criu_img_rec rec;
+	unsigned char *last;
+	int fd;
+
+	if (!criu_img_find(img, len, CRIU_IMG_REC_BO_DATA, -1, &rec))
+		return -1;
+	last = rec.payload + rec.length - 1;
+	*last ^= 0x01;
+	fd = memfd_from(img, len);
+	*last ^= 0x01;
+	return fd;
+}
+
+/* A copy of @img that ends in the middle of its last contents chunk */
+static int image_cut_in_chunk(unsigned char *img, size_t len)
+{
+	struct criu_img_rec rec;
+
+	if (!criu_img_find(img, len, CRIU_IMG_REC_BO_DATA, -1, &rec))
+		return -1;
+	return memfd_from(img, rec.payload + rec.length / 2 - img);
+}
+
+/*
+ * A restore that fails in the last contents chunk, when the buffers, the
+ * VM and the contents before it are in place, undoes all of it: RESTORE
+ * returns the errno of the stream (-EBADMSG for the CRC, -ENODATA for the
+ * cut), the VRAM comes back, RESUME refuses, and the same process with the
+ * same render node restores the intact image.
+ */
+TEST_F(gpus, failed_restore_in_last_chunk_leaves_nothing)
+{
+	struct restore_job job = { 0 };
+	struct bo_plan plan;
+	unsigned char *img;
+	size_t len;
+	int i;
+
+	plan_one_of_each(_metadata, &self->gpus[0], &plan);
+	img = dump_and_load(_metadata, &self->setup, &plan, &len);
+	job.plan = &plan;
+	job.bad[0] = (struct bad_image){
+		.name = "a flipped byte in its last chunk",
+		.fd = image_with_flipped_chunk(img, len), .err = -EBADMSG,
+	};
+	job.bad[1] = (struct bad_image){
+		.name = "an end inside its last chunk",
+		.fd = image_cut_in_chunk(img, len), .err = -ENODATA,
+	};
+	job.nr_bad = MAX_BAD_IMAGES;
+	job.image = memfd_from(img, len);
+	ASSERT_LE(0, job.image);
+	for (i = 0; i < job.nr_bad; i++)
+		ASSERT_LE(0, job.bad[i].fd) TH_LOG("no contents chunk to break");
+	restore_and_check(_metadata, &job);
+	for (i = 0; i < job.nr_bad; i++)
+		close(job.bad[i].fd);
+	close(job.image);
+	free(img);
 }
 
 /* Without a GPU the whole program is skipped: exit 4, the reason on TAP. */
