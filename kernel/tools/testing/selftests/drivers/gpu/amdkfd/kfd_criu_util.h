@@ -631,6 +631,7 @@ static inline int criu_dump(int kfd, int image_fd, pid_t *pid, __u64 *size,
 #define CRIU_IMG_REC_HEADER_SIZE	12
 #define CRIU_IMG_REC_OVERHEAD		16
 #define CRIU_IMG_REC_PROCESS		3
+#define CRIU_IMG_REC_GPU		6
 #define CRIU_IMG_REC_BO			7
 #define CRIU_IMG_REC_BO_DATA		8
 #define CRIU_IMG_REC_QUEUE		9
@@ -640,6 +641,8 @@ static inline int criu_dump(int kfd, int image_fd, pid_t *pid, __u64 *size,
 #define CRIU_IMG_PROC_RUNTIME_STATE	4
 #define CRIU_IMG_PROC_R_DEBUG		8
 #define CRIU_IMG_PROC_TTMP_SETUP	16
+/* GPU */
+#define CRIU_IMG_GPU_ID			0
 /* BO: 56 bytes */
 #define CRIU_IMG_BO_VA			0
 #define CRIU_IMG_BO_SIZE		8
@@ -746,6 +749,22 @@ static inline bool criu_img_find(unsigned char *img, size_t len, __u32 type,
 			return true;
 	}
 	return found && n < 0;
+}
+
+/*
+ * The gpu_id the process knew the GPU of GPU record @index of @img by,
+ * which other records name by that index; 0 when there is no such record
+ */
+static inline __u32 criu_img_gpu_id(unsigned char *img, size_t len,
+				    __u32 index)
+{
+	struct criu_img_rec rec;
+
+	if (index > INT32_MAX ||
+	    !criu_img_find(img, len, CRIU_IMG_REC_GPU, index, &rec) ||
+	    rec.length < CRIU_IMG_GPU_ID + 4)
+		return 0;
+	return criu_img_le32(rec.payload + CRIU_IMG_GPU_ID);
 }
 
 /* CRC32C as the stream uses it: all-ones seed, inverted result */
