@@ -11,14 +11,16 @@
  * buffers CREATE_QUEUE of Linux 6.12 insists on: a ring of exactly the ring
  * size, a page each for the read and the write pointer and, for a compute
  * queue, an EOP buffer and a CWSR area of exactly the size the kernel
- * computes. It creates the queue, maps its doorbell page through /dev/kfd,
- * submits a packet that fills part of a destination buffer with a value,
- * rings the doorbell and waits for the value. The test dumps it as CRIU
- * does. A fresh process restores the image, maps the buffers at their
- * restored offsets and the doorbell page at the queue's doorbell offset,
- * is resumed and submits a second fill through the restored queue: same
- * queue id, same ring, its write pointer going on from the dumped one. It
- * checks both fills and destroys the queue by its id.
+ * computes, one save area per XCC on a partition of several (MI300 in
+ * SPX mode runs the compute test too). It creates the queue, maps its
+ * doorbell page through /dev/kfd, submits a packet that fills part of a
+ * destination buffer with a value, rings the doorbell and waits for the
+ * value. The test dumps it as CRIU does. A fresh process restores the
+ * image, maps the buffers at their restored offsets and the doorbell page
+ * at the queue's doorbell offset, is resumed and submits a second fill
+ * through the restored queue: same queue id, same ring, its write pointer
+ * going on from the dumped one. It checks both fills and destroys the
+ * queue by its id.
  *
  * sdma_queue_survives_restore uses an SDMA queue and a constant-fill
  * packet, compute_queue_survives_restore a PM4 compute queue and
@@ -54,8 +56,6 @@
 #define WAIT_MS			10000
 /* Seconds a test may take: two waits, a dump and a restore */
 #define TEST_SECONDS		120
-/* The EOP buffer 6.12 asks for on GFX9 and later */
-#define EOP_SIZE		4096U
 
 /*
  * SDMA CONST_FILL on GFX9 and later: header (opcode, fill size 2: the
@@ -107,8 +107,7 @@ struct qbo {
  * @fill_after_dump: the dumpee submits the second fill itself once the
  *	dump is over, instead of exiting
  * @ring_size: bytes of ring, the page size
- * @cwsr_size: CREATE_QUEUE's ctx_save_restore_size, compute only
- * @ctl_stack_size: CREATE_QUEUE's ctl_stack_size, compute only
+ * @cwsr: compute only: the EOP buffer and CWSR area the GPU wants
  * @nr_bos: entries of @bos in use
  * @bos: its buffers, by QB_*
  * @queue_id: the id CREATE_QUEUE returned
@@ -122,8 +121,7 @@ struct queue_plan {
 	__u32 type;
 	bool fill_after_dump;
 	__u32 ring_size;
-	__u32 cwsr_size;
-	__u32 ctl_stack_size;
+	struct kfd_cwsr_layout cwsr;
 	int nr_bos;
 	struct qbo bos[QB_NR];
 	__u32 queue_id;
@@ -223,10 +221,10 @@ static int create_queue(int kfd, struct queue_plan *plan)
 
 	if (!is_sdma(plan)) {
 		args.eop_buffer_address = plan->bos[QB_EOP].va;
-		args.eop_buffer_size = EOP_SIZE;
+		args.eop_buffer_size = plan->cwsr.eop_size;
 		args.ctx_save_restore_address = plan->bos[QB_CWSR].va;
-		args.ctx_save_restore_size = plan->cwsr_size;
-		args.ctl_stack_size = plan->ctl_stack_size;
+		args.ctx_save_restore_size = plan->cwsr.cwsr_size;
+		args.ctl_stack_size = plan->cwsr.ctl_stack_size;
 	}
 	ret = kfd_ioctl(kfd, AMDKFD_IOC_CREATE_QUEUE, &args);
 	if (ret) {
@@ -234,10 +232,11 @@ static int create_queue(int kfd, struct queue_plan *plan)
 			plan->type, plan->ring_size, strerror(-ret));
 		if (!is_sdma(plan))
 			fprintf(stderr,
-				"# EOP %u bytes, CWSR %u bytes in an area of %llu, control stack %u\n",
-				EOP_SIZE, plan->cwsr_size,
+				"# EOP %u bytes, CWSR %u bytes x %u XCCs in an area of %llu, control stack %u\n",
+				plan->cwsr.eop_size, plan->cwsr.cwsr_size,
+				plan->cwsr.num_xcc,
 				(unsigned long long)plan->bos[QB_CWSR].size,
-				plan->ctl_stack_size);
+				plan->cwsr.ctl_stack_size);
 		return ret;
 	}
 	plan->queue_id = args.queue_id;
@@ -534,41 +533,43 @@ static void restore_queue(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, status) TH_LOG("the restored process failed");
 }
 
-static __u64 gpu_prop(const struct kfd_test_gpu *gpu, const char *name)
+/*
+ * Sizes the EOP buffer and CWSR area of a compute queue from the
+ * topology (kfd_gpu_cwsr_layout()); NULL, or why the GPU cannot run the
+ * test. A topology whose ctl_stack_size disagrees with the wave slots
+ * computed from it fails the test instead (-ERANGE).
+ */
+static const char *plan_compute_buffers(struct __test_metadata *_metadata,
+					struct queue_plan *plan)
 {
-	__u64 val = 0;
+	size_t page = page_size();
+	int ret;
 
-	kfd_gpu_prop(gpu, name, &val);
-	return val;
+	ret = kfd_gpu_cwsr_layout(&plan->gpu, &plan->cwsr);
+	if (ret == -ENODATA)
+		return "the topology reports no CWSR area size";
+	ASSERT_EQ(0, ret)
+		TH_LOG("topology wave slots do not give its ctl_stack_size %u",
+		       plan->cwsr.ctl_stack_size);
+	plan->bos[QB_EOP].size = (plan->cwsr.eop_size + page - 1) / page * page;
+	plan->bos[QB_CWSR].size = plan->cwsr.area_size;
+	return NULL;
 }
 
 /*
- * The debugger memory 6.12 adds to every XCC's CWSR area, 32 bytes per
- * wave slot, as kfd_queue_ctx_save_restore_size() sizes it (the topology
- * does not report it; ROCm's thunk computes it the same way).
+ * Sizes @plan's buffers; NULL, or why the GPU cannot run the test.
+ *
+ * A compute queue on a partition of several XCCs (an MI300 in SPX mode)
+ * gets an MQD and a save area on every XCC, and the image carries one
+ * queue state per XCC. The PM4 stream goes to one ring all the same: the
+ * MQDs of a PM4 queue name one target XCC (pm4_target_xcc_in_xcp, 0 here,
+ * from bits 8 to 15 of queue_percentage), and as we read 6.12 only that
+ * XCC executes the packets, so WRITE_DATA writes the destination once.
  */
-static __u64 cwsr_debug_size(const struct kfd_test_gpu *gpu, __u64 num_xcc)
-{
-	__u64 gfx = gpu_prop(gpu, "gfx_target_version");
-	__u64 per_cu = gpu_prop(gpu, "simd_per_cu");
-	__u64 per_engine = gpu_prop(gpu, "simd_arrays_per_engine");
-	__u64 cus, waves, arrays;
-
-	if (!per_cu || !per_engine)
-		return 0;
-	cus = gpu_prop(gpu, "simd_count") / per_cu / num_xcc;
-	arrays = gpu_prop(gpu, "array_count") / num_xcc;
-	waves = gfx >= 100100 ? cus * 32 :
-		(cus * 40 < arrays / per_engine * 512 ?
-		 cus * 40 : arrays / per_engine * 512);
-	return (waves * 32 + 63) & ~63ULL;
-}
-
-/* Sizes @plan's buffers; NULL, or why the GPU cannot run the test */
-static const char *plan_queue(struct queue_plan *plan, __u32 type)
+static const char *plan_queue(struct __test_metadata *_metadata,
+			      struct queue_plan *plan, __u32 type)
 {
 	size_t page = page_size();
-	__u64 num_xcc, cwsr;
 
 	plan->type = type;
 	plan->ring_size = page;
@@ -577,23 +578,12 @@ static const char *plan_queue(struct queue_plan *plan, __u32 type)
 	plan->bos[QB_RPTR].size = page;
 	plan->bos[QB_WPTR].size = page;
 	plan->bos[QB_DST].size = page;
-	if (gpu_prop(&plan->gpu, "gfx_target_version") < 90000)
+	if (kfd_gpu_prop_or(&plan->gpu, "gfx_target_version", 0) < 90000)
 		return "GPU older than GFX9: the test builds SOC15 packets";
 	if (type != KFD_IOC_QUEUE_TYPE_COMPUTE)
-		return gpu_prop(&plan->gpu, "num_sdma_engines") ? NULL :
-		       "the GPU has no SDMA engine for user queues";
-	/* Kernels before multi-XCC support do not list num_xcc */
-	num_xcc = gpu_prop(&plan->gpu, "num_xcc") ?: 1;
-	if (num_xcc != 1)
-		return "a partition of several XCCs: PM4 queues run on one";
-	plan->cwsr_size = gpu_prop(&plan->gpu, "cwsr_size");
-	plan->ctl_stack_size = gpu_prop(&plan->gpu, "ctl_stack_size");
-	if (!plan->cwsr_size || !plan->ctl_stack_size)
-		return "the topology reports no CWSR area size";
-	cwsr = plan->cwsr_size + cwsr_debug_size(&plan->gpu, num_xcc);
-	plan->bos[QB_EOP].size = (EOP_SIZE + page - 1) / page * page;
-	plan->bos[QB_CWSR].size = (cwsr + page - 1) / page * page;
-	return NULL;
+		return kfd_gpu_prop_or(&plan->gpu, "num_sdma_engines", 0) ?
+		       NULL : "the GPU has no SDMA engine for user queues";
+	return plan_compute_buffers(_metadata, plan);
 }
 
 FIXTURE(queue) {
@@ -621,7 +611,8 @@ FIXTURE_TEARDOWN(queue)
 /* An SDMA queue keeps its id, ring and doorbell and goes on filling. */
 TEST_F_TIMEOUT(queue, sdma_queue_survives_restore, TEST_SECONDS)
 {
-	const char *why = plan_queue(&self->plan, KFD_IOC_QUEUE_TYPE_SDMA);
+	const char *why = plan_queue(_metadata, &self->plan,
+				     KFD_IOC_QUEUE_TYPE_SDMA);
 	int image;
 
 	if (why)
@@ -635,7 +626,8 @@ TEST_F_TIMEOUT(queue, sdma_queue_survives_restore, TEST_SECONDS)
 /* So does a PM4 compute queue, with its EOP buffer and CWSR area. */
 TEST_F_TIMEOUT(queue, compute_queue_survives_restore, TEST_SECONDS)
 {
-	const char *why = plan_queue(&self->plan, KFD_IOC_QUEUE_TYPE_COMPUTE);
+	const char *why = plan_queue(_metadata, &self->plan,
+				     KFD_IOC_QUEUE_TYPE_COMPUTE);
 	int image;
 
 	if (why)
@@ -656,7 +648,8 @@ TEST_F_TIMEOUT(queue, sdma_by_engine_queue_not_carried, TEST_SECONDS)
 {
 	const char *why;
 
-	why = plan_queue(&self->plan, KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID);
+	why = plan_queue(_metadata, &self->plan,
+			 KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID);
 	if (why)
 		SKIP(return, "%s", why);
 	self->plan.fill_after_dump = true;

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include <linux/kfd_ioctl.h>
+#include <linux/kfd_sysfs.h>
 
 #define KFD_TOPOLOGY_NODES	"/sys/class/kfd/kfd/topology/nodes"
 /* The most GPUs a test looks at */
@@ -313,17 +314,15 @@ static inline int open_render_node(const struct kfd_test_gpu *gpu)
 }
 
 /*
- * Reads the property @name of @gpu's topology node into @val; 0, or -1
- * when the node does not list it.
+ * Reads the property @name of the topology properties file @path, lines
+ * of "name value", into @val; 0, or -1 when the file does not list it.
  */
-static inline int kfd_gpu_prop(const struct kfd_test_gpu *gpu,
-			       const char *name, __u64 *val)
+static inline int kfd_sysfs_prop(const char *path, const char *name,
+				 __u64 *val)
 {
-	char path[128], buf[4096], *line, *save = NULL;
+	char buf[4096], *line, *save = NULL;
 	size_t len = strlen(name);
 
-	snprintf(path, sizeof(path), KFD_TOPOLOGY_NODES "/%d/properties",
-		 gpu->node);
 	if (read_text(path, buf, sizeof(buf)))
 		return -1;
 	for (line = strtok_r(buf, "\n", &save); line;
@@ -334,6 +333,177 @@ static inline int kfd_gpu_prop(const struct kfd_test_gpu *gpu,
 		}
 	}
 	return -1;
+}
+
+/*
+ * Reads the property @name of @gpu's topology node into @val; 0, or -1
+ * when the node does not list it.
+ */
+static inline int kfd_gpu_prop(const struct kfd_test_gpu *gpu,
+			       const char *name, __u64 *val)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), KFD_TOPOLOGY_NODES "/%d/properties",
+		 gpu->node);
+	return kfd_sysfs_prop(path, name, val);
+}
+
+/* The property @name of @gpu's node, or @absent when it lists none */
+static inline __u64 kfd_gpu_prop_or(const struct kfd_test_gpu *gpu,
+				    const char *name, __u64 absent)
+{
+	__u64 val;
+
+	return kfd_gpu_prop(gpu, name, &val) ? absent : val;
+}
+
+/*
+ * Whether the CPU can see all of @gpu's VRAM through its BAR (a large
+ * BAR), which ALLOC_MEMORY_OF_GPU wants for VRAM with
+ * KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC (6.12 refuses it with -EINVAL otherwise,
+ * kfd_dev_is_large_bar()). The topology says it in the heap type of the
+ * node's frame buffer bank (linux/kfd_sysfs.h): 6.12 reports the VRAM as
+ * one FB_PUBLIC heap when none of it lies outside the BAR, and as one
+ * FB_PRIVATE heap of all of it otherwise (kfd_crat.c). An APU that 6.12
+ * treats as large-BAR without public memory reads as small here, which
+ * costs a test only its PUBLIC case. Returns 1 or 0, or -ENODEV when the
+ * node lists no frame buffer heap.
+ */
+static inline int kfd_gpu_vram_public(const struct kfd_test_gpu *gpu)
+{
+	__u64 heap, size;
+	char path[128];
+	int bank;
+
+	for (bank = 0;; bank++) {
+		snprintf(path, sizeof(path),
+			 KFD_TOPOLOGY_NODES "/%d/mem_banks/%d/properties",
+			 gpu->node, bank);
+		if (kfd_sysfs_prop(path, "heap_type", &heap))
+			return -ENODEV;
+		if (kfd_sysfs_prop(path, "size_in_bytes", &size) || !size)
+			continue;
+		if (heap == HSA_MEM_HEAP_TYPE_FB_PUBLIC)
+			return 1;
+		if (heap == HSA_MEM_HEAP_TYPE_FB_PRIVATE)
+			return 0;
+	}
+}
+
+/**
+ * struct kfd_cwsr_layout - the EOP buffer and CWSR area that CREATE_QUEUE
+ *	of 6.12 wants for a compute queue of a GPU
+ * @num_xcc: XCCs of the GPU's partition; the queue gets an MQD on each,
+ *	and a save area per XCC, back to back in one buffer
+ * @cwsr_size: ctx_save_restore_size: the topology's cwsr_size, which is
+ *	per XCC
+ * @ctl_stack_size: the topology's ctl_stack_size, per XCC
+ * @debug_size: bytes per XCC that the buffer holds beyond @cwsr_size for
+ *	the debugger
+ * @area_size: bytes of the CWSR buffer: (@cwsr_size + @debug_size) times
+ *	@num_xcc, page aligned. Exactly: kfd_queue_acquire_buffers() finds
+ *	the buffer by its GPU mapping and wants a mapping of that size.
+ * @eop_size: bytes of the EOP buffer
+ */
+struct kfd_cwsr_layout {
+	__u32 num_xcc;
+	__u32 cwsr_size;
+	__u32 ctl_stack_size;
+	__u32 debug_size;
+	__u64 area_size;
+	__u32 eop_size;
+};
+
+/* The EOP buffer 6.12 asks for on GFX9 and later */
+#define KFD_EOP_SIZE		4096U
+/* The bytes a save area spends on its header and end marker */
+#define KFD_CWSR_CTL_OVERHEAD	48U
+/* A GFX10 control stack is at most this long (a hardware limit) */
+#define KFD_GFX10_CTL_STACK_MAX	0x7000U
+#define KFD_DEBUG_BYTES_PER_WAVE	32U
+#define KFD_DEBUG_BYTES_ALIGN	64U
+
+static inline __u64 kfd_align(__u64 x, __u64 a)
+{
+	return (x + a - 1) / a * a;
+}
+
+/*
+ * The wave slots of one XCC of @gpu that a save area has room for:
+ * 32 per CU from GFX10.1 on; before, 40 per CU but at most 512 per shader
+ * array. From documented topology properties: simd_count and array_count
+ * count the whole partition, so they are divided by its @num_xcc.
+ */
+static inline __u64 kfd_gpu_wave_slots(const struct kfd_test_gpu *gpu,
+				       __u32 num_xcc)
+{
+	__u64 gfx = kfd_gpu_prop_or(gpu, "gfx_target_version", 0);
+	__u64 per_cu = kfd_gpu_prop_or(gpu, "simd_per_cu", 0);
+	__u64 per_engine = kfd_gpu_prop_or(gpu, "simd_arrays_per_engine", 0);
+	__u64 cus, arrays;
+
+	if (!per_cu || !per_engine)
+		return 0;
+	cus = kfd_gpu_prop_or(gpu, "simd_count", 0) / per_cu / num_xcc;
+	if (gfx >= 100100)
+		return cus * 32;
+	arrays = kfd_gpu_prop_or(gpu, "array_count", 0) / num_xcc;
+	return cus * 40 < arrays / per_engine * 512 ?
+	       cus * 40 : arrays / per_engine * 512;
+}
+
+/*
+ * The control stack a GPU of gfx target @gfx needs for @waves wave slots:
+ * a header, 8 bytes a wave before GFX10.1 and 12 after, page aligned.
+ */
+static inline __u64 kfd_ctl_stack_for(__u64 gfx, __u64 waves, __u64 page)
+{
+	__u64 size = KFD_CWSR_CTL_OVERHEAD + waves * (gfx >= 100100 ? 12 : 8);
+
+	size = kfd_align(size, page);
+	if (gfx / 10000 == 10 && size > KFD_GFX10_CTL_STACK_MAX)
+		size = KFD_GFX10_CTL_STACK_MAX;
+	return size;
+}
+
+/*
+ * Fills @l for a compute queue of @gpu. 6.12 reports the save area and
+ * control stack sizes in the topology, but not the debugger's share of
+ * the buffer (node_props.debug_memory_size stays inside the kernel), so
+ * user mode computes that itself: 32 bytes per wave slot, 64-byte
+ * aligned. The wave slots come from topology properties (see
+ * kfd_gpu_wave_slots()); as that repeats a rule of the kernel's, the count
+ * is checked against ctl_stack_size, which the kernel derives from the
+ * same count, so that a kernel with another rule fails here with a
+ * message rather than in CREATE_QUEUE with a bare -EINVAL.
+ *
+ * Returns 0; -ENODATA when the topology reports no save area (a GPU
+ * without CWSR, or a kernel before 6.12); -ERANGE when the wave slots
+ * disagree with ctl_stack_size.
+ */
+static inline int kfd_gpu_cwsr_layout(const struct kfd_test_gpu *gpu,
+				      struct kfd_cwsr_layout *l)
+{
+	__u64 gfx = kfd_gpu_prop_or(gpu, "gfx_target_version", 0);
+	__u64 page = sysconf(_SC_PAGESIZE), waves;
+
+	memset(l, 0, sizeof(*l));
+	/* Kernels before multi-XCC support do not list num_xcc */
+	l->num_xcc = kfd_gpu_prop_or(gpu, "num_xcc", 1) ?: 1;
+	l->cwsr_size = kfd_gpu_prop_or(gpu, "cwsr_size", 0);
+	l->ctl_stack_size = kfd_gpu_prop_or(gpu, "ctl_stack_size", 0);
+	if (!l->cwsr_size || !l->ctl_stack_size)
+		return -ENODATA;
+	waves = kfd_gpu_wave_slots(gpu, l->num_xcc);
+	if (!waves || kfd_ctl_stack_for(gfx, waves, page) != l->ctl_stack_size)
+		return -ERANGE;
+	l->debug_size = kfd_align(waves * KFD_DEBUG_BYTES_PER_WAVE,
+				  KFD_DEBUG_BYTES_ALIGN);
+	l->area_size = kfd_align((__u64)l->num_xcc *
+				 (l->cwsr_size + l->debug_size), page);
+	l->eop_size = KFD_EOP_SIZE;
+	return 0;
 }
 
 static inline int kfd_acquire_vm(int kfd, int drm_fd, __u32 gpu_id)
@@ -448,6 +618,201 @@ static inline int criu_dump(int kfd, int image_fd, pid_t *pid, __u64 *size,
 	ret = criu_image_op(kfd, KFD_CRIU_OP_CHECKPOINT, image_fd, &args);
 	*size = args.image_size;
 	return ret;
+}
+
+/*
+ * The image stream as the kernel's kfd_criu_image.h lays it out (see the
+ * "Image stream" section of amdkfd-criu.rst): a header, then records of
+ * a 12-byte header (type, flags, payload length), the payload and a
+ * CRC32C trailer over both, all little-endian. Offsets below are of
+ * fields in a record's payload.
+ */
+#define CRIU_IMG_HEADER_SIZE		88
+#define CRIU_IMG_REC_HEADER_SIZE	12
+#define CRIU_IMG_REC_OVERHEAD		16
+#define CRIU_IMG_REC_PROCESS		3
+#define CRIU_IMG_REC_GPU		6
+#define CRIU_IMG_REC_BO			7
+#define CRIU_IMG_REC_BO_DATA		8
+#define CRIU_IMG_REC_QUEUE		9
+#define CRIU_IMG_REC_TRAP_HANDLER	13
+/* PROCESS */
+#define CRIU_IMG_PROC_XNACK		0
+#define CRIU_IMG_PROC_RUNTIME_STATE	4
+#define CRIU_IMG_PROC_R_DEBUG		8
+#define CRIU_IMG_PROC_TTMP_SETUP	16
+/* GPU */
+#define CRIU_IMG_GPU_ID			0
+/* BO: 56 bytes */
+#define CRIU_IMG_BO_VA			0
+#define CRIU_IMG_BO_SIZE		8
+#define CRIU_IMG_BO_USERPTR		16
+#define CRIU_IMG_BO_MMAP_OFFSET		24
+#define CRIU_IMG_BO_MAPPED_GPUS		32
+#define CRIU_IMG_BO_FLAGS		40
+#define CRIU_IMG_BO_HANDLE		44
+#define CRIU_IMG_BO_GPU_INDEX		48
+#define CRIU_IMG_BO_LEN			56
+/* BO_DATA: a 16-byte header, then the contents */
+#define CRIU_IMG_BO_DATA_INDEX		0
+#define CRIU_IMG_BO_DATA_OFFSET		8
+#define CRIU_IMG_BO_DATA_HDR		16
+/* TRAP_HANDLER */
+#define CRIU_IMG_TRAP_GPU_INDEX		0
+#define CRIU_IMG_TRAP_TBA		8
+#define CRIU_IMG_TRAP_TMA		16
+/* QUEUE: 112 bytes, then the CU mask */
+#define CRIU_IMG_QUEUE_ID		40
+#define CRIU_IMG_QUEUE_TYPE		48
+#define CRIU_IMG_QUEUE_FORMAT		52
+#define CRIU_IMG_QUEUE_DOORBELL		84
+#define CRIU_IMG_QUEUE_GWS		92
+#define CRIU_IMG_QUEUE_NUM_CU_MASK	96
+#define CRIU_IMG_QUEUE_NUM_XCC		100
+#define CRIU_IMG_QUEUE_LEN		112
+
+static inline __u32 criu_img_le32(const unsigned char *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (__u32)p[3] << 24;
+}
+
+static inline __u64 criu_img_le64(const unsigned char *p)
+{
+	return criu_img_le32(p) | (__u64)criu_img_le32(p + 4) << 32;
+}
+
+/**
+ * struct criu_img_rec - a record of an image in memory
+ * @off: where its header starts in the image
+ * @type: its type
+ * @length: bytes of payload
+ * @payload: the payload
+ */
+struct criu_img_rec {
+	size_t off;
+	__u32 type;
+	__u32 length;
+	unsigned char *payload;
+};
+
+/*
+ * Fills @rec with the record at @off of the @len bytes at @img; false
+ * when no whole record starts there.
+ */
+static inline bool criu_img_rec_at(unsigned char *img, size_t len,
+				   size_t off, struct criu_img_rec *rec)
+{
+	if (off < CRIU_IMG_HEADER_SIZE || off > len ||
+	    len - off < CRIU_IMG_REC_OVERHEAD)
+		return false;
+	rec->length = criu_img_le32(img + off + 8);
+	if (rec->length > len - off - CRIU_IMG_REC_OVERHEAD)
+		return false;
+	rec->off = off;
+	rec->type = criu_img_le32(img + off);
+	rec->payload = img + off + CRIU_IMG_REC_HEADER_SIZE;
+	return true;
+}
+
+static inline bool criu_img_first(unsigned char *img, size_t len,
+				  struct criu_img_rec *rec)
+{
+	return criu_img_rec_at(img, len, CRIU_IMG_HEADER_SIZE, rec);
+}
+
+/* Steps @rec to the record after it; false at the end of the image */
+static inline bool criu_img_next(unsigned char *img, size_t len,
+				 struct criu_img_rec *rec)
+{
+	return criu_img_rec_at(img, len, rec->off + CRIU_IMG_REC_OVERHEAD +
+			       rec->length, rec);
+}
+
+/*
+ * Finds record @n (from 0) of @type, or with @n -1 the last one; false
+ * when the image has no such record.
+ */
+static inline bool criu_img_find(unsigned char *img, size_t len, __u32 type,
+				 int n, struct criu_img_rec *rec)
+{
+	struct criu_img_rec cur;
+	bool found = false, ok;
+	int seen = 0;
+
+	for (ok = criu_img_first(img, len, &cur); ok;
+	     ok = criu_img_next(img, len, &cur)) {
+		if (cur.type != type)
+			continue;
+		*rec = cur;
+		found = true;
+		if (seen++ == n)
+			return true;
+	}
+	return found && n < 0;
+}
+
+/*
+ * The gpu_id the process knew the GPU of GPU record @index of @img by,
+ * which other records name by that index; 0 when there is no such record
+ */
+static inline __u32 criu_img_gpu_id(unsigned char *img, size_t len,
+				    __u32 index)
+{
+	struct criu_img_rec rec;
+
+	if (index > INT32_MAX ||
+	    !criu_img_find(img, len, CRIU_IMG_REC_GPU, index, &rec) ||
+	    rec.length < CRIU_IMG_GPU_ID + 4)
+		return 0;
+	return criu_img_le32(rec.payload + CRIU_IMG_GPU_ID);
+}
+
+/* CRC32C as the stream uses it: all-ones seed, inverted result */
+static inline __u32 criu_img_crc32c(const unsigned char *p, size_t len)
+{
+	__u32 crc = ~0U;
+	int bit;
+
+	while (len--) {
+		crc ^= *p++;
+		for (bit = 0; bit < 8; bit++)
+			crc = (crc >> 1) ^ (0x82f63b78U & -(crc & 1));
+	}
+	return ~crc;
+}
+
+/* Rewrites the CRC trailer of @rec after a change of its payload */
+static inline void criu_img_fix_crc(unsigned char *img,
+				    const struct criu_img_rec *rec)
+{
+	size_t n = CRIU_IMG_REC_HEADER_SIZE + rec->length;
+	__u32 crc = criu_img_crc32c(img + rec->off, n);
+	unsigned char *p = img + rec->off + n;
+
+	p[0] = crc;
+	p[1] = crc >> 8;
+	p[2] = crc >> 16;
+	p[3] = crc >> 24;
+}
+
+/*
+ * Reads the whole image file @fd from its start into a malloc()ed buffer,
+ * its length in *@len; NULL on error.
+ */
+static inline unsigned char *criu_img_load(int fd, size_t *len)
+{
+	off_t size = fd_size(fd);
+	unsigned char *img;
+
+	if (size <= 0)
+		return NULL;
+	img = malloc(size);
+	if (img && pread(fd, img, size, 0) != size) {
+		free(img);
+		img = NULL;
+	}
+	*len = size;
+	return img;
 }
 
 /* Monotonic milliseconds, for bounded waits */
