@@ -13,6 +13,7 @@
  */
 
 #include <kunit/test.h>
+#include <linux/unaligned.h>
 
 #include "v9_structs.h"
 #include "v10_structs.h"
@@ -812,9 +813,13 @@ static void qt_family_dyn(struct kfd_criu_queue_dyn *dyn, u32 xcc)
 	dyn->wptr = cpu_to_le64(0x123456789040ULL + xcc * 16);
 	dyn->cntl_stack_offset = cpu_to_le32(QT_DYN_OFF);
 	dyn->wg_state_offset = cpu_to_le32(0x5000 + xcc * 8);
-	dyn->eop_rptr = cpu_to_le32(2 + xcc);
-	dyn->eop_wptr = cpu_to_le32(4 + xcc);
+	dyn->eop_rptr = cpu_to_le32(0x1abc + xcc);
+	dyn->eop_wptr = cpu_to_le32(0x1cba + xcc);
 }
+
+/* The pointer field of the EOP registers in every family (13 bits) */
+#define QT_EOP_MASK	0x1fffU
+#define QT_FILL32	0xa5a5a5a5U
 
 /* Checks the fields of one XCC's MQD at @m after set_dyn_state(@dyn) */
 static void qt_check_cp_fields(struct kunit *test, const struct qt_family *f,
@@ -834,13 +839,13 @@ static void qt_check_cp_fields(struct kunit *test, const struct qt_family *f,
 			le32_to_cpu(dyn->cntl_stack_offset));
 	KUNIT_EXPECT_EQ(test, qt_reg(m, off[QT_WG_STATE_OFFSET]),
 			le32_to_cpu(dyn->wg_state_offset));
-	/* The pointer field is the low bits; the top byte is other fields */
-	KUNIT_EXPECT_EQ(test, qt_reg(m, off[QT_EOP_RPTR]) & 0xff,
-			le32_to_cpu(dyn->eop_rptr));
-	KUNIT_EXPECT_EQ(test, qt_reg(m, off[QT_EOP_RPTR]) >> 24, QT_FILL);
-	KUNIT_EXPECT_EQ(test, qt_reg(m, off[QT_EOP_WPTR]) & 0xff,
-			le32_to_cpu(dyn->eop_wptr));
-	KUNIT_EXPECT_EQ(test, qt_reg(m, off[QT_EOP_WPTR]) >> 24, QT_FILL);
+	/* The pointer field only; the register's other fields stay */
+	KUNIT_EXPECT_EQ(test, qt_reg(m, off[QT_EOP_RPTR]),
+			(QT_FILL32 & ~QT_EOP_MASK) |
+			(le32_to_cpu(dyn->eop_rptr) & QT_EOP_MASK));
+	KUNIT_EXPECT_EQ(test, qt_reg(m, off[QT_EOP_WPTR]),
+			(QT_FILL32 & ~QT_EOP_MASK) |
+			(le32_to_cpu(dyn->eop_wptr) & QT_EOP_MASK));
 }
 
 /*
@@ -896,11 +901,23 @@ static void qt_test_family_cp_dyn(struct kunit *test)
 							&len), 0);
 		KUNIT_EXPECT_MEMEQ(test, &back, &dyn, sizeof(dyn));
 		KUNIT_EXPECT_EQ(test, len, ctl_len);
-		if (ctl_len)
+		if (ctl_len) {
 			KUNIT_EXPECT_MEMEQ(test, ctl, m + lo, ctl_len);
-		if (ctl_len)
 			KUNIT_EXPECT_EQ(test, ctl[ctl_len - 1], 0x30 + xcc);
+		}
 	}
+
+	/* An EOP pointer wider than the field is cut to it, both ways */
+	memset(mqd, QT_FILL, size);
+	qt_family_dyn(&dyn, 0);
+	dyn.eop_rptr = cpu_to_le32(U32_MAX);
+	KUNIT_ASSERT_EQ(test, mm->set_dyn_state(mm, mqd, &q->properties, 0,
+						&dyn, ctl, ctl_len), 0);
+	KUNIT_EXPECT_EQ(test, qt_reg(mqd, f->cp_off[QT_EOP_RPTR]), QT_FILL32 |
+			QT_EOP_MASK);
+	KUNIT_ASSERT_EQ(test, mm->get_dyn_state(mm, mqd, &q->properties, 0,
+						&back, NULL, &len), 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(back.eop_rptr), QT_EOP_MASK);
 
 	/* Refusals write nothing */
 	memset(mqd, QT_FILL, size);
@@ -915,6 +932,20 @@ static void qt_test_family_cp_dyn(struct kunit *test)
 						&dyn, ctl, ctl_len + 1),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, qt_stray_bytes(mqd, size, NULL, 0, 0, 0), 0);
+
+	/*
+	 * On GFX9 the control stack offset is the CP's, read back from the
+	 * MQD: one past the control stack must not be copied from, and one
+	 * at its end leaves nothing to copy.
+	 */
+	if (!f->ctl_in_mqd)
+		return;
+	KUNIT_EXPECT_EQ(test, mm->get_dyn_state(mm, mqd, &q->properties, 0,
+						&back, ctl, &len), -EINVAL);
+	put_unaligned_le32(QT_DYN_CTL, mqd + f->cp_off[QT_CNTL_STACK_OFFSET]);
+	KUNIT_EXPECT_EQ(test, mm->get_dyn_state(mm, mqd, &q->properties, 0,
+						&back, ctl, &len), 0);
+	KUNIT_EXPECT_EQ(test, len, 0);
 }
 
 /* An SDMA queue's MQD of each family: the four ring pointers only */
