@@ -22,10 +22,18 @@
  * task, SIGKILL and then SIGUSR1, so that the unwind starts with the
  * signal pending: the fake unmap and free then fail as amdgpu's
  * interruptible reservations do, and a BO freed twice fails the test.
+ *
+ * The hostile-records case is the GPU half of the mutation campaign: it
+ * sets each field of BO and BO_DATA records to boundary values, with
+ * good CRCs, and restores each image on the fakes; a refusal must use a
+ * documented errno and leave nothing, an acceptance must restore what
+ * the records say. The runtime case restores and unwinds the XNACK mode
+ * and an enabled runtime, which a restore sets before its BOs.
  */
 
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
+#include <linux/unaligned.h>
 
 #include "kfd_criu_fake_gpu.h"
 #include "kfd_criu_test_stream.h"
@@ -645,6 +653,284 @@ static void test_bos_snapshot_refuses_imported(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, img.bos);
 }
 
+/**
+ * struct bt_field - a field of a record payload the sweep sets
+ * @name: for messages
+ * @off: its offset in the payload
+ * @size: 4 or 8 bytes
+ */
+struct bt_field {
+	const char *name;
+	u32 off;
+	u32 size;
+};
+
+static const struct bt_field bt_bo_fields[] = {
+	{ "va", offsetof(struct kfd_criu_bo_rec, va), 8 },
+	{ "size", offsetof(struct kfd_criu_bo_rec, size), 8 },
+	{ "userptr", offsetof(struct kfd_criu_bo_rec, userptr), 8 },
+	{ "mmap_offset", offsetof(struct kfd_criu_bo_rec, mmap_offset), 8 },
+	{ "mapped_gpus", offsetof(struct kfd_criu_bo_rec, mapped_gpus), 8 },
+	{ "alloc_flags", offsetof(struct kfd_criu_bo_rec, alloc_flags), 4 },
+	{ "handle", offsetof(struct kfd_criu_bo_rec, handle), 4 },
+	{ "gpu_index", offsetof(struct kfd_criu_bo_rec, gpu_index), 4 },
+	{ "reserved", offsetof(struct kfd_criu_bo_rec, reserved), 4 },
+};
+
+static const struct bt_field bt_data_fields[] = {
+	{ "bo_index", offsetof(struct kfd_criu_bo_data_hdr, bo_index), 4 },
+	{ "reserved", offsetof(struct kfd_criu_bo_data_hdr, reserved), 4 },
+	{ "offset", offsetof(struct kfd_criu_bo_data_hdr, offset), 8 },
+};
+
+#define BT_BOUNDARIES	5
+
+/* Boundary value @k of a @size-byte field that holds @orig */
+static u64 bt_boundary(u32 size, u64 orig, unsigned int k)
+{
+	u64 max = size == 8 ? U64_MAX : U32_MAX;
+
+	switch (k) {
+	case 0:
+		return 0;
+	case 1:
+		return max;
+	case 2:
+		return (orig + 1) & max;
+	case 3:
+		return (orig + PAGE_SIZE) & max;
+	default:
+		return orig ^ BIT_ULL(size * 8 - 1);
+	}
+}
+
+/* Where the payload of the @n-th record of @type starts in @s, or 0 */
+static size_t bt_record_at(const struct kfd_criu_test_stream *s, u32 type,
+			   u32 n)
+{
+	size_t pos = sizeof(struct kfd_criu_image_header);
+	struct kfd_criu_record_header rh;
+
+	while (pos + sizeof(rh) <= s->len) {
+		memcpy(&rh, s->data + pos, sizeof(rh));
+		if (le32_to_cpu(rh.type) == type && !n--)
+			return pos + sizeof(rh);
+		pos += sizeof(rh) + le32_to_cpu(rh.length) + sizeof(__le32);
+	}
+	return 0;
+}
+
+static u64 bt_peek(const struct kfd_criu_test_stream *s, size_t at,
+		   const struct bt_field *f)
+{
+	const u8 *field = s->data + at + f->off;
+
+	return f->size == 8 ? get_unaligned_le64(field) :
+	       get_unaligned_le32(field);
+}
+
+/* Sets @f of the payload at @at to @val and makes the record's CRC good */
+static void bt_poke(struct kfd_criu_test_stream *s, size_t at,
+		    const struct bt_field *f, u64 val)
+{
+	struct kfd_criu_record_header rh;
+	u8 *field = s->data + at + f->off;
+	u32 len;
+
+	memcpy(&rh, s->data + at - sizeof(rh), sizeof(rh));
+	len = le32_to_cpu(rh.length);
+	if (f->size == 8)
+		put_unaligned_le64(val, field);
+	else
+		put_unaligned_le32(val, field);
+	put_unaligned_le32(kfd_criu_crc32c(kfd_criu_crc32c(0, &rh, sizeof(rh)),
+					   s->data + at, len),
+			   s->data + at + len);
+}
+
+/* The errors RESTORE documents for a malformed or unplaceable image */
+static bool bt_documented(int ret)
+{
+	switch (ret) {
+	case -EINVAL: case -EOPNOTSUPP: case -EBADMSG: case -EPROTO:
+	case -ENODATA: case -EEXIST: case -ENODEV: case -ENOSPC:
+	case -EADDRINUSE: case -ENOMEM:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* An accepted image: its BOs as the records say, then unwound cleanly */
+static void bt_check_accepted(struct kunit *test, struct kfd_process *q,
+			      struct kfd_criu_bos_image *img,
+			      struct kfd_criu_gpus_restore *st,
+			      const char *what)
+{
+	const struct kfd_criu_bo_rec *rec;
+	struct kfd_process_device *pdd;
+	struct kgd_mem *mem;
+	u32 i;
+
+	for (i = 0; i < img->num_bos; i++) {
+		rec = &img->bos[i];
+		pdd = q->pdds[st->target[le32_to_cpu(rec->gpu_index)]];
+		mem = idr_find(&pdd->alloc_idr, le32_to_cpu(rec->handle));
+		KUNIT_EXPECT_NOT_NULL_MSG(test, mem, "%s: BO %u missing", what, i);
+		if (!mem)
+			continue;
+		KUNIT_EXPECT_EQ_MSG(test, mem->va, le64_to_cpu(rec->va),
+				    "%s: BO %u", what, i);
+		KUNIT_EXPECT_EQ_MSG(test, mem->alloc_flags,
+				    le32_to_cpu(rec->alloc_flags),
+				    "%s: BO %u", what, i);
+	}
+	mutex_lock(&q->mutex);
+	kfd_criu_bos_unwind(q, img, st);
+	mutex_unlock(&q->mutex);
+	kfd_criu_bos_image_free(img);
+	KUNIT_EXPECT_EQ_MSG(test, kfd_fake_bos_of(q), 0,
+			    "%s: BOs left after the unwind", what);
+}
+
+/* Restores @s into a fresh process and judges the outcome */
+static bool bt_try_hostile(struct kunit *test, struct kfd_criu_test_stream *s,
+			   struct kfd_criu_gpus_restore *st, const char *what)
+{
+	struct kfd_process *q = kfd_fake_process(test, 2, BT_GPU0);
+	struct kfd_criu_bos_image img;
+	int ret;
+
+	u32 g;
+
+	ret = bt_restore(q, s, &img, st, false);
+	if (!ret) {
+		bt_check_accepted(test, q, &img, st, what);
+		return true;
+	}
+	KUNIT_EXPECT_TRUE_MSG(test, bt_documented(ret),
+			      "%s: undocumented error %d", what, ret);
+	KUNIT_EXPECT_EQ_MSG(test, kfd_fake_bos_of(q), 0, "%s: BOs left", what);
+	for (g = 0; g < 2; g++)
+		KUNIT_EXPECT_EQ_MSG(test,
+				    atomic64_read(&q->pdds[g]->vram_usage), 0,
+				    "%s: VRAM usage left", what);
+	KUNIT_EXPECT_EQ_MSG(test, kfd_fake->bounce_bytes, 0,
+			    "%s: bounce buffers left", what);
+	return false;
+}
+
+/* Sweeps @fields of the @n-th record of @type through the boundaries */
+static void bt_sweep_record(struct kunit *test, struct kfd_criu_test_stream *s,
+			    struct kfd_criu_gpus_restore *st, u32 type, u32 n,
+			    const struct bt_field *fields, unsigned int nfields,
+			    unsigned int *tried, unsigned int *accepted)
+{
+	size_t at = bt_record_at(s, type, n);
+	char what[64];
+	unsigned int f, k;
+	u64 orig, val;
+
+	KUNIT_ASSERT_NE(test, at, 0);
+	for (f = 0; f < nfields; f++) {
+		for (k = 0; k < BT_BOUNDARIES; k++) {
+			orig = bt_peek(s, at, &fields[f]);
+			val = bt_boundary(fields[f].size, orig, k);
+			bt_poke(s, at, &fields[f], val);
+			snprintf(what, sizeof(what), "record %u/%u %s=%#llx",
+				 type, n, fields[f].name, val);
+			*accepted += bt_try_hostile(test, s, st, what);
+			(*tried)++;
+			bt_poke(s, at, &fields[f], orig);
+		}
+	}
+}
+
+/*
+ * Hostile BO records, the GPU half of the mutation campaign: each field
+ * of the records of a VRAM BO over several chunks mapped on both GPUs, of
+ * a userptr BO and of the first contents header is set in turn to its
+ * boundary values (0, the maximum, one and a page more, the top bit
+ * flipped), the record's CRC made good again, and the image restored
+ * into a fresh process on the fake GPUs. A refused image must fail with
+ * an errno RESTORE documents and leave nothing behind; an accepted one
+ * must have created each BO at the VA and with the flags its record
+ * says, and unwind to nothing.
+ */
+static void test_bos_hostile_records(struct kunit *test)
+{
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
+	struct kfd_fake_gpus *fake = kfd_fake_gpus_new(test);
+	unsigned int tried = 0, accepted = 0;
+	struct kfd_criu_gpus_restore *st;
+	struct kfd_process *p;
+
+	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, st);
+	bt_stub(test);
+	p = bt_source(test);
+	KUNIT_ASSERT_EQ(test, bt_dump(p, s), 0);
+	bt_sweep_record(test, s, st, KFD_CRIU_REC_BO, 0, bt_bo_fields,
+			ARRAY_SIZE(bt_bo_fields), &tried, &accepted);
+	bt_sweep_record(test, s, st, KFD_CRIU_REC_BO, 2, bt_bo_fields,
+			ARRAY_SIZE(bt_bo_fields), &tried, &accepted);
+	bt_sweep_record(test, s, st, KFD_CRIU_REC_BO_DATA, 0, bt_data_fields,
+			ARRAY_SIZE(bt_data_fields), &tried, &accepted);
+	kunit_info(test, "%u hostile images: %u refused, %u accepted\n",
+		   tried, tried - accepted, accepted);
+	KUNIT_EXPECT_EQ(test, fake->bounce_bytes, 0);
+
+	/* The image itself is intact again and restores */
+	KUNIT_EXPECT_TRUE(test, bt_try_hostile(test, s, st, "intact"));
+}
+
+/*
+ * What a restore gives the process before its BOs exist, the XNACK mode
+ * and an enabled runtime, and its undo when a later step fails: the
+ * process is back to its own mode, with no runtime and no trap
+ * temporaries. A process without GPUs, so that only the bookkeeping
+ * runs; the device programming is RUNTIME_ENABLE's own code.
+ */
+static void test_runtime_restore_unwinds(struct kunit *test)
+{
+	struct kfd_criu_process_rec rec = {};
+	struct kfd_process *p = kfd_fake_process(test, 0, 0);
+	bool old;
+
+	p->xnack_enabled = true;
+	rec.xnack_enabled = cpu_to_le32(0);
+	rec.runtime_state = cpu_to_le32(DEBUG_RUNTIME_STATE_ENABLED);
+	rec.r_debug = cpu_to_le64(0x7f0012345000ULL);
+	rec.ttmp_setup = cpu_to_le32(1);
+	mutex_lock(&p->mutex);
+	old = kfd_criu_runtime_restore(p, &rec);
+	KUNIT_EXPECT_TRUE(test, old);
+	KUNIT_EXPECT_FALSE(test, p->xnack_enabled);
+	KUNIT_EXPECT_EQ(test, p->runtime_info.runtime_state,
+			DEBUG_RUNTIME_STATE_ENABLED);
+	KUNIT_EXPECT_EQ(test, p->runtime_info.r_debug, 0x7f0012345000ULL);
+	KUNIT_EXPECT_TRUE(test, p->runtime_info.ttmp_setup);
+
+	kfd_criu_runtime_unwind(p, &rec, old);
+	KUNIT_EXPECT_TRUE(test, p->xnack_enabled);
+	KUNIT_EXPECT_EQ(test, p->runtime_info.runtime_state,
+			DEBUG_RUNTIME_STATE_DISABLED);
+	KUNIT_EXPECT_EQ(test, p->runtime_info.r_debug, 0);
+	KUNIT_EXPECT_FALSE(test, p->runtime_info.ttmp_setup);
+
+	/* Without a runtime in the image only the mode changes, and back */
+	rec.runtime_state = cpu_to_le32(DEBUG_RUNTIME_STATE_DISABLED);
+	rec.r_debug = 0;
+	rec.ttmp_setup = 0;
+	old = kfd_criu_runtime_restore(p, &rec);
+	KUNIT_EXPECT_FALSE(test, p->xnack_enabled);
+	KUNIT_EXPECT_EQ(test, p->runtime_info.runtime_state,
+			DEBUG_RUNTIME_STATE_DISABLED);
+	kfd_criu_runtime_unwind(p, &rec, old);
+	KUNIT_EXPECT_TRUE(test, p->xnack_enabled);
+	mutex_unlock(&p->mutex);
+}
+
 static struct kunit_case kfd_criu_bos_cases[] = {
 	KUNIT_CASE(test_bos_round_trip),
 	KUNIT_CASE(test_bos_round_trip_swapped_gpus),
@@ -655,6 +941,8 @@ static struct kunit_case kfd_criu_bos_cases[] = {
 	KUNIT_CASE(test_bos_vram_lost),
 	KUNIT_CASE(test_bos_snapshot_refuses_imported),
 	KUNIT_CASE(test_bos_restore_unwinds_with_a_signal_pending),
+	KUNIT_CASE(test_runtime_restore_unwinds),
+	KUNIT_CASE(test_bos_hostile_records),
 	{}
 };
 

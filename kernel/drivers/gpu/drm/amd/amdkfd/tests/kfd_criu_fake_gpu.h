@@ -196,6 +196,7 @@ static struct kfd_process *kfd_fake_process(struct kunit *test, u32 num_gpus,
 	mutex_init(&p->mutex);
 	mutex_init(&p->svms.lock);
 	p->svms.objects = RB_ROOT_CACHED;
+	INIT_LIST_HEAD(&p->svms.list);
 	for (i = 0; i < num_gpus; i++) {
 		pdd = kunit_kzalloc(test, sizeof(*pdd), GFP_KERNEL);
 		node = kunit_kzalloc(test, sizeof(*node), GFP_KERNEL);
