@@ -563,8 +563,8 @@ static const char *plan_compute_buffers(struct __test_metadata *_metadata,
  * gets an MQD and a save area on every XCC, and the image carries one
  * queue state per XCC. The PM4 stream goes to one ring all the same: the
  * MQDs of a PM4 queue name one target XCC (pm4_target_xcc_in_xcp, 0 here,
- * from bits 8 to 15 of queue_percentage), and as we read 6.12 only that
- * XCC executes the packets, so WRITE_DATA writes the destination once.
+ * from bits 8 to 15 of queue_percentage). Which XCCs execute the packets
+ * does not matter to the check: WRITE_DATA writes the same value.
  */
 static const char *plan_queue(struct __test_metadata *_metadata,
 			      struct queue_plan *plan, __u32 type)

@@ -432,7 +432,7 @@ static inline __u64 kfd_align(__u64 x, __u64 a)
 /*
  * The wave slots of one XCC of @gpu that a save area has room for:
  * 32 per CU from GFX10.1 on; before, 40 per CU but at most 512 per shader
- * array. From documented topology properties: simd_count and array_count
+ * engine. From documented topology properties: simd_count and array_count
  * count the whole partition, so they are divided by its @num_xcc.
  */
 static inline __u64 kfd_gpu_wave_slots(const struct kfd_test_gpu *gpu,
@@ -717,6 +717,14 @@ static inline bool criu_img_rec_at(unsigned char *img, size_t len,
 static inline bool criu_img_first(unsigned char *img, size_t len,
 				  struct criu_img_rec *rec)
 {
+	/* The offsets here are version 1's: refuse anything else loudly */
+	if (len < CRIU_IMG_HEADER_SIZE || memcmp(img, "KFDCRIU", 8) ||
+	    criu_img_le32(img + 8) != 1 ||
+	    criu_img_le32(img + 16) != CRIU_IMG_HEADER_SIZE) {
+		fprintf(stderr, "# not a version 1 image with an %d-byte header\n",
+			CRIU_IMG_HEADER_SIZE);
+		return false;
+	}
 	return criu_img_rec_at(img, len, CRIU_IMG_HEADER_SIZE, rec);
 }
 
