@@ -143,26 +143,6 @@ TEST(round_trip_through_pipes)
 	free(img.data);
 }
 
-/* CRC32C as the stream uses it: all-ones seed, inverted result. */
-static __u32 crc32c(const void *buf, size_t len)
-{
-	const unsigned char *p = buf;
-	__u32 crc = ~0U;
-	int bit;
-
-	while (len--) {
-		crc ^= *p++;
-		for (bit = 0; bit < 8; bit++)
-			crc = (crc >> 1) ^ (0x82f63b78U & -(crc & 1));
-	}
-	return ~crc;
-}
-
-static __u32 get_le32(const unsigned char *p)
-{
-	return p[0] | p[1] << 8 | p[2] << 16 | (__u32)p[3] << 24;
-}
-
 static void put_le32(unsigned char *p, __u32 v)
 {
 	p[0] = v;
@@ -177,19 +157,19 @@ static size_t find_record(const unsigned char *data, size_t len, __u32 type)
 	size_t off = IMAGE_HEADER_SIZE;
 
 	while (off + RECORD_OVERHEAD <= len) {
-		if (get_le32(data + off) == type)
+		if (criu_img_le32(data + off) == type)
 			return off;
-		off += RECORD_OVERHEAD + get_le32(data + off + 8);
+		off += RECORD_OVERHEAD + criu_img_le32(data + off + 8);
 	}
 	return 0;
 }
 
 static void fix_record_crc(unsigned char *data, size_t off)
 {
-	__u32 len = get_le32(data + off + 8);
+	__u32 len = criu_img_le32(data + off + 8);
 
 	put_le32(data + off + RECORD_HEADER_SIZE + len,
-		 crc32c(data + off, RECORD_HEADER_SIZE + len));
+		 criu_img_crc32c(data + off, RECORD_HEADER_SIZE + len));
 }
 
 /**
@@ -264,7 +244,7 @@ static size_t break_image(const struct bad_image *bad, unsigned char *data,
 	if (bad->version) {
 		put_le32(data + IMAGE_VERSION_OFF, bad->version);
 		put_le32(data + IMAGE_HEADER_CRC_OFF,
-			 crc32c(data, IMAGE_HEADER_CRC_OFF));
+			 criu_img_crc32c(data, IMAGE_HEADER_CRC_OFF));
 	}
 	if (bad->header_crc)
 		data[IMAGE_HEADER_CRC_OFF] ^= 0xff;
@@ -272,7 +252,7 @@ static size_t break_image(const struct bad_image *bad, unsigned char *data,
 	if (bad->num_events && off) {
 		put_le32(data + off + RECORD_HEADER_SIZE + PROCESS_NUM_EVENTS_OFF,
 			 bad->num_events == 1 ?
-			 get_le32(data + off + RECORD_HEADER_SIZE +
+			 criu_img_le32(data + off + RECORD_HEADER_SIZE +
 				  PROCESS_NUM_EVENTS_OFF) + 1 : bad->num_events);
 		fix_record_crc(data, off);
 	}
@@ -379,7 +359,7 @@ TEST(failed_restore_then_fresh_ids)
 
 static __u64 get_le64(const unsigned char *p)
 {
-	return get_le32(p) | (__u64)get_le32(p + 4) << 32;
+	return criu_img_le32(p) | (__u64)criu_img_le32(p + 4) << 32;
 }
 
 static void put_le64(unsigned char *p, __u64 v)
@@ -403,7 +383,7 @@ static size_t insert_gpu_record(const unsigned char *in, size_t len,
 
 	if (!compat || !find_record(in, len, REC_END))
 		return 0;
-	gpu = compat + RECORD_OVERHEAD + get_le32(in + compat + 8);
+	gpu = compat + RECORD_OVERHEAD + criu_img_le32(in + compat + 8);
 	memcpy(out, in, gpu);
 	memcpy(out + gpu + RECORD_OVERHEAD + GPU_REC_SIZE, in + gpu, len - gpu);
 	len += RECORD_OVERHEAD + GPU_REC_SIZE;
@@ -429,7 +409,7 @@ static size_t insert_gpu_record(const unsigned char *in, size_t len,
 
 	end = find_record(out, len, REC_END);
 	p = out + end + RECORD_HEADER_SIZE;
-	put_le32(p, get_le32(p) + 1);
+	put_le32(p, criu_img_le32(p) + 1);
 	put_le64(p + END_PAYLOAD_BYTES_OFF,
 		 get_le64(p + END_PAYLOAD_BYTES_OFF) + GPU_REC_SIZE);
 	fix_record_crc(out, end);
@@ -503,7 +483,7 @@ TEST(image_with_missing_gpu)
 	len = insert_gpu_record(img.data, img.len, copy, ABSENT_GPU_ID);
 	ASSERT_EQ(img.len + RECORD_OVERHEAD + GPU_REC_SIZE, len);
 	next = find_record(copy, len, REC_GPU) + RECORD_OVERHEAD + GPU_REC_SIZE;
-	most = next + RECORD_OVERHEAD + get_le32(copy + next + 8);
+	most = next + RECORD_OVERHEAD + criu_img_le32(copy + next + 8);
 	ASSERT_LT(most, len);
 	gpu = memfd_from(copy, len);
 	ASSERT_LE(0, gpu);
