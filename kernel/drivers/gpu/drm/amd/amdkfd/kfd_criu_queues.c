@@ -59,6 +59,8 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include <kunit/static_stub.h>
+
 #include "kfd_criu.h"
 #include "kfd_device_queue_manager.h"
 #include "kfd_mqd_manager.h"
@@ -69,6 +71,52 @@
 				    sizeof(struct kfd_criu_queue_dyn))
 /* CU mask words one QUEUE record may carry */
 #define KFD_CRIU_CU_MASK_WORDS	(KFD_CRIU_MAX_CU_MASK_BITS / 32)
+
+/*
+ * The calls into the queue managers that need a GPU's VM, doorbells and
+ * hardware queues. The KUnit tests put a fake queue manager behind them
+ * (kunit_activate_static_stub()); without KUnit the redirect compiles to
+ * nothing.
+ */
+static int kfd_criu_queue_acquire_buffers(struct kfd_process_device *pdd,
+					  struct queue_properties *qp)
+{
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_queue_acquire_buffers, pdd, qp);
+	return kfd_queue_acquire_buffers(pdd, qp);
+}
+
+static void kfd_criu_queue_release_buffers(struct kfd_process_device *pdd,
+					   struct queue_properties *qp)
+{
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_queue_release_buffers, pdd, qp);
+	kfd_queue_unref_bo_vas(pdd, qp);
+	kfd_queue_release_buffers(pdd, qp);
+}
+
+static int kfd_criu_queue_pqm_create(struct kfd_process *p,
+				     struct kfd_process_device *pdd,
+				     struct queue_properties *qp,
+				     struct kfd_criu_queue_priv_data *ids)
+{
+	unsigned int qid;
+
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_queue_pqm_create, p, pdd, qp, ids);
+	return pqm_create_queue(&p->pqm, pdd->dev, NULL, qp, &qid, ids,
+				NULL, NULL, NULL);
+}
+
+static int kfd_criu_queue_pqm_set_gws(struct kfd_process *p, u32 qid,
+				      void *gws)
+{
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_queue_pqm_set_gws, p, qid, gws);
+	return pqm_set_gws(&p->pqm, qid, gws);
+}
+
+static int kfd_criu_queue_pqm_destroy(struct kfd_process *p, u32 qid)
+{
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_queue_pqm_destroy, p, qid);
+	return pqm_destroy_queue(&p->pqm, qid);
+}
 
 /**
  * kfd_criu_queues_image_free - free what a queues image holds
@@ -932,8 +980,7 @@ static void kfd_criu_queue_put_buffers(void *data)
 {
 	struct kfd_criu_queue_buffers *qb = data;
 
-	kfd_queue_unref_bo_vas(qb->pdd, qb->qp);
-	kfd_queue_release_buffers(qb->pdd, qb->qp);
+	kfd_criu_queue_release_buffers(qb->pdd, qb->qp);
 }
 
 /* Creates the queue of record @n as the create ioctl would. */
@@ -944,7 +991,6 @@ static int kfd_criu_queue_create(struct kfd_process *p,
 	struct kfd_criu_queue_priv_data ids = {};
 	struct queue_properties qp;
 	struct kfd_criu_queue_buffers qb = { .pdd = pdd, .qp = &qp };
-	unsigned int qid;
 	int ret;
 
 	kfd_criu_queue_props(rec, &qp);
@@ -955,15 +1001,14 @@ static int kfd_criu_queue_create(struct kfd_process *p,
 		if (ret)
 			return ret;
 	}
-	ret = kfd_queue_acquire_buffers(pdd, &qp);
+	ret = kfd_criu_queue_acquire_buffers(pdd, &qp);
 	if (ret) {
 		pr_debug("CRIU image: queue %u: its buffers are not mapped as it needs: %d\n",
 			 ids.q_id, ret);
 		return ret;
 	}
 	/* The ids alone: the MQD comes from init_mqd(), never the image */
-	ret = pqm_create_queue(&p->pqm, pdd->dev, NULL, &qp, &qid, &ids,
-			       NULL, NULL, NULL);
+	ret = kfd_criu_queue_pqm_create(p, pdd, &qp, &ids);
 	if (ret) {
 		if (ret == -EBUSY && kfd_criu_queue_is_sdma(qp.type))
 			pr_warn_ratelimited("CRIU image: queue %u: SDMA slot %u is taken\n",
@@ -1013,8 +1058,9 @@ int kfd_criu_queues_restore(struct kfd_process *p,
 		img->num_created++;
 		ret = kfd_criu_queue_set_cu_mask(p, img, i);
 		if (!ret && rec->gws)
-			ret = pqm_set_gws(&p->pqm, le32_to_cpu(rec->queue_id),
-					  pdd->dev->gws);
+			ret = kfd_criu_queue_pqm_set_gws(p,
+							 le32_to_cpu(rec->queue_id),
+							 pdd->dev->gws);
 		/* Last: the steps before may rewrite the MQD */
 		if (!ret)
 			ret = kfd_criu_queue_set_dyn(p, img, i, first_state);
@@ -1051,7 +1097,7 @@ static void kfd_criu_queues_destroy_all(void *data)
 
 	while (img->num_created) {
 		qid = le32_to_cpu(img->queues[--img->num_created].queue_id);
-		ret = pqm_destroy_queue(&td->p->pqm, qid);
+		ret = kfd_criu_queue_pqm_destroy(td->p, qid);
 		if (ret)
 			pr_warn_ratelimited("CRIU image: cannot destroy restored queue %u: %d\n",
 					    qid, ret);

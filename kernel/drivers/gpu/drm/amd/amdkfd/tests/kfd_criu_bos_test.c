@@ -653,19 +653,7 @@ static void test_bos_snapshot_refuses_imported(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, img.bos);
 }
 
-/**
- * struct bt_field - a field of a record payload the sweep sets
- * @name: for messages
- * @off: its offset in the payload
- * @size: 4 or 8 bytes
- */
-struct bt_field {
-	const char *name;
-	u32 off;
-	u32 size;
-};
-
-static const struct bt_field bt_bo_fields[] = {
+static const struct kfd_criu_test_field bt_bo_fields[] = {
 	{ "va", offsetof(struct kfd_criu_bo_rec, va), 8 },
 	{ "size", offsetof(struct kfd_criu_bo_rec, size), 8 },
 	{ "userptr", offsetof(struct kfd_criu_bo_rec, userptr), 8 },
@@ -677,89 +665,11 @@ static const struct bt_field bt_bo_fields[] = {
 	{ "reserved", offsetof(struct kfd_criu_bo_rec, reserved), 4 },
 };
 
-static const struct bt_field bt_data_fields[] = {
+static const struct kfd_criu_test_field bt_data_fields[] = {
 	{ "bo_index", offsetof(struct kfd_criu_bo_data_hdr, bo_index), 4 },
 	{ "reserved", offsetof(struct kfd_criu_bo_data_hdr, reserved), 4 },
 	{ "offset", offsetof(struct kfd_criu_bo_data_hdr, offset), 8 },
 };
-
-#define BT_BOUNDARIES	5
-
-/* Boundary value @k of a @size-byte field that holds @orig */
-static u64 bt_boundary(u32 size, u64 orig, unsigned int k)
-{
-	u64 max = size == 8 ? U64_MAX : U32_MAX;
-
-	switch (k) {
-	case 0:
-		return 0;
-	case 1:
-		return max;
-	case 2:
-		return (orig + 1) & max;
-	case 3:
-		return (orig + PAGE_SIZE) & max;
-	default:
-		return orig ^ BIT_ULL(size * 8 - 1);
-	}
-}
-
-/* Where the payload of the @n-th record of @type starts in @s, or 0 */
-static size_t bt_record_at(const struct kfd_criu_test_stream *s, u32 type,
-			   u32 n)
-{
-	size_t pos = sizeof(struct kfd_criu_image_header);
-	struct kfd_criu_record_header rh;
-
-	while (pos + sizeof(rh) <= s->len) {
-		memcpy(&rh, s->data + pos, sizeof(rh));
-		if (le32_to_cpu(rh.type) == type && !n--)
-			return pos + sizeof(rh);
-		pos += sizeof(rh) + le32_to_cpu(rh.length) + sizeof(__le32);
-	}
-	return 0;
-}
-
-static u64 bt_peek(const struct kfd_criu_test_stream *s, size_t at,
-		   const struct bt_field *f)
-{
-	const u8 *field = s->data + at + f->off;
-
-	return f->size == 8 ? get_unaligned_le64(field) :
-	       get_unaligned_le32(field);
-}
-
-/* Sets @f of the payload at @at to @val and makes the record's CRC good */
-static void bt_poke(struct kfd_criu_test_stream *s, size_t at,
-		    const struct bt_field *f, u64 val)
-{
-	struct kfd_criu_record_header rh;
-	u8 *field = s->data + at + f->off;
-	u32 len;
-
-	memcpy(&rh, s->data + at - sizeof(rh), sizeof(rh));
-	len = le32_to_cpu(rh.length);
-	if (f->size == 8)
-		put_unaligned_le64(val, field);
-	else
-		put_unaligned_le32(val, field);
-	put_unaligned_le32(kfd_criu_crc32c(kfd_criu_crc32c(0, &rh, sizeof(rh)),
-					   s->data + at, len),
-			   s->data + at + len);
-}
-
-/* The errors RESTORE documents for a malformed or unplaceable image */
-static bool bt_documented(int ret)
-{
-	switch (ret) {
-	case -EINVAL: case -EOPNOTSUPP: case -EBADMSG: case -EPROTO:
-	case -ENODATA: case -EEXIST: case -ENODEV: case -ENOSPC:
-	case -EADDRINUSE: case -ENOMEM:
-		return true;
-	default:
-		return false;
-	}
-}
 
 /* An accepted image: its BOs as the records say, then unwound cleanly */
 static void bt_check_accepted(struct kunit *test, struct kfd_process *q,
@@ -808,7 +718,7 @@ static bool bt_try_hostile(struct kunit *test, struct kfd_criu_test_stream *s,
 		bt_check_accepted(test, q, &img, st, what);
 		return true;
 	}
-	KUNIT_EXPECT_TRUE_MSG(test, bt_documented(ret),
+	KUNIT_EXPECT_TRUE_MSG(test, kfd_criu_test_documented(ret),
 			      "%s: undocumented error %d", what, ret);
 	KUNIT_EXPECT_EQ_MSG(test, kfd_fake_bos_of(q), 0, "%s: BOs left", what);
 	for (g = 0; g < 2; g++)
@@ -823,25 +733,26 @@ static bool bt_try_hostile(struct kunit *test, struct kfd_criu_test_stream *s,
 /* Sweeps @fields of the @n-th record of @type through the boundaries */
 static void bt_sweep_record(struct kunit *test, struct kfd_criu_test_stream *s,
 			    struct kfd_criu_gpus_restore *st, u32 type, u32 n,
-			    const struct bt_field *fields, unsigned int nfields,
-			    unsigned int *tried, unsigned int *accepted)
+			    const struct kfd_criu_test_field *fields,
+			    unsigned int nfields, unsigned int *tried,
+			    unsigned int *accepted)
 {
-	size_t at = bt_record_at(s, type, n);
+	size_t at = kfd_criu_test_record_at(s, type, n);
 	char what[64];
 	unsigned int f, k;
 	u64 orig, val;
 
 	KUNIT_ASSERT_NE(test, at, 0);
 	for (f = 0; f < nfields; f++) {
-		for (k = 0; k < BT_BOUNDARIES; k++) {
-			orig = bt_peek(s, at, &fields[f]);
-			val = bt_boundary(fields[f].size, orig, k);
-			bt_poke(s, at, &fields[f], val);
+		for (k = 0; k < KFD_CRIU_TEST_BOUNDARIES; k++) {
+			orig = kfd_criu_test_peek(s, at, &fields[f]);
+			val = kfd_criu_test_boundary(fields[f].size, orig, k);
+			kfd_criu_test_poke(s, at, &fields[f], val);
 			snprintf(what, sizeof(what), "record %u/%u %s=%#llx",
 				 type, n, fields[f].name, val);
 			*accepted += bt_try_hostile(test, s, st, what);
 			(*tried)++;
-			bt_poke(s, at, &fields[f], orig);
+			kfd_criu_test_poke(s, at, &fields[f], orig);
 		}
 	}
 }

@@ -15,6 +15,7 @@
 #include <kunit/test.h>
 #include <linux/unaligned.h>
 
+#include "kfd_criu_test_stream.h"
 #include "v9_structs.h"
 #include "v10_structs.h"
 #include "v11_structs.h"
@@ -358,8 +359,9 @@ static int qt_buf_read(void *ctx, void *buf, size_t len)
 	return 0;
 }
 
-/* Reads the stream in @b into @out as RESTORE's collector would. */
-static int qt_read_back(struct qt_buf *b, const struct qt_image *t,
+/* Reads the stream of @io into @out as RESTORE's collector would. */
+static int qt_read_back(struct kfd_criu_image_io *io,
+			const struct kfd_criu_gpus_image *gpus, u32 num_queues,
 			struct kfd_criu_queues_image *out, u32 *records)
 {
 	struct kfd_criu_image_header hdr;
@@ -371,7 +373,7 @@ static int qt_read_back(struct qt_buf *b, const struct qt_image *t,
 	buf = kmalloc(QT_BUF_SIZE, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
-	kfd_criu_image_reader_init(&r, &b->io, kfd_criu_v1_records,
+	kfd_criu_image_reader_init(&r, io, kfd_criu_v1_records,
 				   kfd_criu_v1_num_records);
 	ret = kfd_criu_image_read_header(&r, &hdr);
 	*records = 0;
@@ -380,10 +382,10 @@ static int qt_read_back(struct qt_buf *b, const struct qt_image *t,
 		if (ret || rec.type == KFD_CRIU_REC_END)
 			break;
 		(*records)++;
-		ret = kfd_criu_queues_collect(out, 2, &t->gpus, &rec, buf);
+		ret = kfd_criu_queues_collect(out, num_queues, gpus, &rec, buf);
 	}
 	kfree(buf);
-	return ret ? ret : kfd_criu_queues_validate(out, 2, &t->gpus);
+	return ret ? ret : kfd_criu_queues_validate(out, num_queues, gpus);
 }
 
 /* What CHECKPOINT writes, RESTORE collects unchanged; the size is exact. */
@@ -418,7 +420,8 @@ static void qt_test_round_trip(struct kunit *test)
 			sizeof(struct kfd_criu_image_header) + bytes);
 	KUNIT_ASSERT_EQ(test, kfd_criu_image_write_end(&w), 0);
 
-	KUNIT_ASSERT_EQ(test, qt_read_back(b, t, &out, &records), 0);
+	KUNIT_ASSERT_EQ(test, qt_read_back(&b->io, &t->gpus, 2, &out, &records),
+			0);
 	KUNIT_EXPECT_EQ(test, records, 2 + QT_STATES);
 	KUNIT_ASSERT_EQ(test, out.num_queues, 2);
 	KUNIT_EXPECT_MEMEQ(test, out.queues, t->queues, sizeof(t->queues));
@@ -758,11 +761,12 @@ static struct kfd_node *qt_family_node(struct kunit *test,
 	return node;
 }
 
-static struct mqd_manager *qt_family_mm(struct kunit *test,
-					const struct qt_family *f,
-					enum KFD_MQD_TYPE type)
+static struct mqd_manager *qt_family_mm_on(struct kunit *test,
+					   const struct qt_family *f,
+					   enum KFD_MQD_TYPE type,
+					   struct kfd_node *node)
 {
-	struct mqd_manager *mm = f->init(type, qt_family_node(test, f));
+	struct mqd_manager *mm = f->init(type, node);
 
 	KUNIT_ASSERT_NOT_NULL(test, mm);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, qt_free_mm, mm),
@@ -770,6 +774,13 @@ static struct mqd_manager *qt_family_mm(struct kunit *test,
 	KUNIT_ASSERT_NOT_NULL(test, mm->get_dyn_state);
 	KUNIT_ASSERT_NOT_NULL(test, mm->set_dyn_state);
 	return mm;
+}
+
+static struct mqd_manager *qt_family_mm(struct kunit *test,
+					const struct qt_family *f,
+					enum KFD_MQD_TYPE type)
+{
+	return qt_family_mm_on(test, f, type, qt_family_node(test, f));
 }
 
 static u32 qt_reg(const void *mqd, size_t off)
@@ -991,6 +1002,1061 @@ static void qt_test_family_sdma_dyn(struct kunit *test)
 			0);
 }
 
+/*
+ * A fake queue manager under the snapshot and the restore. The calls that
+ * need a GPU's VM, doorbells and hardware queues (the seams at the top of
+ * kfd_criu_queues.c) go to the fakes below, which keep a queue as the
+ * queue managers do: on its process's queue list, its queue id and
+ * doorbell taken, with MQD memory that init_mqd() would have filled
+ * (QT_FILL here). Everything else is the real code: kfd_criu_queues.c,
+ * pqm_update_mqd() and kfd_dqm_sdma_id_by_doorbell() of the queue
+ * managers, and each family's MQD ops on that memory, for two fake GPUs:
+ * a GFX9 with two XCCs and a GFX11.
+ */
+enum qf_step {
+	QF_ACQUIRE,
+	QF_CREATE,
+	QF_UPDATE,
+	QF_GWS,
+	QF_STEPS,
+};
+
+static const char * const qf_step_name[QF_STEPS] = {
+	"acquire buffers", "create", "update CU mask", "set GWS",
+};
+
+/**
+ * struct qf_fake - the fake queue manager
+ * @calls: calls made, per &enum qf_step
+ * @fail_step: the step to fail, or %QF_STEPS for none
+ * @fail_at: which call of that step fails (0 for the first)
+ * @fail_signal: the signal the failing call sends the calling task
+ *	before it fails with -EINTR, or 0 for a call that fails with -EIO
+ * @held: holds on queue buffers taken and not given back
+ * @live: fake queues alive, of every process
+ */
+struct qf_fake {
+	unsigned int calls[QF_STEPS];
+	enum qf_step fail_step;
+	unsigned int fail_at;
+	int fail_signal;
+	int held;
+	unsigned int live;
+};
+
+static struct qf_fake *qf;
+
+/**
+ * struct qf_queue - a queue of the fake queue manager
+ * @pqn: its node on its process's queue list
+ * @q: the queue
+ * @pdd: its GPU
+ * @holds: it holds its buffers, which destroying it gives back
+ */
+struct qf_queue {
+	struct process_queue_node pqn;
+	struct queue q;
+	struct kfd_process_device *pdd;
+	bool holds;
+};
+
+static int qf_step(enum qf_step step)
+{
+	unsigned int n = qf->calls[step]++;
+
+	if (step != qf->fail_step || n != qf->fail_at)
+		return 0;
+	if (!qf->fail_signal)
+		return -EIO;
+	send_sig(qf->fail_signal, current, 1);
+	return -EINTR;
+}
+
+/* A queue of @pdd, its MQDs filled with @fill, its ids taken. */
+static struct qf_queue *qf_queue_new(struct kfd_process *p,
+				     struct kfd_process_device *pdd,
+				     const struct queue_properties *qp,
+				     u32 qid, u32 doorbell, u8 fill)
+{
+	struct mqd_manager *mm = kfd_criu_mqd_mgr(pdd->dev, qp->type);
+	struct qf_queue *fq;
+	size_t size;
+
+	fq = kzalloc(sizeof(*fq), GFP_KERNEL);
+	if (!fq)
+		return NULL;
+	fq->q.properties = *qp;
+	fq->q.properties.queue_id = qid;
+	fq->q.device = pdd->dev;
+	fq->q.process = p;
+	fq->q.doorbell_id = doorbell;
+	size = mm->mqd_stride(mm, &fq->q.properties) *
+	       kfd_criu_queue_num_xcc(&fq->q);
+	fq->q.mqd = kvmalloc(size, GFP_KERNEL);
+	if (!fq->q.mqd) {
+		kfree(fq);
+		return NULL;
+	}
+	memset(fq->q.mqd, fill, size);
+	fq->pdd = pdd;
+	fq->pqn.q = &fq->q;
+	list_add_tail(&fq->pqn.process_queue_list, &p->pqm.queues);
+	set_bit(qid, p->pqm.queue_slot_bitmap);
+	if (!kfd_criu_queue_is_sdma(qp->type))
+		set_bit(doorbell, pdd->qpd.doorbell_bitmap);
+	qf->live++;
+	return fq;
+}
+
+static void qf_queue_free(struct kfd_process *p, struct qf_queue *fq)
+{
+	list_del(&fq->pqn.process_queue_list);
+	clear_bit(fq->q.properties.queue_id, p->pqm.queue_slot_bitmap);
+	if (!kfd_criu_queue_is_sdma(fq->q.properties.type))
+		clear_bit(fq->q.doorbell_id, fq->pdd->qpd.doorbell_bitmap);
+	if (fq->holds)
+		qf->held--;
+	kfree(fq->q.cu_mask);
+	kvfree(fq->q.mqd);
+	kfree(fq);
+	qf->live--;
+}
+
+static int qf_acquire_buffers(struct kfd_process_device *pdd,
+			      struct queue_properties *qp)
+{
+	int ret = qf_step(QF_ACQUIRE);
+
+	if (!ret)
+		qf->held++;
+	return ret;
+}
+
+/*
+ * As kfd_queue_unref_bo_vas(): the hold goes under the VM's reservation,
+ * which amdgpu takes interruptibly; with a signal pending the hold stays.
+ */
+static void qf_release_buffers(struct kfd_process_device *pdd,
+			       struct queue_properties *qp)
+{
+	if (!signal_pending(current))
+		qf->held--;
+}
+
+/* As pqm_create_queue() with given ids: the queue holds its buffers. */
+static int qf_create(struct kfd_process *p, struct kfd_process_device *pdd,
+		     struct queue_properties *qp,
+		     struct kfd_criu_queue_priv_data *ids)
+{
+	struct qf_queue *fq;
+	int ret;
+
+	ret = qf_step(QF_CREATE);
+	if (ret)
+		return ret;
+	if (test_bit(ids->q_id, p->pqm.queue_slot_bitmap))
+		return -EBUSY;
+	fq = qf_queue_new(p, pdd, qp, ids->q_id, ids->doorbell_id, QT_FILL);
+	if (!fq)
+		return -ENOMEM;
+	fq->q.sdma_id = ids->sdma_id;
+	fq->q.properties.is_evicted = true;
+	fq->holds = true;
+	return 0;
+}
+
+/* The DQM's update_queue(), which pqm_update_mqd() calls for a CU mask */
+static int qf_update_queue(struct device_queue_manager *dqm, struct queue *q,
+			   struct mqd_update_info *minfo)
+{
+	return qf_step(QF_UPDATE);
+}
+
+static int qf_set_gws(struct kfd_process *p, u32 qid, void *gws)
+{
+	struct queue *q = pqm_get_user_queue(&p->pqm, qid);
+	int ret;
+
+	ret = qf_step(QF_GWS);
+	if (ret)
+		return ret;
+	if (!q)
+		return -EINVAL;
+	q->gws = gws;
+	return 0;
+}
+
+/*
+ * As pqm_destroy_queue(): it gives back the buffers under the VM's
+ * reservation, which amdgpu takes interruptibly. With a signal pending
+ * the fake always fails, before it changed anything: the worst case.
+ */
+static int qf_destroy(struct kfd_process *p, u32 qid)
+{
+	struct queue *q = pqm_get_user_queue(&p->pqm, qid);
+
+	if (!q)
+		return -EINVAL;
+	if (signal_pending(current))
+		return -ERESTARTSYS;
+	qf_queue_free(p, container_of(q, struct qf_queue, q));
+	return 0;
+}
+
+static void qf_fake_new(struct kunit *test)
+{
+	qf = kunit_kzalloc(test, sizeof(*qf), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, qf);
+	qf->fail_step = QF_STEPS;
+	kunit_activate_static_stub(test, kfd_criu_queue_acquire_buffers,
+				   qf_acquire_buffers);
+	kunit_activate_static_stub(test, kfd_criu_queue_release_buffers,
+				   qf_release_buffers);
+	kunit_activate_static_stub(test, kfd_criu_queue_pqm_create, qf_create);
+	kunit_activate_static_stub(test, kfd_criu_queue_pqm_set_gws,
+				   qf_set_gws);
+	kunit_activate_static_stub(test, kfd_criu_queue_pqm_destroy,
+				   qf_destroy);
+}
+
+#define QF_GPUS		2
+#define QF_GPU_ID	0x4100
+#define QF_SDMA_DB	0x100U	/* doorbell of SDMA engine 0, queue 0 */
+#define QF_SDMA_STEP	0x20U	/* doorbells between two engines */
+#define QF_ENGINES	4	/* two PCIe, two XGMI */
+#define QF_MIRROR	512U	/* KFD_QUEUE_DOORBELL_MIRROR_OFFSET */
+
+/* The GFX9 with two XCCs and the GFX11 of qt_families[] */
+static const struct qt_family *qf_family(u32 gpu)
+{
+	return &qt_families[gpu ? 3 : 1];
+}
+
+static u32 qf_gfx_target(u32 gpu)
+{
+	return gpu ? 110000 : 90403;
+}
+
+/* A node of @gpu's family with a device queue manager and SDMA engines */
+static struct kfd_node *qf_node(struct kunit *test, u32 gpu)
+{
+	const struct qt_family *f = qf_family(gpu);
+	struct device_queue_manager *dqm;
+	struct kfd_node *node;
+	u32 i, *db;
+
+	node = qt_family_node(test, f);
+	dqm = kunit_kzalloc(test, sizeof(*dqm), GFP_KERNEL);
+	db = kunit_kcalloc(test, QF_ENGINES, sizeof(*db), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, dqm);
+	KUNIT_ASSERT_NOT_NULL(test, db);
+	node->id = QF_GPU_ID + gpu;
+	node->dqm = dqm;
+	node->gws = node;	/* a key, never dereferenced */
+	node->kfd->num_nodes = 1;
+	node->kfd->device_info.num_sdma_queues_per_engine = 8;
+	node->adev->gmc.xgmi.supported = true;
+	node->adev->sdma.num_instances = QF_ENGINES;
+	for (i = 0; i < QF_ENGINES; i++)
+		db[i] = QF_SDMA_DB + QF_SDMA_STEP * i;
+	node->kfd->shared_resources.sdma_doorbell_idx = db;
+	mutex_init(&dqm->lock_hidden);
+	dqm->dev = node;
+	dqm->sched_policy = KFD_SCHED_POLICY_HWS;
+	dqm->ops.update_queue = qf_update_queue;
+	dqm->mqd_mgrs[KFD_MQD_TYPE_CP] =
+		qt_family_mm_on(test, f, KFD_MQD_TYPE_CP, node);
+	dqm->mqd_mgrs[KFD_MQD_TYPE_SDMA] =
+		qt_family_mm_on(test, f, KFD_MQD_TYPE_SDMA, node);
+	return node;
+}
+
+static void qf_process_release(void *data)
+{
+	struct kfd_process *p = data;
+	struct process_queue_node *pqn, *tmp;
+
+	list_for_each_entry_safe(pqn, tmp, &p->pqm.queues, process_queue_list)
+		qf_queue_free(p, container_of(pqn, struct qf_queue, pqn));
+}
+
+static unsigned long *qf_bitmap(struct kunit *test)
+{
+	unsigned long *map;
+
+	map = kunit_kzalloc(test, BITS_TO_LONGS(KFD_MAX_NUM_OF_QUEUES_PER_PROCESS) *
+			    sizeof(long), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, map);
+	return map;
+}
+
+/* A process on @nodes whose doorbell pages exist, without queues. */
+static struct kfd_process *qf_process(struct kunit *test,
+				      struct kfd_node **nodes)
+{
+	struct kfd_process_device *pdd;
+	struct kfd_process *p;
+	u32 i;
+
+	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	mutex_init(&p->mutex);
+	INIT_LIST_HEAD(&p->pqm.queues);
+	p->pqm.process = p;
+	p->pqm.queue_slot_bitmap = qf_bitmap(test);
+	for (i = 0; i < QF_GPUS; i++) {
+		pdd = kunit_kzalloc(test, sizeof(*pdd), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, pdd);
+		pdd->dev = nodes[i];
+		pdd->process = p;
+		pdd->user_gpu_id = nodes[i]->id;
+		pdd->drm_priv = pdd;	/* a key, never dereferenced */
+		mutex_init(&pdd->doorbell_mutex);
+		/* kfd_alloc_process_doorbells() keeps what is there */
+		pdd->qpd.proc_doorbells = (struct amdgpu_bo *)pdd;
+		pdd->qpd.doorbell_bitmap = qf_bitmap(test);
+		p->pdds[i] = pdd;
+		p->n_pdds = i + 1;
+	}
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							qf_process_release, p),
+			0);
+	return p;
+}
+
+/**
+ * struct qf_spec - a queue of the process the tests dump
+ * @gpu: index of its GPU
+ * @type: its type
+ * @format: its format
+ * @qid: its queue id
+ * @doorbell: its doorbell slot
+ * @sdma_id: the SDMA slot with that doorbell (SDMA queues)
+ * @engine: the SDMA engine of that slot
+ * @cwsr: a compute queue with a CWSR area
+ * @gws: it uses GWS
+ * @cu_mask: user mode set a CU mask
+ */
+struct qf_spec {
+	u32 gpu;
+	enum kfd_queue_type type;
+	enum kfd_queue_format format;
+	u32 qid;
+	u32 doorbell;
+	u32 sdma_id;
+	u32 engine;
+	bool cwsr;
+	bool gws;
+	bool cu_mask;
+};
+
+/*
+ * Every class of queue: AQL on two XCCs with GWS and a CU mask, PM4
+ * without CWSR, AQL with CWSR on a GPU that keeps the control stack in
+ * the CWSR area, SDMA slot 3 (engine 1, the second queue: the mirror
+ * doorbell), SDMA-XGMI slot 1 (XGMI engine 3).
+ */
+static const struct qf_spec qf_specs[] = {
+	{ 0, KFD_QUEUE_TYPE_COMPUTE, KFD_QUEUE_FORMAT_AQL, 1, 8, 0, 0,
+	  true, true, true },
+	{ 1, KFD_QUEUE_TYPE_COMPUTE, KFD_QUEUE_FORMAT_PM4, 2, 9, 0, 0,
+	  false, false, false },
+	{ 1, KFD_QUEUE_TYPE_COMPUTE, KFD_QUEUE_FORMAT_AQL, 5, 10, 0, 0,
+	  true, false, true },
+	{ 0, KFD_QUEUE_TYPE_SDMA, KFD_QUEUE_FORMAT_PM4, 3,
+	  QF_SDMA_DB + QF_SDMA_STEP + QF_MIRROR, 3, 1, false, false, false },
+	{ 1, KFD_QUEUE_TYPE_SDMA_XGMI, KFD_QUEUE_FORMAT_PM4, 4,
+	  QF_SDMA_DB + 3 * QF_SDMA_STEP, 1, 3, false, false, false },
+};
+
+static const u32 qf_cu_mask[2] = { 0xffff00ff, 0x0000ffff };
+
+static void qf_props(const struct qf_spec *sp, u32 num_xcc,
+		     struct queue_properties *qp)
+{
+	u64 va = QT_VA + (u64)sp->qid * SZ_16M;
+
+	memset(qp, 0, sizeof(*qp));
+	qp->type = sp->type;
+	qp->format = sp->format;
+	qp->queue_address = va;
+	qp->queue_size = QT_RING;
+	qp->read_ptr = (void __user *)(uintptr_t)(va + 0x100000);
+	qp->write_ptr = (void __user *)(uintptr_t)(va + 0x100008);
+	qp->priority = 7;
+	qp->queue_percent = 100;
+	if (kfd_criu_queue_is_sdma(sp->type)) {
+		qp->sdma_engine_id = sp->engine;
+		return;
+	}
+	qp->pm4_target_xcc = num_xcc - 1;
+	qp->eop_ring_buffer_address = va + 0x200000;
+	qp->eop_ring_buffer_size = QT_EOP;
+	qp->ctl_stack_size = QT_DYN_CTL;
+	if (sp->cwsr) {
+		qp->ctx_save_restore_area_address = va + 0x400000;
+		qp->ctx_save_restore_area_size = QT_CWSR;
+	}
+}
+
+/* The preempted state of XCC @xcc of @sp's queue */
+static void qf_dyn(const struct qf_spec *sp, u32 xcc,
+		   struct kfd_criu_queue_dyn *dyn)
+{
+	memset(dyn, 0, sizeof(*dyn));
+	if (kfd_criu_queue_is_sdma(sp->type)) {
+		dyn->rptr = cpu_to_le64(0x100000100ULL + sp->qid * 0x40);
+		dyn->wptr = cpu_to_le64(0x100000300ULL + sp->qid * 0x40);
+		return;
+	}
+	dyn->rptr = cpu_to_le64(0x40 + 16 * xcc);
+	dyn->wptr = cpu_to_le64(0x123400000ULL + 0x40 * sp->qid + 16 * xcc);
+	dyn->eop_rptr = cpu_to_le32(0x100 + xcc);
+	dyn->eop_wptr = cpu_to_le32(0x180 + xcc);
+	if (!sp->cwsr)
+		return;
+	dyn->cntl_stack_offset = cpu_to_le32(QT_DYN_OFF);
+	dyn->wg_state_offset = cpu_to_le32(0x5000 + 8 * xcc);
+}
+
+/* Bytes of live control stack a queue's MQD keeps per XCC */
+static u32 qf_ctl_len(const struct qf_spec *sp)
+{
+	return sp->cwsr && qf_family(sp->gpu)->ctl_in_mqd ?
+	       QT_DYN_CTL - QT_DYN_OFF : 0;
+}
+
+/* A queue as CHECKPOINT finds it: preempted, its MQDs written back. */
+static void qf_add_dumped(struct kunit *test, struct kfd_process *p,
+			  const struct qf_spec *sp)
+{
+	struct kfd_process_device *pdd = p->pdds[sp->gpu];
+	u32 num_xcc = NUM_XCC(pdd->dev->xcc_mask);
+	struct kfd_criu_queue_dyn dyn;
+	struct queue_properties qp;
+	struct mqd_manager *mm;
+	struct qf_queue *fq;
+	u32 xcc;
+	u8 *ctl;
+
+	ctl = kunit_kmalloc(test, QT_DYN_CTL, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctl);
+	qf_props(sp, num_xcc, &qp);
+	fq = qf_queue_new(p, pdd, &qp, sp->qid, sp->doorbell, 0x5a);
+	KUNIT_ASSERT_NOT_NULL(test, fq);
+	fq->q.sdma_id = sp->sdma_id;
+	if (sp->gws)
+		fq->q.gws = pdd->dev->gws;
+	if (sp->cu_mask) {
+		fq->q.cu_mask = kmemdup(qf_cu_mask, sizeof(qf_cu_mask),
+					GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, fq->q.cu_mask);
+		fq->q.cu_mask_count = 64;
+	}
+	mm = kfd_criu_mqd_mgr(pdd->dev, qp.type);
+	for (xcc = 0; xcc < kfd_criu_queue_num_xcc(&fq->q); xcc++) {
+		qf_dyn(sp, xcc, &dyn);
+		memset(ctl, 0x60 + sp->qid + xcc, QT_DYN_CTL);
+		KUNIT_ASSERT_EQ(test, mm->set_dyn_state(mm, fq->q.mqd,
+							&fq->q.properties, xcc,
+							&dyn, ctl,
+							qf_ctl_len(sp)), 0);
+	}
+}
+
+/**
+ * struct qf_env - what the queue restore tests share
+ * @nodes: the fake GPUs
+ * @src: the process dumped, with a queue of each of qf_specs[]
+ * @s: its image
+ * @gpus: the GPU records of its image
+ * @gpu_recs: backing of @gpus
+ * @img: its queues, as RESTORE collects them from @s
+ * @st: the image GPUs placed on the same GPUs of the target
+ */
+struct qf_env {
+	struct kfd_node *nodes[QF_GPUS];
+	struct kfd_process *src;
+	struct kfd_criu_test_stream *s;
+	struct kfd_criu_gpus_image gpus;
+	struct kfd_criu_gpu_rec gpu_recs[QF_GPUS];
+	struct kfd_criu_queues_image img;
+	struct kfd_criu_gpus_restore st;
+};
+
+static void qf_env_release(void *data)
+{
+	struct qf_env *e = data;
+
+	kfd_criu_queues_image_free(&e->img);
+}
+
+/* Dumps the source process and reads its queues back from the stream. */
+static struct qf_env *qf_env_new(struct kunit *test)
+{
+	struct kfd_criu_queues_image dumped;
+	struct kfd_criu_image_writer w;
+	struct qf_env *e;
+	u32 i, records;
+	int ret;
+
+	qf_fake_new(test);
+	e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	e->s = kfd_criu_test_stream_new(test);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, qf_env_release,
+							e), 0);
+	for (i = 0; i < QF_GPUS; i++) {
+		e->nodes[i] = qf_node(test, i);
+		qt_gpu(&e->gpu_recs[i]);
+		e->gpu_recs[i].gpu_id = cpu_to_le32(e->nodes[i]->id);
+		e->gpu_recs[i].gfx_target_version =
+			cpu_to_le32(qf_gfx_target(i));
+		e->gpu_recs[i].num_xcc =
+			cpu_to_le32(NUM_XCC(e->nodes[i]->xcc_mask));
+		e->gpu_recs[i].ctl_stack_size = cpu_to_le32(QT_DYN_CTL);
+		e->st.target[i] = i;
+	}
+	e->gpus.gpus = e->gpu_recs;
+	e->gpus.num_gpus = QF_GPUS;
+	e->gpus.gpus_read = QF_GPUS;
+	e->src = qf_process(test, e->nodes);
+	for (i = 0; i < ARRAY_SIZE(qf_specs); i++)
+		qf_add_dumped(test, e->src, &qf_specs[i]);
+
+	mutex_lock(&e->src->mutex);
+	ret = kfd_criu_queues_snapshot(e->src, &e->gpus, &dumped);
+	mutex_unlock(&e->src->mutex);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_EXPECT_EQ(test, dumped.num_queues, ARRAY_SIZE(qf_specs));
+	kfd_criu_image_writer_init(&w, &e->s->io);
+	ret = kfd_criu_image_write_header(&w, "test");
+	if (!ret)
+		ret = kfd_criu_queues_write(&w, &dumped);
+	if (!ret)
+		ret = kfd_criu_image_write_end(&w);
+	kfd_criu_queues_image_free(&dumped);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_ASSERT_EQ(test, qt_read_back(&e->s->io, &e->gpus,
+					   ARRAY_SIZE(qf_specs), &e->img,
+					   &records), 0);
+	KUNIT_EXPECT_EQ(test, e->img.num_states, ARRAY_SIZE(qf_specs) + 1);
+	return e;
+}
+
+static int qf_restore_img(struct kfd_process *p,
+			  struct kfd_criu_queues_image *img,
+			  const struct kfd_criu_gpus_restore *st)
+{
+	int ret;
+
+	mutex_lock(&p->mutex);
+	ret = kfd_criu_queues_restore(p, img, st);
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+static int qf_restore(struct qf_env *e, struct kfd_process *p)
+{
+	return qf_restore_img(p, &e->img, &e->st);
+}
+
+/* The state of XCC @xcc of @q through its family's get_dyn_state() */
+static void qf_get_dyn(struct kunit *test, struct queue *q, u32 xcc,
+		       struct kfd_criu_queue_dyn *dyn, u8 *ctl, u32 *len)
+{
+	struct mqd_manager *mm = kfd_criu_mqd_mgr(q->device,
+						  q->properties.type);
+
+	memset(ctl, 0, QT_DYN_CTL);
+	KUNIT_ASSERT_EQ(test, mm->get_dyn_state(mm, q->mqd, &q->properties,
+						xcc, dyn, ctl, len), 0);
+}
+
+/* Bytes of @q's new MQDs that are neither init_mqd()'s nor whitelisted */
+static unsigned int qf_stray(const struct qf_spec *sp, struct queue *q)
+{
+	const struct qt_family *f = qf_family(sp->gpu);
+	struct mqd_manager *mm = kfd_criu_mqd_mgr(q->device,
+						  q->properties.type);
+	size_t stride = mm->mqd_stride(mm, &q->properties);
+	unsigned int n = 0;
+	size_t lo = 0, hi = 0;
+	u32 xcc;
+
+	if (kfd_criu_queue_is_sdma(sp->type))
+		return qt_stray_bytes(q->mqd, f->sdma_size, f->sdma_off,
+				      QT_SDMA_FIELDS, 0, 0);
+	if (qf_ctl_len(sp)) {
+		lo = PAGE_SIZE + QT_DYN_OFF;
+		hi = PAGE_SIZE + QT_DYN_CTL;
+	}
+	for (xcc = 0; xcc < kfd_criu_queue_num_xcc(q); xcc++)
+		n += qt_stray_bytes(q->mqd + stride * xcc, stride, f->cp_off,
+				    QT_CP_FIELDS, lo, hi);
+	return n;
+}
+
+/* What a restored queue must have of its dumped original. */
+static void qf_expect_same(struct kunit *test, const struct qf_spec *sp,
+			   struct queue *a, struct queue *b)
+{
+	const struct queue_properties *pa = &a->properties, *pb = &b->properties;
+	struct kfd_criu_queue_dyn da, db;
+	u8 *ca, *cb;
+	u32 xcc, la, lb;
+
+	KUNIT_EXPECT_EQ(test, pb->type, pa->type);
+	KUNIT_EXPECT_EQ(test, pb->format, pa->format);
+	KUNIT_EXPECT_EQ(test, pb->queue_address, pa->queue_address);
+	KUNIT_EXPECT_EQ(test, pb->queue_size, pa->queue_size);
+	KUNIT_EXPECT_EQ(test, (uintptr_t)pb->read_ptr, (uintptr_t)pa->read_ptr);
+	KUNIT_EXPECT_EQ(test, (uintptr_t)pb->write_ptr,
+			(uintptr_t)pa->write_ptr);
+	KUNIT_EXPECT_EQ(test, pb->priority, pa->priority);
+	KUNIT_EXPECT_EQ(test, pb->queue_percent, pa->queue_percent);
+	KUNIT_EXPECT_EQ(test, pb->pm4_target_xcc, pa->pm4_target_xcc);
+	KUNIT_EXPECT_EQ(test, pb->eop_ring_buffer_address,
+			pa->eop_ring_buffer_address);
+	KUNIT_EXPECT_EQ(test, pb->eop_ring_buffer_size,
+			pa->eop_ring_buffer_size);
+	KUNIT_EXPECT_EQ(test, pb->ctx_save_restore_area_address,
+			pa->ctx_save_restore_area_address);
+	KUNIT_EXPECT_EQ(test, pb->ctx_save_restore_area_size,
+			pa->ctx_save_restore_area_size);
+	KUNIT_EXPECT_EQ(test, pb->ctl_stack_size, pa->ctl_stack_size);
+	KUNIT_EXPECT_EQ(test, pb->sdma_engine_id, pa->sdma_engine_id);
+	KUNIT_EXPECT_EQ(test, b->doorbell_id, a->doorbell_id);
+	KUNIT_EXPECT_PTR_EQ(test, b->device, a->device);
+	if (kfd_criu_queue_is_sdma(sp->type))
+		KUNIT_EXPECT_EQ(test, b->sdma_id, sp->sdma_id);
+	KUNIT_EXPECT_PTR_EQ(test, b->gws, a->gws);
+	KUNIT_EXPECT_EQ(test, b->cu_mask_count, a->cu_mask_count);
+	if (a->cu_mask && b->cu_mask)
+		KUNIT_EXPECT_MEMEQ(test, b->cu_mask, a->cu_mask,
+				   sizeof(qf_cu_mask));
+	else
+		KUNIT_EXPECT_PTR_EQ(test, b->cu_mask, a->cu_mask);
+
+	ca = kunit_kmalloc(test, QT_DYN_CTL, GFP_KERNEL);
+	cb = kunit_kmalloc(test, QT_DYN_CTL, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ca);
+	KUNIT_ASSERT_NOT_NULL(test, cb);
+	for (xcc = 0; xcc < kfd_criu_queue_num_xcc(a); xcc++) {
+		qf_get_dyn(test, a, xcc, &da, ca, &la);
+		qf_get_dyn(test, b, xcc, &db, cb, &lb);
+		KUNIT_EXPECT_MEMEQ(test, &db, &da, sizeof(da));
+		KUNIT_EXPECT_EQ(test, lb, qf_ctl_len(sp));
+		KUNIT_EXPECT_EQ(test, lb, la);
+		KUNIT_EXPECT_MEMEQ(test, cb, ca, la);
+	}
+	/* The rest of each MQD is init_mqd()'s, nothing from the image */
+	KUNIT_EXPECT_EQ(test, qf_stray(sp, b), 0);
+}
+
+/*
+ * The real CHECKPOINT and RESTORE of a queue of every class on two fake
+ * GPUs of different families: the restored queues keep their ids, ring,
+ * buffers, CU mask and GWS, and each XCC's new MQD holds the dumped
+ * dynamic state and control stack, through the family's own ops, and
+ * otherwise only what init_mqd() wrote.
+ */
+static void qt_test_restore_on_fakes(struct kunit *test)
+{
+	struct qf_env *e = qf_env_new(test);
+	struct kfd_process *p = qf_process(test, e->nodes);
+	const struct qf_spec *sp;
+	struct queue *a, *b;
+	u32 i;
+
+	KUNIT_ASSERT_EQ(test, qf_restore(e, p), 0);
+	KUNIT_EXPECT_EQ(test, qf->live, 2 * ARRAY_SIZE(qf_specs));
+	KUNIT_EXPECT_EQ(test, qf->held, ARRAY_SIZE(qf_specs));
+	KUNIT_EXPECT_EQ(test, e->img.num_created, ARRAY_SIZE(qf_specs));
+	for (i = 0; i < ARRAY_SIZE(qf_specs); i++) {
+		sp = &qf_specs[i];
+		a = pqm_get_user_queue(&e->src->pqm, sp->qid);
+		b = pqm_get_user_queue(&p->pqm, sp->qid);
+		KUNIT_ASSERT_NOT_NULL(test, a);
+		KUNIT_ASSERT_NOT_NULL_MSG(test, b, "queue %u", sp->qid);
+		qf_expect_same(test, sp, a, b);
+	}
+	/* Every step ran once per queue that needs it */
+	KUNIT_EXPECT_EQ(test, qf->calls[QF_ACQUIRE], ARRAY_SIZE(qf_specs));
+	KUNIT_EXPECT_EQ(test, qf->calls[QF_CREATE], ARRAY_SIZE(qf_specs));
+	KUNIT_EXPECT_EQ(test, qf->calls[QF_UPDATE], 2);
+	KUNIT_EXPECT_EQ(test, qf->calls[QF_GWS], 1);
+}
+
+/* Nothing of a failed restore of @img is left in @p; the source is intact */
+static void qf_expect_nothing_left(struct kunit *test,
+				   const struct kfd_criu_queues_image *img,
+				   struct kfd_process *p, const char *what,
+				   unsigned int at)
+{
+	bool empty;
+	u32 i;
+
+	KUNIT_EXPECT_TRUE_MSG(test, list_empty(&p->pqm.queues), "%s %u",
+			      what, at);
+	empty = bitmap_empty(p->pqm.queue_slot_bitmap,
+			     KFD_MAX_NUM_OF_QUEUES_PER_PROCESS);
+	KUNIT_EXPECT_TRUE_MSG(test, empty, "%s %u: queue ids", what, at);
+	for (i = 0; i < QF_GPUS; i++) {
+		empty = bitmap_empty(p->pdds[i]->qpd.doorbell_bitmap,
+				     KFD_MAX_NUM_OF_QUEUES_PER_PROCESS);
+		KUNIT_EXPECT_TRUE_MSG(test, empty, "%s %u: doorbells of GPU %u",
+				      what, at, i);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, qf->held, 0, "%s %u: buffers held", what,
+			    at);
+	KUNIT_EXPECT_EQ_MSG(test, qf->live, ARRAY_SIZE(qf_specs), "%s %u",
+			    what, at);
+	KUNIT_EXPECT_EQ_MSG(test, img->num_created, 0, "%s %u", what, at);
+}
+
+/*
+ * Each call of each step of the restore fails in turn, as itself (-EIO)
+ * and for a fatal signal it sends (-EINTR, the signal still pending while
+ * the restore unwinds): the restore returns that error and leaves no
+ * queue, no queue id, no doorbell and no hold on a buffer. With a signal
+ * pending the queue managers cannot give buffers back, so this also
+ * checks that the unwind runs where no signal reaches.
+ */
+static void qt_test_restore_unwinds_on_fakes(struct kunit *test)
+{
+	static const int signals[] = { 0, SIGKILL, SIGUSR1 };
+	struct qf_env *e = qf_env_new(test);
+	unsigned int counted[QF_STEPS], at, cases = 0;
+	struct kfd_process *p;
+	enum qf_step step;
+	bool pending;
+	u32 i;
+	int ret;
+
+	p = qf_process(test, e->nodes);
+	KUNIT_ASSERT_EQ(test, qf_restore(e, p), 0);
+	memcpy(counted, qf->calls, sizeof(counted));
+	qf_process_release(p);
+	e->img.num_created = 0;
+
+	for (i = 0; i < ARRAY_SIZE(signals); i++) {
+		if (signals[i])
+			allow_signal(signals[i]);
+		qf->fail_signal = signals[i];
+		for (step = 0; step < QF_STEPS; step++) {
+			for (at = 0; at < counted[step]; at++) {
+				p = qf_process(test, e->nodes);
+				memset(qf->calls, 0, sizeof(qf->calls));
+				qf->fail_step = step;
+				qf->fail_at = at;
+				ret = qf_restore(e, p);
+				pending = signal_pending(current);
+				flush_signals(current);
+				KUNIT_EXPECT_EQ_MSG(test, ret,
+						    signals[i] ? -EINTR : -EIO,
+						    "%s %u, signal %d",
+						    qf_step_name[step], at,
+						    signals[i]);
+				KUNIT_EXPECT_EQ(test, pending, !!signals[i]);
+				qf_expect_nothing_left(test, &e->img, p,
+						       qf_step_name[step], at);
+				cases++;
+			}
+		}
+		if (signals[i])
+			disallow_signal(signals[i]);
+	}
+	qf->fail_step = QF_STEPS;
+	qf->fail_signal = 0;
+	kunit_info(test, "%u failure points, each unwound\n", cases);
+}
+
+/*
+ * What the target cannot take fails the restore before any queue exists:
+ * a queue id or a doorbell slot already taken, a GPU without GWS or VM,
+ * an SDMA doorbell that is no slot of the GPU here.
+ */
+static void qt_test_restore_checks_target(struct kunit *test)
+{
+	struct qf_env *e = qf_env_new(test);
+	struct queue_properties qp;
+	struct kfd_process *p;
+	u32 *db;
+
+	/* Queue id 2 taken by a queue of another id's doorbell */
+	p = qf_process(test, e->nodes);
+	qf_props(&qf_specs[1], 1, &qp);
+	KUNIT_ASSERT_NOT_NULL(test, qf_queue_new(p, p->pdds[1], &qp, 2, 40,
+						 QT_FILL));
+	KUNIT_EXPECT_EQ(test, qf_restore(e, p), -EBUSY);
+	KUNIT_EXPECT_EQ(test, qf->calls[QF_CREATE], 0);
+	qf_process_release(p);
+
+	/* Doorbell 9 of GPU 1 taken by queue 40 */
+	KUNIT_ASSERT_NOT_NULL(test, qf_queue_new(p, p->pdds[1], &qp, 40, 9,
+						 QT_FILL));
+	KUNIT_EXPECT_EQ(test, qf_restore(e, p), -EBUSY);
+	KUNIT_EXPECT_EQ(test, qf->calls[QF_CREATE], 0);
+	qf_process_release(p);
+
+	e->nodes[0]->gws = NULL;
+	KUNIT_EXPECT_EQ(test, qf_restore(e, p), -ENODEV);
+	e->nodes[0]->gws = e->nodes[0];
+	e->nodes[0]->dqm->sched_policy = KFD_SCHED_POLICY_NO_HWS;
+	KUNIT_EXPECT_EQ(test, qf_restore(e, p), -ENODEV);
+	e->nodes[0]->dqm->sched_policy = KFD_SCHED_POLICY_HWS;
+
+	p->pdds[1]->drm_priv = NULL;
+	KUNIT_EXPECT_EQ(test, qf_restore(e, p), -EINVAL);
+	p->pdds[1]->drm_priv = p->pdds[1];
+
+	/* The SDMA engines' doorbells lie elsewhere on this GPU */
+	db = e->nodes[0]->kfd->shared_resources.sdma_doorbell_idx;
+	db[1] += 4;
+	KUNIT_EXPECT_EQ(test, qf_restore(e, p), -EINVAL);
+	db[1] -= 4;
+
+	KUNIT_EXPECT_EQ(test, qf->calls[QF_CREATE], 0);
+	qf_expect_nothing_left(test, &e->img, p, "target check", 0);
+	/* With everything back in place the same process takes the image */
+	KUNIT_EXPECT_EQ(test, qf_restore(e, p), 0);
+	KUNIT_EXPECT_EQ(test, qf->calls[QF_CREATE], ARRAY_SIZE(qf_specs));
+}
+
+/*
+ * CHECKPOINT refuses what the image cannot carry, with nothing to free:
+ * a queue that is not preempted, an SDMA queue created by engine id, a
+ * queue on a GPU whose MQD manager lacks the op.
+ */
+static void qt_test_snapshot_refusals(struct kunit *test)
+{
+	struct qf_env *e = qf_env_new(test);
+	struct kfd_criu_queues_image img;
+	struct mqd_manager *mm;
+	struct queue *q;
+	int ret;
+
+	q = pqm_get_user_queue(&e->src->pqm, qf_specs[0].qid);
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	mutex_lock(&e->src->mutex);
+	q->properties.is_active = true;
+	ret = kfd_criu_queues_snapshot(e->src, &e->gpus, &img);
+	KUNIT_EXPECT_EQ(test, ret, -EBUSY);
+	KUNIT_EXPECT_NULL(test, img.queues);
+	q->properties.is_active = false;
+
+	q = pqm_get_user_queue(&e->src->pqm, qf_specs[3].qid);
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	q->sdma_by_engine_id = true;
+	KUNIT_EXPECT_EQ(test, kfd_criu_queues_snapshot(e->src, &e->gpus, &img),
+			-EOPNOTSUPP);
+	q->sdma_by_engine_id = false;
+
+	mm = e->nodes[1]->dqm->mqd_mgrs[KFD_MQD_TYPE_CP];
+	mm->get_dyn_state = NULL;
+	KUNIT_EXPECT_EQ(test, kfd_criu_queues_snapshot(e->src, &e->gpus, &img),
+			-EOPNOTSUPP);
+	mutex_unlock(&e->src->mutex);
+}
+
+/* Offsets of the fields in a QUEUE and a QUEUE_STATE payload */
+#define QF_REC(f)	offsetof(struct kfd_criu_queue_rec, f)
+#define QF_HDR(f)	offsetof(struct kfd_criu_queue_state_hdr, f)
+#define QF_DYN(f)	(sizeof(struct kfd_criu_queue_state_hdr) + \
+			 offsetof(struct kfd_criu_queue_dyn, f))
+
+static const struct kfd_criu_test_field qf_queue_fields[] = {
+	{ "ring_base", QF_REC(ring_base), 8 },
+	{ "read_ptr_addr", QF_REC(read_ptr_addr), 8 },
+	{ "write_ptr_addr", QF_REC(write_ptr_addr), 8 },
+	{ "eop_base", QF_REC(eop_base), 8 },
+	{ "ctx_save_restore_base", QF_REC(ctx_save_restore_base), 8 },
+	{ "queue_id", QF_REC(queue_id), 4 },
+	{ "gpu_index", QF_REC(gpu_index), 4 },
+	{ "type", QF_REC(type), 4 },
+	{ "format", QF_REC(format), 4 },
+	{ "priority", QF_REC(priority), 4 },
+	{ "queue_percent", QF_REC(queue_percent), 4 },
+	{ "pm4_target_xcc", QF_REC(pm4_target_xcc), 4 },
+	{ "ring_size", QF_REC(ring_size), 4 },
+	{ "eop_size", QF_REC(eop_size), 4 },
+	{ "ctx_save_restore_size", QF_REC(ctx_save_restore_size), 4 },
+	{ "ctl_stack_size", QF_REC(ctl_stack_size), 4 },
+	{ "doorbell_offset", QF_REC(doorbell_offset), 4 },
+	{ "sdma_engine_id", QF_REC(sdma_engine_id), 4 },
+	{ "gws", QF_REC(gws), 4 },
+	{ "num_cu_mask", QF_REC(num_cu_mask), 4 },
+	{ "num_xcc", QF_REC(num_xcc), 4 },
+	{ "reserved", QF_REC(reserved), 4 },
+	{ "reserved2", QF_REC(reserved2), 4 },
+};
+
+static const struct kfd_criu_test_field qf_state_fields[] = {
+	{ "queue_index", QF_HDR(queue_index), 4 },
+	{ "xcc", QF_HDR(xcc), 4 },
+	{ "reserved", QF_HDR(reserved), 4 },
+	{ "data_len", QF_HDR(data_len), 4 },
+	{ "rptr", QF_DYN(rptr), 8 },
+	{ "wptr", QF_DYN(wptr), 8 },
+	{ "cntl_stack_offset", QF_DYN(cntl_stack_offset), 4 },
+	{ "wg_state_offset", QF_DYN(wg_state_offset), 4 },
+	{ "eop_rptr", QF_DYN(eop_rptr), 4 },
+	{ "eop_wptr", QF_DYN(eop_wptr), 4 },
+};
+
+/* A restored queue is what its record and its states say. */
+static void qf_check_restored(struct kunit *test, struct kfd_process *p,
+			      const struct kfd_criu_queues_image *img,
+			      const struct kfd_criu_gpus_restore *st,
+			      const char *what)
+{
+	const struct kfd_criu_queue_state_hdr *hdr;
+	const struct kfd_criu_queue_rec *rec;
+	struct kfd_criu_queue_dyn dyn;
+	struct queue_properties qp;
+	struct mqd_manager *mm;
+	u32 i, xcc, len, k = 0;
+	struct queue *q;
+	u8 *ctl;
+
+	ctl = kunit_kmalloc(test, QT_DYN_CTL, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctl);
+	for (i = 0; i < img->num_queues; i++) {
+		rec = &img->queues[i];
+		q = pqm_get_user_queue(&p->pqm, le32_to_cpu(rec->queue_id));
+		KUNIT_ASSERT_NOT_NULL_MSG(test, q, "%s: queue %u missing", what,
+					  i);
+		kfd_criu_queue_props(rec, &qp);
+		KUNIT_EXPECT_PTR_EQ_MSG(test, q->device,
+					kfd_criu_gpus_pdd(p, st,
+							  le32_to_cpu(rec->gpu_index))->dev,
+					"%s: queue %u", what, i);
+		KUNIT_EXPECT_EQ_MSG(test, q->properties.type, qp.type,
+				    "%s: queue %u", what, i);
+		KUNIT_EXPECT_EQ_MSG(test, q->properties.format, qp.format,
+				    "%s: queue %u", what, i);
+		KUNIT_EXPECT_EQ_MSG(test, q->properties.queue_address,
+				    qp.queue_address, "%s: queue %u", what, i);
+		KUNIT_EXPECT_EQ_MSG(test, q->properties.queue_size,
+				    qp.queue_size, "%s: queue %u", what, i);
+		KUNIT_EXPECT_EQ_MSG(test,
+				    q->properties.ctx_save_restore_area_size,
+				    qp.ctx_save_restore_area_size,
+				    "%s: queue %u", what, i);
+		KUNIT_EXPECT_EQ_MSG(test, q->doorbell_id,
+				    le32_to_cpu(rec->doorbell_offset),
+				    "%s: queue %u", what, i);
+		KUNIT_EXPECT_EQ_MSG(test, !!q->gws, !!rec->gws,
+				    "%s: queue %u", what, i);
+		KUNIT_EXPECT_EQ_MSG(test, q->cu_mask_count,
+				    le32_to_cpu(rec->num_cu_mask),
+				    "%s: queue %u", what, i);
+		mm = kfd_criu_mqd_mgr(q->device, q->properties.type);
+		for (xcc = 0; xcc < le32_to_cpu(rec->num_xcc); xcc++, k++) {
+			hdr = img->states[k].payload;
+			KUNIT_ASSERT_EQ(test, mm->get_dyn_state(mm, q->mqd,
+								&q->properties,
+								xcc, &dyn, ctl,
+								&len), 0);
+			KUNIT_EXPECT_MEMEQ_MSG(test, &dyn, hdr + 1, sizeof(dyn),
+					       "%s: queue %u XCC %u", what, i,
+					       xcc);
+			KUNIT_EXPECT_EQ_MSG(test, len,
+					    le32_to_cpu(hdr->data_len),
+					    "%s: queue %u XCC %u", what, i,
+					    xcc);
+		}
+	}
+}
+
+/* Restores @e's stream, as it is now, into a fresh process; judges it. */
+static bool qf_try_hostile(struct kunit *test, struct qf_env *e,
+			   const char *what)
+{
+	struct kfd_criu_queues_image img = {};
+	struct kfd_process *p = qf_process(test, e->nodes);
+	u32 records;
+	int ret;
+
+	e->s->pos = 0;
+	ret = qt_read_back(&e->s->io, &e->gpus, ARRAY_SIZE(qf_specs), &img,
+			   &records);
+	if (!ret)
+		ret = qf_restore_img(p, &img, &e->st);
+	if (!ret) {
+		qf_check_restored(test, p, &img, &e->st, what);
+		mutex_lock(&p->mutex);
+		kfd_criu_queues_unwind(p, &img);
+		mutex_unlock(&p->mutex);
+	} else {
+		KUNIT_EXPECT_TRUE_MSG(test, kfd_criu_test_documented(ret),
+				      "%s: undocumented error %d", what, ret);
+	}
+	qf_expect_nothing_left(test, &img, p, what, 0);
+	kfd_criu_queues_image_free(&img);
+	return !ret;
+}
+
+static void qf_sweep_record(struct kunit *test, struct qf_env *e, u32 type,
+			    u32 n, const struct kfd_criu_test_field *fields,
+			    unsigned int nfields, unsigned int *tried,
+			    unsigned int *accepted)
+{
+	size_t at = kfd_criu_test_record_at(e->s, type, n);
+	unsigned int f, k;
+	char what[64];
+	u64 orig, val;
+
+	KUNIT_ASSERT_NE(test, at, 0);
+	for (f = 0; f < nfields; f++) {
+		for (k = 0; k < KFD_CRIU_TEST_BOUNDARIES; k++) {
+			orig = kfd_criu_test_peek(e->s, at, &fields[f]);
+			val = kfd_criu_test_boundary(fields[f].size, orig, k);
+			kfd_criu_test_poke(e->s, at, &fields[f], val);
+			snprintf(what, sizeof(what), "record %u/%u %s=%#llx",
+				 type, n, fields[f].name, val);
+			*accepted += qf_try_hostile(test, e, what);
+			(*tried)++;
+			kfd_criu_test_poke(e->s, at, &fields[f], orig);
+		}
+	}
+}
+
+/*
+ * Hostile queue records through the real collection, validation and
+ * restore on the fake GPUs: each field of the QUEUE records of the
+ * two-XCC AQL queue, the SDMA queue and the GFX11 AQL queue, and of the
+ * QUEUE_STATE records of the first XCC of the AQL queue and of the SDMA
+ * queue, is set in turn to its boundary values with a good CRC. A
+ * refused image must fail with an errno RESTORE documents and leave no
+ * queue, id, doorbell or buffer hold; an accepted one must have created
+ * each queue as its record says with the state its records carry, and
+ * unwind to nothing.
+ */
+static void qt_test_hostile_queue_records(struct kunit *test)
+{
+	struct qf_env *e = qf_env_new(test);
+	unsigned int tried = 0, accepted = 0;
+
+	qf_sweep_record(test, e, KFD_CRIU_REC_QUEUE, 0, qf_queue_fields,
+			ARRAY_SIZE(qf_queue_fields), &tried, &accepted);
+	qf_sweep_record(test, e, KFD_CRIU_REC_QUEUE, 2, qf_queue_fields,
+			ARRAY_SIZE(qf_queue_fields), &tried, &accepted);
+	qf_sweep_record(test, e, KFD_CRIU_REC_QUEUE, 4, qf_queue_fields,
+			ARRAY_SIZE(qf_queue_fields), &tried, &accepted);
+	qf_sweep_record(test, e, KFD_CRIU_REC_QUEUE_STATE, 0, qf_state_fields,
+			ARRAY_SIZE(qf_state_fields), &tried, &accepted);
+	qf_sweep_record(test, e, KFD_CRIU_REC_QUEUE_STATE, 3, qf_state_fields,
+			ARRAY_SIZE(qf_state_fields), &tried, &accepted);
+	kunit_info(test, "%u hostile images: %u refused, %u accepted\n",
+		   tried, tried - accepted, accepted);
+	KUNIT_EXPECT_GT(test, tried - accepted, 0);
+
+	/* The image itself is intact again and restores */
+	KUNIT_EXPECT_TRUE(test, qf_try_hostile(test, e, "intact"));
+}
+
 static struct kunit_case kfd_criu_queues_test_cases[] = {
 	KUNIT_CASE(qt_test_fill_rec_compute),
 	KUNIT_CASE(qt_test_fill_rec_sdma),
@@ -1001,6 +2067,11 @@ static struct kunit_case kfd_criu_queues_test_cases[] = {
 	KUNIT_CASE(qt_test_mqd_sdma_dyn),
 	KUNIT_CASE_PARAM(qt_test_family_cp_dyn, qt_family_gen_params),
 	KUNIT_CASE_PARAM(qt_test_family_sdma_dyn, qt_family_gen_params),
+	KUNIT_CASE(qt_test_restore_on_fakes),
+	KUNIT_CASE(qt_test_restore_unwinds_on_fakes),
+	KUNIT_CASE(qt_test_restore_checks_target),
+	KUNIT_CASE(qt_test_snapshot_refusals),
+	KUNIT_CASE(qt_test_hostile_queue_records),
 	{}
 };
 

@@ -6,7 +6,9 @@
 /*
  * An image stream in kernel memory for the KUnit tests: the codec writes
  * into it and reads back from it. It grows as it is written, so a test
- * can stream BO contents of several MiB.
+ * can stream BO contents of several MiB. The hostile-record sweeps set a
+ * field of a record in it to a boundary value and make the record's CRC
+ * good again, and judge a refusal by the errnos RESTORE documents.
  */
 
 #ifndef KFD_CRIU_TEST_STREAM_H_INCLUDED
@@ -16,6 +18,7 @@
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/unaligned.h>
 
 #include "../kfd_criu_image.h"
 
@@ -89,6 +92,102 @@ kfd_criu_test_stream_new(struct kunit *test)
 			kunit_add_action_or_reset(test, kfd_criu_test_stream_free, s),
 			0);
 	return s;
+}
+
+/**
+ * struct kfd_criu_test_field - a field of a record payload a sweep sets
+ * @name: for messages
+ * @off: its offset in the payload
+ * @size: 4 or 8 bytes
+ */
+struct kfd_criu_test_field {
+	const char *name;
+	u32 off;
+	u32 size;
+};
+
+#define KFD_CRIU_TEST_BOUNDARIES	5
+
+/*
+ * Boundary value @k of a @size-byte field that holds @orig: 0, the
+ * maximum, one and a page more, the top bit flipped.
+ */
+static inline u64 kfd_criu_test_boundary(u32 size, u64 orig, unsigned int k)
+{
+	u64 max = size == 8 ? U64_MAX : U32_MAX;
+
+	switch (k) {
+	case 0:
+		return 0;
+	case 1:
+		return max;
+	case 2:
+		return (orig + 1) & max;
+	case 3:
+		return (orig + PAGE_SIZE) & max;
+	default:
+		return orig ^ BIT_ULL(size * 8 - 1);
+	}
+}
+
+/* Where the payload of the @n-th record of @type starts in @s, or 0 */
+static inline size_t
+kfd_criu_test_record_at(const struct kfd_criu_test_stream *s, u32 type, u32 n)
+{
+	size_t pos = sizeof(struct kfd_criu_image_header);
+	struct kfd_criu_record_header rh;
+
+	while (pos + sizeof(rh) <= s->len) {
+		memcpy(&rh, s->data + pos, sizeof(rh));
+		if (le32_to_cpu(rh.type) == type && !n--)
+			return pos + sizeof(rh);
+		pos += sizeof(rh) + le32_to_cpu(rh.length) + sizeof(__le32);
+	}
+	return 0;
+}
+
+static inline u64 kfd_criu_test_peek(const struct kfd_criu_test_stream *s,
+				     size_t at,
+				     const struct kfd_criu_test_field *f)
+{
+	const u8 *field = s->data + at + f->off;
+
+	return f->size == 8 ? get_unaligned_le64(field) :
+	       get_unaligned_le32(field);
+}
+
+/* Sets @f of the payload at @at to @val and makes the record's CRC good */
+static inline void kfd_criu_test_poke(struct kfd_criu_test_stream *s,
+				      size_t at,
+				      const struct kfd_criu_test_field *f,
+				      u64 val)
+{
+	struct kfd_criu_record_header rh;
+	u8 *field = s->data + at + f->off;
+	u32 len;
+
+	memcpy(&rh, s->data + at - sizeof(rh), sizeof(rh));
+	len = le32_to_cpu(rh.length);
+	if (f->size == 8)
+		put_unaligned_le64(val, field);
+	else
+		put_unaligned_le32(val, field);
+	put_unaligned_le32(kfd_criu_crc32c(kfd_criu_crc32c(0, &rh, sizeof(rh)),
+					   s->data + at, len),
+			   s->data + at + len);
+}
+
+/* The errors RESTORE documents for a malformed or unplaceable image */
+static inline bool kfd_criu_test_documented(int ret)
+{
+	switch (ret) {
+	case -EINVAL: case -EOPNOTSUPP: case -EBADMSG: case -EPROTO:
+	case -ENODATA: case -EEXIST: case -ENODEV: case -ENOSPC:
+	case -EADDRINUSE: case -ENOMEM:
+		return true;
+	default:
+		return false;
+	}
 }
 
 #endif
