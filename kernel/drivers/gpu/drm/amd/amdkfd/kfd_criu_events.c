@@ -35,6 +35,8 @@
 #include <linux/spinlock.h>
 #include <linux/string.h>
 
+#include <kunit/static_stub.h>
+
 #include "kfd_criu.h"
 #include "kfd_debug.h"
 #include "kfd_events.h"
@@ -521,6 +523,18 @@ static bool kfd_criu_events_empty_locked(struct kfd_process *p)
 }
 
 /*
+ * Adds one event of a restore under its id. The KUnit tests make a chosen
+ * call fail through a static stub, to undo a restore partway; without
+ * KUnit the redirect compiles to nothing.
+ */
+static int kfd_criu_event_add(struct file *devkfd, struct kfd_process *p,
+			      struct kfd_event *ev, u32 id)
+{
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_event_add, devkfd, p, ev, id);
+	return kfd_event_add_with_id_locked(devkfd, p, ev, id);
+}
+
+/*
  * Creates the signal page and the events. On error everything created is
  * destroyed again and the events in @evs still belong to the caller; on
  * success they belong to the process and @evs holds only NULLs.
@@ -547,8 +561,8 @@ static int kfd_criu_events_install_locked(struct file *devkfd,
 	}
 
 	for (i = 0; i < img->num_events; i++) {
-		ret = kfd_event_add_with_id_locked(devkfd, p, evs[i],
-						   le32_to_cpu(img->events[i].event_id));
+		ret = kfd_criu_event_add(devkfd, p, evs[i],
+					 le32_to_cpu(img->events[i].event_id));
 		if (ret)
 			goto out_destroy_events;
 	}
@@ -710,3 +724,7 @@ int kfd_criu_events_restore(struct file *devkfd, struct kfd_process *p,
 	kfd_criu_events_put(evs, img->num_events);
 	return ret;
 }
+
+#if IS_BUILTIN(CONFIG_HSA_AMD_CRIU_KUNIT_TEST)
+#include "tests/kfd_criu_events_test.c"
+#endif

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Copyright 2026 The amdkfd-criu authors
+ *
+ * KUnit tests of the event restore of CRIU image mode on a process of the
+ * test: the signal page and the events of an image are installed with
+ * their ids, states and slot contents, and a restore that fails partway
+ * is undone, signal page and all. The call that adds an event
+ * (kfd_criu_event_add()) fails on request through a KUnit static stub;
+ * everything else is the real code of kfd_events.c. #included at the
+ * bottom of kfd_criu_events.c, so it reaches its static functions.
+ */
+
+#include <kunit/static_stub.h>
+#include <kunit/test.h>
+#include <linux/sched/mm.h>
+
+#define ET_PAGE_SIZE	2048	/* bytes of signal slots in the image */
+#define ET_EVENTS	4
+
+/**
+ * struct et_image - a valid events image in test memory
+ * @img: the image, pointing into @page and @events
+ * @page: the signal slots
+ * @events: the event records
+ */
+struct et_image {
+	struct kfd_criu_events_image img;
+	__le64 page[ET_PAGE_SIZE / 8];
+	struct kfd_criu_event_rec events[ET_EVENTS];
+};
+
+/**
+ * struct et_fake - which call of kfd_criu_event_add() fails
+ * @calls: calls made
+ * @fail_at: the call that fails, -1 for none
+ */
+struct et_fake {
+	int calls;
+	int fail_at;
+};
+
+static struct et_fake *et;
+
+static int et_event_add(struct file *devkfd, struct kfd_process *p,
+			struct kfd_event *ev, u32 id)
+{
+	if (et->calls++ == et->fail_at)
+		return -ENOMEM;
+	return kfd_event_add_with_id_locked(devkfd, p, ev, id);
+}
+
+static void et_event(struct kfd_criu_event_rec *rec, u32 id, u32 type,
+		     bool auto_reset, bool signaled, u64 age)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->event_id = cpu_to_le32(id);
+	rec->type = cpu_to_le32(type);
+	rec->auto_reset = cpu_to_le32(auto_reset);
+	rec->signaled = cpu_to_le32(signaled);
+	rec->event_age = cpu_to_le64(age);
+}
+
+/* Two signal events, a debug event and a memory exception event */
+static struct et_image *et_image(struct kunit *test)
+{
+	struct et_image *t;
+	u32 i;
+
+	t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	for (i = 0; i < ARRAY_SIZE(t->page); i++)
+		t->page[i] = cpu_to_le64(i % 3 ? U64_MAX : 0x1000 + i);
+	et_event(&t->events[0], 1, KFD_IOC_EVENT_SIGNAL, true, true, 3);
+	et_event(&t->events[1], 7, KFD_IOC_EVENT_SIGNAL, false, false, 1);
+	et_event(&t->events[2], 255, KFD_IOC_EVENT_DEBUG_EVENT, false, true, 2);
+	et_event(&t->events[3], KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID,
+		 KFD_IOC_EVENT_MEMORY, false, false, 1);
+	t->events[3].mem_va = cpu_to_le64(0x7f0000001000ULL);
+	t->events[3].mem_gpu_id = cpu_to_le32(0x1234);
+	t->events[3].mem_read_only = cpu_to_le32(1);
+	t->img.process.num_events = cpu_to_le32(ET_EVENTS);
+	t->img.process.signal_page_size = cpu_to_le32(ET_PAGE_SIZE);
+	t->img.have_process = true;
+	t->img.signal_page = t->page;
+	t->img.signal_page_size = ET_PAGE_SIZE;
+	t->img.events = t->events;
+	t->img.num_events = ET_EVENTS;
+	t->img.events_read = ET_EVENTS;
+	KUNIT_ASSERT_EQ(test, kfd_criu_events_validate(&t->img), 0);
+	return t;
+}
+
+static void et_process_free(void *data)
+{
+	kfd_event_free_process(data);
+}
+
+static void et_mm_put(void *mm)
+{
+	mmput(mm);
+}
+
+/* A process without GPUs, events or signal page. */
+static struct kfd_process *et_process(struct kunit *test)
+{
+	struct kfd_process *p;
+
+	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	mutex_init(&p->mutex);
+	mutex_init(&p->event_mutex);
+	idr_init(&p->event_idr);
+	mutex_init(&p->svms.lock);
+	INIT_LIST_HEAD(&p->svms.list);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, et_process_free,
+							p), 0);
+	return p;
+}
+
+/* The fake and an address space for the restores of one case. */
+static struct mm_struct *et_setup(struct kunit *test)
+{
+	struct mm_struct *mm;
+
+	et = kunit_kzalloc(test, sizeof(*et), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, et);
+	et->fail_at = -1;
+	kunit_activate_static_stub(test, kfd_criu_event_add, et_event_add);
+	mm = mm_alloc();
+	KUNIT_ASSERT_NOT_NULL(test, mm);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, et_mm_put, mm),
+			0);
+	return mm;
+}
+
+static int et_restore(struct kfd_process *p, struct mm_struct *mm,
+		      const struct et_image *t)
+{
+	int ret;
+
+	mutex_lock(&p->mutex);
+	ret = kfd_criu_events_restore(NULL, p, mm, &t->img);
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+/* @p has exactly the events and the signal slots of @t. */
+static void et_expect_image(struct kunit *test, struct kfd_process *p,
+			    const struct et_image *t)
+{
+	const struct kfd_criu_event_rec *rec;
+	struct kfd_event *ev;
+	u64 *slots;
+	u32 i;
+
+	mutex_lock(&p->event_mutex);
+	KUNIT_EXPECT_EQ(test, kfd_get_num_events(p), ET_EVENTS);
+	for (i = 0; i < ET_EVENTS; i++) {
+		rec = &t->events[i];
+		ev = idr_find(&p->event_idr, le32_to_cpu(rec->event_id));
+		KUNIT_ASSERT_NOT_NULL_MSG(test, ev, "event %u",
+					  le32_to_cpu(rec->event_id));
+		KUNIT_EXPECT_EQ(test, ev->event_id, le32_to_cpu(rec->event_id));
+		KUNIT_EXPECT_EQ(test, ev->type, le32_to_cpu(rec->type));
+		KUNIT_EXPECT_EQ(test, ev->auto_reset,
+				!!le32_to_cpu(rec->auto_reset));
+		KUNIT_EXPECT_EQ(test, ev->signaled, !!le32_to_cpu(rec->signaled));
+		KUNIT_EXPECT_EQ(test, ev->event_age,
+				le64_to_cpu(rec->event_age));
+	}
+	ev = idr_find(&p->event_idr, KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID);
+	KUNIT_ASSERT_NOT_NULL(test, ev);
+	KUNIT_EXPECT_EQ(test, ev->memory_exception_data.va, 0x7f0000001000ULL);
+	KUNIT_EXPECT_EQ(test, ev->memory_exception_data.failure.ReadOnly, 1);
+	/* Two signal events and the debug event use slots */
+	KUNIT_EXPECT_EQ(test, p->signal_event_count, 3);
+	KUNIT_EXPECT_EQ(test, p->signal_mapped_size, ET_PAGE_SIZE);
+	slots = kfd_event_signal_slots_locked(p);
+	KUNIT_ASSERT_NOT_NULL(test, slots);
+	for (i = 0; i < ET_PAGE_SIZE / 8; i++)
+		KUNIT_EXPECT_EQ_MSG(test, slots[i], le64_to_cpu(t->page[i]),
+				    "slot %u", i);
+	mutex_unlock(&p->event_mutex);
+}
+
+/* @p has no event, no signal page and counts no signal event. */
+static void et_expect_empty(struct kunit *test, struct kfd_process *p,
+			    int at)
+{
+	mutex_lock(&p->event_mutex);
+	KUNIT_EXPECT_EQ_MSG(test, kfd_get_num_events(p), 0, "failed add %d",
+			    at);
+	KUNIT_EXPECT_NULL_MSG(test, kfd_event_signal_slots_locked(p),
+			      "failed add %d", at);
+	KUNIT_EXPECT_EQ_MSG(test, p->signal_event_count, 0, "failed add %d",
+			    at);
+	KUNIT_EXPECT_EQ_MSG(test, p->signal_mapped_size, 0, "failed add %d",
+			    at);
+	mutex_unlock(&p->event_mutex);
+}
+
+/* The events of an image, their states and the signal slots come back. */
+static void et_test_restore(struct kunit *test)
+{
+	struct mm_struct *mm = et_setup(test);
+	struct et_image *t = et_image(test);
+	struct kfd_process *p = et_process(test);
+
+	KUNIT_ASSERT_EQ(test, et_restore(p, mm, t), 0);
+	KUNIT_EXPECT_EQ(test, et->calls, ET_EVENTS);
+	et_expect_image(test, p, t);
+}
+
+/*
+ * Each event add of a restore fails in turn: the events added before it
+ * are destroyed, the signal page is freed, and the same process then
+ * takes the image whole.
+ */
+static void et_test_restore_unwinds(struct kunit *test)
+{
+	struct mm_struct *mm = et_setup(test);
+	struct et_image *t = et_image(test);
+	struct kfd_process *p;
+	int at;
+
+	for (at = 0; at < ET_EVENTS; at++) {
+		p = et_process(test);
+		et->calls = 0;
+		et->fail_at = at;
+		KUNIT_EXPECT_EQ_MSG(test, et_restore(p, mm, t), -ENOMEM,
+				    "failed add %d", at);
+		KUNIT_EXPECT_EQ(test, et->calls, at + 1);
+		et_expect_empty(test, p, at);
+		et->fail_at = -1;
+		KUNIT_ASSERT_EQ(test, et_restore(p, mm, t), 0);
+		et_expect_image(test, p, t);
+	}
+}
+
+/* A process with an event or a signal page of its own is refused as is. */
+static void et_test_restore_refuses_busy(struct kunit *test)
+{
+	struct mm_struct *mm = et_setup(test);
+	struct et_image *t = et_image(test);
+	struct kfd_process *p = et_process(test);
+
+	mutex_lock(&p->event_mutex);
+	KUNIT_ASSERT_EQ(test, kfd_event_signal_page_alloc_locked(p), 0);
+	mutex_unlock(&p->event_mutex);
+	KUNIT_EXPECT_EQ(test, et_restore(p, mm, t), -EBUSY);
+	KUNIT_EXPECT_EQ(test, et->calls, 0);
+	mutex_lock(&p->event_mutex);
+	KUNIT_EXPECT_NOT_NULL(test, kfd_event_signal_slots_locked(p));
+	KUNIT_EXPECT_EQ(test, kfd_get_num_events(p), 0);
+	mutex_unlock(&p->event_mutex);
+}
+
+static struct kunit_case kfd_criu_events_test_cases[] = {
+	KUNIT_CASE(et_test_restore),
+	KUNIT_CASE(et_test_restore_unwinds),
+	KUNIT_CASE(et_test_restore_refuses_busy),
+	{}
+};
+
+static struct kunit_suite kfd_criu_events_suite = {
+	.name = "kfd_criu_events",
+	.test_cases = kfd_criu_events_test_cases,
+};
+
+kunit_test_suite(kfd_criu_events_suite);
