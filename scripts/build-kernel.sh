@@ -116,6 +116,26 @@ gcov_profile_args() {
 	done
 }
 
+# Each profiled object's coverage notes (.gcno) must come from the compile
+# that made the object, or make coverage cannot read the counters the
+# guest sends. Objects whose notes do not are compiled again, without
+# ccache, and bzImage is linked again.
+check_gcov_notes() {
+	local bad obj
+
+	grep -q '^CONFIG_GCOV_KERNEL=y' "$KSRC/.config" || return 0
+	bad=$("$TOP/scripts/coverage.py" --check-build --ksrc "$KSRC") && return
+	log "coverage notes that are not their objects': $(echo $bad); compiling them again"
+	for obj in $bad; do
+		rm -f "$KSRC/$obj.o" "$KSRC/$obj.gcno"
+	done
+	CCACHE_DISABLE=1 make -C "$KSRC" -s -j"$(nproc)" CC="ccache gcc" \
+		$(gcov_profile_args) "$@" bzImage >> "$BUILD_DIR/kernel-build.log" 2>&1 ||
+		die "kernel build failed (full log: build/kernel-build.log)"
+	bad=$("$TOP/scripts/coverage.py" --check-build --ksrc "$KSRC") ||
+		die "coverage notes still not their objects': $(echo $bad)"
+}
+
 main() {
 	local prepare_only=0 expected
 
@@ -137,6 +157,7 @@ main() {
 		make -C "$KSRC" -j"$(nproc)" CC="ccache gcc" \
 		$(gcov_profile_args) "$@" bzImage ||
 		die "kernel build failed (full log: build/kernel-build.log)"
+	check_gcov_notes "$@"
 	count_objects > "$CACHE_DIR/kernel-objects.$$"
 	mv -f "$CACHE_DIR/kernel-objects.$$" "$CACHE_DIR/kernel-objects"
 	warn_about_our_files

@@ -4,6 +4,7 @@
 
 Usage: scripts/coverage.py [--data FILE] [--ksrc DIR] [--pristine DIR]
                            [--top DIR] [--out DIR]
+       scripts/coverage.py --check-build [--ksrc DIR] [--top DIR]
 
 The debug kernel profiles our objects with gcov (scripts/build-kernel.sh
 names them), and the guest sends their counters at the end of its check
@@ -23,7 +24,13 @@ It prints one row per file and the line
 and writes the table (summary.txt) and, per file, each function that never
 ran and each range of lines that never ran (uncovered.txt) to the output
 directory. Exit 1 when there are no counters, or none for one of our
-objects: a coverage figure must not quietly lose a file.
+objects: a coverage figure must not quietly lose a file. Counters whose
+build stamp is not their notes' fail with both stamps, and with the build
+number of the kernel the guest ran when it is not the tree's.
+
+--check-build checks the tree alone, after a build: the notes of each of
+our objects must carry the build stamp its object carries. It prints the
+objects that do not, one per line, and exits 1 if there are any.
 """
 
 import argparse
@@ -33,6 +40,7 @@ import gzip
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -86,6 +94,43 @@ def added_lines(pristine, final):
     return {int(n) for n in out.stdout.split()}
 
 
+def stamp(path):
+    """The build stamp of a .gcno or .gcda file (after magic and version)."""
+    with open(path, "rb") as f:
+        head = f.read(12)
+    return head[8:12].hex() if len(head) == 12 else None
+
+
+def objects_of(top):
+    """Our objects in the tree, by path without .o: what the build profiles."""
+    return sorted({os.path.splitext(p)[0]
+                   for p in our_new_files(top) | patched_files(top)
+                   if p.endswith(".c")})
+
+
+def check_build(ksrc, top):
+    """The objects whose notes are not from the compile that made them."""
+    bad = []
+    for obj in objects_of(top):
+        notes = os.path.join(ksrc, obj + ".gcno")
+        try:
+            with open(os.path.join(ksrc, obj + ".o"), "rb") as f:
+                code = f.read()
+            mine = stamp(notes)
+        except OSError:
+            bad.append(obj)
+            continue
+        if mine is None or bytes.fromhex(mine) not in code:
+            bad.append(obj)
+    return bad
+
+
+def kernel_build(text):
+    """The build number (#N) in a /proc/version line, or None."""
+    m = re.search(r" #(\d+)", text)
+    return int(m.group(1)) if m else None
+
+
 def unpack(data, dest):
     """Decodes the guest's base64 tar into @dest; returns the .gcda paths."""
     try:
@@ -101,7 +146,8 @@ def unpack(data, dest):
     try:
         with tarfile.open(fileobj=io.BytesIO(raw), mode="r:gz") as tar:
             members = [m for m in tar.getmembers()
-                       if m.isfile() and m.name.endswith(".gcda")]
+                       if m.isfile() and (m.name.endswith(".gcda") or
+                                          m.name.endswith("proc-version"))]
             for m in members:
                 m.name = os.path.normpath(m.name).lstrip("/")
                 if m.name.startswith(".."):
@@ -109,7 +155,7 @@ def unpack(data, dest):
                 tar.extract(m, dest)
     except (tarfile.TarError, OSError, EOFError, gzip.BadGzipFile) as e:
         raise Fail(f"coverage counters unreadable ({e}): {data}") from e
-    return [m.name for m in members]
+    return [m.name for m in members if m.name.endswith(".gcda")]
 
 
 def object_path(gcda):
@@ -120,12 +166,43 @@ def object_path(gcda):
     return gcda[i + 1:-len(".gcda")]
 
 
+def tree_note(ksrc, obj):
+    """Whether the tree's object and notes agree, for a stamp mismatch."""
+    try:
+        with open(os.path.join(ksrc, obj + ".o"), "rb") as f:
+            agree = bytes.fromhex(stamp(os.path.join(ksrc, obj + ".gcno"))) \
+                in f.read()
+    except (OSError, TypeError, ValueError):
+        return "; the tree has no object for it"
+    return "; in the tree, object and notes " + ("agree" if agree else
+                                                  "disagree too")
+
+
+def check_kernel(ksrc, work):
+    """Fails when the guest ran another kernel build than the tree's."""
+    try:
+        with open(os.path.join(work, "gcda", "proc-version"),
+                  encoding="utf-8", errors="replace") as f:
+            guest = kernel_build(f.read())
+        with open(os.path.join(ksrc, ".version"), encoding="utf-8") as f:
+            tree = int(f.read().strip())
+    except (OSError, ValueError):
+        return
+    if guest is not None and guest != tree:
+        raise Fail(f"the guest ran kernel build #{guest}, the tree holds "
+                   f"build #{tree}: the counters are from another kernel")
+
+
 def run_gcov(ksrc, obj, gcda_file, work):
     """gcov's JSON for one object, its notes and counters side by side."""
     notes = os.path.join(ksrc, obj + ".gcno")
     if not os.path.exists(notes):
         raise Fail(f"no {obj}.gcno in the tree: the counters are from "
                    "another build")
+    if stamp(notes) != stamp(gcda_file):
+        raise Fail(f"the counters of {obj} are from another build of it "
+                   f"(counters {stamp(gcda_file)}, notes {stamp(notes)}"
+                   f"{tree_note(ksrc, obj)})")
     stem = os.path.join(work, obj.replace("/", "_"))
     shutil.copyfile(notes, stem + ".gcno")
     shutil.copyfile(gcda_file, stem + ".gcda")
@@ -193,7 +270,9 @@ def collect(args, work):
         files[p] = FileCov(p, added_lines(os.path.join(args.pristine, p),
                                           os.path.join(args.ksrc, p)))
     seen = set()
-    for gcda in unpack(args.data, os.path.join(work, "gcda")):
+    gcdas = unpack(args.data, os.path.join(work, "gcda"))
+    check_kernel(args.ksrc, work)
+    for gcda in gcdas:
         obj = object_path(gcda)
         if obj is None:
             continue
@@ -257,7 +336,13 @@ def main():
     ap.add_argument("--pristine", default=os.path.join(build, "pristine"))
     ap.add_argument("--top", default=TOP)
     ap.add_argument("--out", default=os.path.join(build, "coverage"))
+    ap.add_argument("--check-build", action="store_true")
     args = ap.parse_args()
+    if args.check_build:
+        bad = check_build(args.ksrc, args.top)
+        for obj in bad:
+            print(obj)
+        return 1 if bad else 0
     try:
         with tempfile.TemporaryDirectory() as work:
             report(collect(args, work), args.out)

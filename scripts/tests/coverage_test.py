@@ -125,13 +125,18 @@ class Tree:
                       for f in os.listdir(os.path.join(self.ksrc, KFD))
                       if f.endswith(".gcda"))
 
-    def pack(self, files=None, text=None):
-        """The guest's format: ./<absolute path> in a tar.gz, base64."""
+    def pack(self, files=None, text=None, version=None):
+        """The guest's format: ./<absolute path> in a tar.gz, base64,
+        and ./proc-version when @version is given."""
         if text is None:
             buf = io.BytesIO()
             with tarfile.open(fileobj=buf, mode="w:gz") as tar:
                 for f in self.gcda() if files is None else files:
                     tar.add(f, arcname="." + f)
+                if version is not None:
+                    ver = os.path.join(self.ksrc, "proc-version")
+                    write(ver, version)
+                    tar.add(ver, arcname="./proc-version")
             text = base64.encodebytes(buf.getvalue()).decode()
             text = text.replace("\n", "\r\n")   # the guest's tty adds \r
         write(self.data, text)
@@ -144,6 +149,14 @@ class Tree:
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             check=False)
         return out.returncode, out.stdout, out.stderr
+
+    def check_build(self):
+        out = subprocess.run(
+            [sys.executable, SCRIPT, "--check-build", "--ksrc", self.ksrc,
+             "--top", self.top],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            check=False)
+        return out.returncode, out.stdout
 
     def uncovered(self):
         with open(os.path.join(self.out, "uncovered.txt"),
@@ -230,6 +243,42 @@ def counters_of_another_build_fail(base):
     os.remove(os.path.join(t.ksrc, KFD, "kfd_new.gcno"))
     rc, _, err = t.report()
     expect(rc == 1 and "kfd_new.gcno" in err, f"{rc} {err}")
+
+
+@case
+def counters_of_another_compile_fail(base):
+    """Counters from another compile of an object, or another kernel."""
+    t = Tree(base)
+    t.pack()
+    # kfd_new compiled again: new notes and object, the counters are old
+    t.cc("--coverage", "-c", f"{KFD}/kfd_new.c", "-o", f"{KFD}/kfd_new.o")
+    rc, _, err = t.report()
+    expect(rc == 1 and "counters of" in err and "kfd_new" in err and
+           "another build" in err and "agree" in err, f"{rc} {err}")
+    t = Tree(os.path.join(base, "2"))
+    write(os.path.join(t.ksrc, ".version"), "7\n")
+    t.pack(version="Linux version 6.12.57 (amdkfd-criu@build) #7 SMP\n")
+    rc, _, err = t.report()
+    expect(rc == 0, f"the same build: {rc} {err}")
+    t.pack(version="Linux version 6.12.57 (amdkfd-criu@build) #6 SMP\n")
+    rc, _, err = t.report()
+    expect(rc == 1 and "kernel build #6" in err and "#7" in err,
+           f"{rc} {err}")
+
+
+@case
+def check_build_finds_mismatched_notes(base):
+    """--check-build: each object's notes must be from its own compile."""
+    t = Tree(base)
+    rc, out = t.check_build()
+    expect(rc == 0 and not out.strip(), f"{rc} {out}")
+    # Notes of a later compile beside the object of an earlier one
+    obj = os.path.join(t.ksrc, KFD, "kfd_old.o")
+    shutil.copyfile(obj, obj + ".keep")
+    t.cc("--coverage", "-c", f"{KFD}/kfd_old.c", "-o", f"{KFD}/kfd_old.o")
+    os.replace(obj + ".keep", obj)
+    rc, out = t.check_build()
+    expect(rc == 1 and out.split() == [f"{KFD}/kfd_old"], f"{rc} {out}")
 
 
 def main():

@@ -65,6 +65,8 @@ report_gcov() {
 		mkdir -p "$dst/${f%/*}"
 		cat "$src/$f" > "$dst/$f"
 	done
+	# Which kernel build counted them, for the host to compare
+	cat /proc/version > "$dst/proc-version"
 	tar -C "$dst" -czf - . | base64 > "${GCOV_PORT:-/dev/ttyS2}"
 }
 
