@@ -13,8 +13,10 @@ rc=$?
 [ $rc -eq 0 ] || tap_diag_file "$WORK/check.log"
 tap_result $rc "criu check"
 
-# A counter loop with no controlling terminal, as CRIU wants it.
-setsid sh -c 'i=0; while :; do i=$((i + 1)); echo $i > '"$WORK"'/counter; sleep 0.1; done' \
+# A counter loop with no controlling terminal, as CRIU wants it. Each
+# count is renamed into place, so that the counter never reads empty: a
+# dump may freeze the loop between its write and the next.
+setsid sh -c 'i=0; while :; do i=$((i + 1)); echo $i > '"$WORK"'/counter.new; mv '"$WORK"'/counter.new '"$WORK"'/counter; sleep 0.1; done' \
 	< /dev/null > /dev/null 2>&1 &
 pid=$!
 wait_for_change "$WORK/counter"
@@ -37,7 +39,7 @@ if [ $rc -eq 0 ]; then
 	wait_for_change "$WORK/counter" || rc=1
 	now=$(cat "$WORK/counter")
 	# The restored loop continues from its own count, not from zero.
-	[ "$now" -gt "$last" ] || rc=1
+	[ -n "$last" ] && [ "$now" -gt "$last" ] 2>/dev/null || rc=1
 	alive $pid || rc=1
 	echo "# counter $last before restore, $now after; pid $pid"
 fi
