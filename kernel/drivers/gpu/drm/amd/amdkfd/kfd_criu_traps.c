@@ -241,3 +241,7 @@ void kfd_criu_traps_unwind(struct kfd_process *p,
 		kfd_process_set_trap_handler(&pdd->qpd, 0, 0);
 	}
 }
+
+#if IS_BUILTIN(CONFIG_HSA_AMD_CRIU_KUNIT_TEST)
+#include "tests/kfd_criu_traps_test.c"
+#endif
