@@ -75,8 +75,9 @@
 /*
  * The calls into the queue managers that need a GPU's VM, doorbells and
  * hardware queues. The KUnit tests put a fake queue manager behind them
- * (kunit_activate_static_stub()); without KUnit the redirect compiles to
- * nothing.
+ * (kunit_activate_static_stub()). Without CONFIG_KUNIT the redirect
+ * compiles to nothing; with it, it is a static branch that no stub has
+ * enabled.
  */
 static int kfd_criu_queue_acquire_buffers(struct kfd_process_device *pdd,
 					  struct queue_properties *qp)
@@ -89,7 +90,9 @@ static void kfd_criu_queue_release_buffers(struct kfd_process_device *pdd,
 					   struct queue_properties *qp)
 {
 	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_queue_release_buffers, pdd, qp);
-	kfd_queue_unref_bo_vas(pdd, qp);
+	/* A hold left behind makes the unmap of these BOs fail with -EBUSY */
+	if (kfd_queue_unref_bo_vas(pdd, qp))
+		pr_warn_ratelimited("CRIU image: a restored queue's buffers stay held\n");
 	kfd_queue_release_buffers(pdd, qp);
 }
 
@@ -103,13 +106,6 @@ static int kfd_criu_queue_pqm_create(struct kfd_process *p,
 	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_queue_pqm_create, p, pdd, qp, ids);
 	return pqm_create_queue(&p->pqm, pdd->dev, NULL, qp, &qid, ids,
 				NULL, NULL, NULL);
-}
-
-static int kfd_criu_queue_pqm_set_gws(struct kfd_process *p, u32 qid,
-				      void *gws)
-{
-	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_queue_pqm_set_gws, p, qid, gws);
-	return pqm_set_gws(&p->pqm, qid, gws);
 }
 
 static int kfd_criu_queue_pqm_destroy(struct kfd_process *p, u32 qid)
@@ -1058,9 +1054,8 @@ int kfd_criu_queues_restore(struct kfd_process *p,
 		img->num_created++;
 		ret = kfd_criu_queue_set_cu_mask(p, img, i);
 		if (!ret && rec->gws)
-			ret = kfd_criu_queue_pqm_set_gws(p,
-							 le32_to_cpu(rec->queue_id),
-							 pdd->dev->gws);
+			ret = pqm_set_gws(&p->pqm, le32_to_cpu(rec->queue_id),
+					  pdd->dev->gws);
 		/* Last: the steps before may rewrite the MQD */
 		if (!ret)
 			ret = kfd_criu_queue_set_dyn(p, img, i, first_state);

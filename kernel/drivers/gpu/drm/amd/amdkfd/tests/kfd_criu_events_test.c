@@ -15,20 +15,7 @@
 #include <kunit/test.h>
 #include <linux/sched/mm.h>
 
-#define ET_PAGE_SIZE	2048	/* bytes of signal slots in the image */
-#define ET_EVENTS	4
-
-/**
- * struct et_image - a valid events image in test memory
- * @img: the image, pointing into @page and @events
- * @page: the signal slots
- * @events: the event records
- */
-struct et_image {
-	struct kfd_criu_events_image img;
-	__le64 page[ET_PAGE_SIZE / 8];
-	struct kfd_criu_event_rec events[ET_EVENTS];
-};
+#include "kfd_criu_test_events.h"
 
 /**
  * struct et_fake - which call of kfd_criu_event_add() fails
@@ -50,43 +37,11 @@ static int et_event_add(struct file *devkfd, struct kfd_process *p,
 	return kfd_event_add_with_id_locked(devkfd, p, ev, id);
 }
 
-static void et_event(struct kfd_criu_event_rec *rec, u32 id, u32 type,
-		     bool auto_reset, bool signaled, u64 age)
+/* The shared events image, checked as RESTORE checks it first */
+static struct kfd_criu_test_image *et_image(struct kunit *test)
 {
-	memset(rec, 0, sizeof(*rec));
-	rec->event_id = cpu_to_le32(id);
-	rec->type = cpu_to_le32(type);
-	rec->auto_reset = cpu_to_le32(auto_reset);
-	rec->signaled = cpu_to_le32(signaled);
-	rec->event_age = cpu_to_le64(age);
-}
+	struct kfd_criu_test_image *t = kfd_criu_test_image(test);
 
-/* Two signal events, a debug event and a memory exception event */
-static struct et_image *et_image(struct kunit *test)
-{
-	struct et_image *t;
-	u32 i;
-
-	t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, t);
-	for (i = 0; i < ARRAY_SIZE(t->page); i++)
-		t->page[i] = cpu_to_le64(i % 3 ? U64_MAX : 0x1000 + i);
-	et_event(&t->events[0], 1, KFD_IOC_EVENT_SIGNAL, true, true, 3);
-	et_event(&t->events[1], 7, KFD_IOC_EVENT_SIGNAL, false, false, 1);
-	et_event(&t->events[2], 255, KFD_IOC_EVENT_DEBUG_EVENT, false, true, 2);
-	et_event(&t->events[3], KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID,
-		 KFD_IOC_EVENT_MEMORY, false, false, 1);
-	t->events[3].mem_va = cpu_to_le64(0x7f0000001000ULL);
-	t->events[3].mem_gpu_id = cpu_to_le32(0x1234);
-	t->events[3].mem_read_only = cpu_to_le32(1);
-	t->img.process.num_events = cpu_to_le32(ET_EVENTS);
-	t->img.process.signal_page_size = cpu_to_le32(ET_PAGE_SIZE);
-	t->img.have_process = true;
-	t->img.signal_page = t->page;
-	t->img.signal_page_size = ET_PAGE_SIZE;
-	t->img.events = t->events;
-	t->img.num_events = ET_EVENTS;
-	t->img.events_read = ET_EVENTS;
 	KUNIT_ASSERT_EQ(test, kfd_criu_events_validate(&t->img), 0);
 	return t;
 }
@@ -135,7 +90,7 @@ static struct mm_struct *et_setup(struct kunit *test)
 }
 
 static int et_restore(struct kfd_process *p, struct mm_struct *mm,
-		      const struct et_image *t)
+		      const struct kfd_criu_test_image *t)
 {
 	int ret;
 
@@ -147,7 +102,7 @@ static int et_restore(struct kfd_process *p, struct mm_struct *mm,
 
 /* @p has exactly the events and the signal slots of @t. */
 static void et_expect_image(struct kunit *test, struct kfd_process *p,
-			    const struct et_image *t)
+			    const struct kfd_criu_test_image *t)
 {
 	const struct kfd_criu_event_rec *rec;
 	struct kfd_event *ev;
@@ -155,8 +110,8 @@ static void et_expect_image(struct kunit *test, struct kfd_process *p,
 	u32 i;
 
 	mutex_lock(&p->event_mutex);
-	KUNIT_EXPECT_EQ(test, kfd_get_num_events(p), ET_EVENTS);
-	for (i = 0; i < ET_EVENTS; i++) {
+	KUNIT_EXPECT_EQ(test, kfd_get_num_events(p), KFD_CRIU_TEST_EVENTS);
+	for (i = 0; i < KFD_CRIU_TEST_EVENTS; i++) {
 		rec = &t->events[i];
 		ev = idr_find(&p->event_idr, le32_to_cpu(rec->event_id));
 		KUNIT_ASSERT_NOT_NULL_MSG(test, ev, "event %u",
@@ -175,10 +130,10 @@ static void et_expect_image(struct kunit *test, struct kfd_process *p,
 	KUNIT_EXPECT_EQ(test, ev->memory_exception_data.failure.ReadOnly, 1);
 	/* Two signal events and the debug event use slots */
 	KUNIT_EXPECT_EQ(test, p->signal_event_count, 3);
-	KUNIT_EXPECT_EQ(test, p->signal_mapped_size, ET_PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, p->signal_mapped_size, KFD_CRIU_TEST_PAGE_SIZE);
 	slots = kfd_event_signal_slots_locked(p);
 	KUNIT_ASSERT_NOT_NULL(test, slots);
-	for (i = 0; i < ET_PAGE_SIZE / 8; i++)
+	for (i = 0; i < KFD_CRIU_TEST_PAGE_SIZE / 8; i++)
 		KUNIT_EXPECT_EQ_MSG(test, slots[i], le64_to_cpu(t->page[i]),
 				    "slot %u", i);
 	mutex_unlock(&p->event_mutex);
@@ -204,11 +159,11 @@ static void et_expect_empty(struct kunit *test, struct kfd_process *p,
 static void et_test_restore(struct kunit *test)
 {
 	struct mm_struct *mm = et_setup(test);
-	struct et_image *t = et_image(test);
+	struct kfd_criu_test_image *t = et_image(test);
 	struct kfd_process *p = et_process(test);
 
 	KUNIT_ASSERT_EQ(test, et_restore(p, mm, t), 0);
-	KUNIT_EXPECT_EQ(test, et->calls, ET_EVENTS);
+	KUNIT_EXPECT_EQ(test, et->calls, KFD_CRIU_TEST_EVENTS);
 	et_expect_image(test, p, t);
 }
 
@@ -220,11 +175,11 @@ static void et_test_restore(struct kunit *test)
 static void et_test_restore_unwinds(struct kunit *test)
 {
 	struct mm_struct *mm = et_setup(test);
-	struct et_image *t = et_image(test);
+	struct kfd_criu_test_image *t = et_image(test);
 	struct kfd_process *p;
 	int at;
 
-	for (at = 0; at < ET_EVENTS; at++) {
+	for (at = 0; at < KFD_CRIU_TEST_EVENTS; at++) {
 		p = et_process(test);
 		et->calls = 0;
 		et->fail_at = at;
@@ -242,7 +197,7 @@ static void et_test_restore_unwinds(struct kunit *test)
 static void et_test_restore_refuses_busy(struct kunit *test)
 {
 	struct mm_struct *mm = et_setup(test);
-	struct et_image *t = et_image(test);
+	struct kfd_criu_test_image *t = et_image(test);
 	struct kfd_process *p = et_process(test);
 
 	mutex_lock(&p->event_mutex);

@@ -1010,19 +1010,22 @@ static void qt_test_family_sdma_dyn(struct kunit *test)
  * doorbell taken, with MQD memory that init_mqd() would have filled
  * (QT_FILL here). Everything else is the real code: kfd_criu_queues.c,
  * pqm_update_mqd() and kfd_dqm_sdma_id_by_doorbell() of the queue
- * managers, and each family's MQD ops on that memory, for two fake GPUs:
- * a GFX9 with two XCCs and a GFX11.
+ * managers, pqm_set_gws() and each family's MQD ops on that memory, for
+ * two fake GPUs: a GFX 9.4.3 with two XCCs and a GFX11 with MES. The
+ * DQM's update_queue(), which the CU mask and GWS end in, only counts
+ * and fails: it does not write the MQD. The fakes take the buffers as
+ * they are: the size checks of kfd_queue_acquire_buffers() against the
+ * GPU's topology are not made.
  */
 enum qf_step {
 	QF_ACQUIRE,
 	QF_CREATE,
 	QF_UPDATE,
-	QF_GWS,
 	QF_STEPS,
 };
 
 static const char * const qf_step_name[QF_STEPS] = {
-	"acquire buffers", "create", "update CU mask", "set GWS",
+	"acquire buffers", "create", "update queue",
 };
 
 /**
@@ -1154,13 +1157,22 @@ static int qf_create(struct kfd_process *p, struct kfd_process_device *pdd,
 	ret = qf_step(QF_CREATE);
 	if (ret)
 		return ret;
+	/* As assign_queue_slot_by_qid() and allocate_doorbell() refuse */
+	if (ids->q_id >= KFD_MAX_NUM_OF_QUEUES_PER_PROCESS)
+		return -EINVAL;
 	if (test_bit(ids->q_id, p->pqm.queue_slot_bitmap))
-		return -EBUSY;
+		return -ENOSPC;
+	if (!kfd_criu_queue_is_sdma(qp->type) &&
+	    (ids->doorbell_id >= KFD_MAX_NUM_OF_QUEUES_PER_PROCESS ||
+	     test_bit(ids->doorbell_id, pdd->qpd.doorbell_bitmap)))
+		return -EINVAL;
 	fq = qf_queue_new(p, pdd, qp, ids->q_id, ids->doorbell_id, QT_FILL);
 	if (!fq)
 		return -ENOMEM;
 	fq->q.sdma_id = ids->sdma_id;
-	fq->q.properties.is_evicted = true;
+	/* As the DQM's create_queue(): a queue of an evicted process waits */
+	fq->q.properties.is_evicted = !!pdd->qpd.evicted;
+	fq->q.properties.is_active = !pdd->qpd.evicted;
 	fq->holds = true;
 	return 0;
 }
@@ -1170,20 +1182,6 @@ static int qf_update_queue(struct device_queue_manager *dqm, struct queue *q,
 			   struct mqd_update_info *minfo)
 {
 	return qf_step(QF_UPDATE);
-}
-
-static int qf_set_gws(struct kfd_process *p, u32 qid, void *gws)
-{
-	struct queue *q = pqm_get_user_queue(&p->pqm, qid);
-	int ret;
-
-	ret = qf_step(QF_GWS);
-	if (ret)
-		return ret;
-	if (!q)
-		return -EINVAL;
-	q->gws = gws;
-	return 0;
 }
 
 /*
@@ -1199,6 +1197,9 @@ static int qf_destroy(struct kfd_process *p, u32 qid)
 		return -EINVAL;
 	if (signal_pending(current))
 		return -ERESTARTSYS;
+	/* As pqm_destroy_queue() gives up the process's GWS */
+	if (q->gws)
+		container_of(q, struct qf_queue, q)->pdd->qpd.num_gws = 0;
 	qf_queue_free(p, container_of(q, struct qf_queue, q));
 	return 0;
 }
@@ -1213,8 +1214,6 @@ static void qf_fake_new(struct kunit *test)
 	kunit_activate_static_stub(test, kfd_criu_queue_release_buffers,
 				   qf_release_buffers);
 	kunit_activate_static_stub(test, kfd_criu_queue_pqm_create, qf_create);
-	kunit_activate_static_stub(test, kfd_criu_queue_pqm_set_gws,
-				   qf_set_gws);
 	kunit_activate_static_stub(test, kfd_criu_queue_pqm_destroy,
 				   qf_destroy);
 }
@@ -1224,7 +1223,6 @@ static void qf_fake_new(struct kunit *test)
 #define QF_SDMA_DB	0x100U	/* doorbell of SDMA engine 0, queue 0 */
 #define QF_SDMA_STEP	0x20U	/* doorbells between two engines */
 #define QF_ENGINES	4	/* two PCIe, two XGMI */
-#define QF_MIRROR	512U	/* KFD_QUEUE_DOORBELL_MIRROR_OFFSET */
 
 /* The GFX9 with two XCCs and the GFX11 of qt_families[] */
 static const struct qt_family *qf_family(u32 gpu)
@@ -1256,6 +1254,7 @@ static struct kfd_node *qf_node(struct kunit *test, u32 gpu)
 	node->kfd->num_nodes = 1;
 	node->kfd->device_info.num_sdma_queues_per_engine = 8;
 	node->adev->gmc.xgmi.supported = true;
+	node->adev->gds.gws_size = 64;
 	node->adev->sdma.num_instances = QF_ENGINES;
 	for (i = 0; i < QF_ENGINES; i++)
 		db[i] = QF_SDMA_DB + QF_SDMA_STEP * i;
@@ -1268,6 +1267,8 @@ static struct kfd_node *qf_node(struct kunit *test, u32 gpu)
 		qt_family_mm_on(test, f, KFD_MQD_TYPE_CP, node);
 	dqm->mqd_mgrs[KFD_MQD_TYPE_SDMA] =
 		qt_family_mm_on(test, f, KFD_MQD_TYPE_SDMA, node);
+	/* GFX11 schedules with MES, where GWS is only a flag on the queue */
+	node->kfd->shared_resources.enable_mes = gpu == 1;
 	return node;
 }
 
@@ -1290,7 +1291,10 @@ static unsigned long *qf_bitmap(struct kunit *test)
 	return map;
 }
 
-/* A process on @nodes whose doorbell pages exist, without queues. */
+/*
+ * A process on @nodes whose doorbell pages exist, without queues, and
+ * evicted, as CHECKPOINT leaves a process and RESTORE finds it.
+ */
 static struct kfd_process *qf_process(struct kunit *test,
 				      struct kfd_node **nodes)
 {
@@ -1315,6 +1319,7 @@ static struct kfd_process *qf_process(struct kunit *test,
 		/* kfd_alloc_process_doorbells() keeps what is there */
 		pdd->qpd.proc_doorbells = (struct amdgpu_bo *)pdd;
 		pdd->qpd.doorbell_bitmap = qf_bitmap(test);
+		pdd->qpd.evicted = 1;
 		p->pdds[i] = pdd;
 		p->n_pdds = i + 1;
 	}
@@ -1357,16 +1362,23 @@ struct qf_spec {
  * doorbell), SDMA-XGMI slot 1 (XGMI engine 3).
  */
 static const struct qf_spec qf_specs[] = {
-	{ 0, KFD_QUEUE_TYPE_COMPUTE, KFD_QUEUE_FORMAT_AQL, 1, 8, 0, 0,
-	  true, true, true },
-	{ 1, KFD_QUEUE_TYPE_COMPUTE, KFD_QUEUE_FORMAT_PM4, 2, 9, 0, 0,
-	  false, false, false },
-	{ 1, KFD_QUEUE_TYPE_COMPUTE, KFD_QUEUE_FORMAT_AQL, 5, 10, 0, 0,
-	  true, false, true },
-	{ 0, KFD_QUEUE_TYPE_SDMA, KFD_QUEUE_FORMAT_PM4, 3,
-	  QF_SDMA_DB + QF_SDMA_STEP + QF_MIRROR, 3, 1, false, false, false },
-	{ 1, KFD_QUEUE_TYPE_SDMA_XGMI, KFD_QUEUE_FORMAT_PM4, 4,
-	  QF_SDMA_DB + 3 * QF_SDMA_STEP, 1, 3, false, false, false },
+	{ .gpu = 0, .type = KFD_QUEUE_TYPE_COMPUTE,
+	  .format = KFD_QUEUE_FORMAT_AQL, .qid = 1, .doorbell = 8,
+	  .cwsr = true, .gws = true, .cu_mask = true },
+	{ .gpu = 1, .type = KFD_QUEUE_TYPE_COMPUTE,
+	  .format = KFD_QUEUE_FORMAT_PM4, .qid = 2, .doorbell = 9 },
+	{ .gpu = 1, .type = KFD_QUEUE_TYPE_COMPUTE,
+	  .format = KFD_QUEUE_FORMAT_AQL, .qid = 5, .doorbell = 10,
+	  .cwsr = true, .cu_mask = true },
+	{ .gpu = 0, .type = KFD_QUEUE_TYPE_SDMA,
+	  .format = KFD_QUEUE_FORMAT_PM4, .qid = 3,
+	  .doorbell = QF_SDMA_DB + QF_SDMA_STEP +
+		      KFD_QUEUE_DOORBELL_MIRROR_OFFSET,
+	  .sdma_id = 3, .engine = 1 },
+	{ .gpu = 1, .type = KFD_QUEUE_TYPE_SDMA_XGMI,
+	  .format = KFD_QUEUE_FORMAT_PM4, .qid = 4,
+	  .doorbell = QF_SDMA_DB + 3 * QF_SDMA_STEP, .sdma_id = 1,
+	  .engine = 3 },
 };
 
 static const u32 qf_cu_mask[2] = { 0xffff00ff, 0x0000ffff };
@@ -1630,7 +1642,8 @@ static void qf_expect_same(struct kunit *test, const struct qf_spec *sp,
 	KUNIT_EXPECT_PTR_EQ(test, b->device, a->device);
 	if (kfd_criu_queue_is_sdma(sp->type))
 		KUNIT_EXPECT_EQ(test, b->sdma_id, sp->sdma_id);
-	KUNIT_EXPECT_PTR_EQ(test, b->gws, a->gws);
+	/* pqm_set_gws() put its own token there */
+	KUNIT_EXPECT_EQ(test, !!b->gws, !!a->gws);
 	KUNIT_EXPECT_EQ(test, b->cu_mask_count, a->cu_mask_count);
 	if (a->cu_mask && b->cu_mask)
 		KUNIT_EXPECT_MEMEQ(test, b->cu_mask, a->cu_mask,
@@ -1681,11 +1694,12 @@ static void qt_test_restore_on_fakes(struct kunit *test)
 		KUNIT_ASSERT_NOT_NULL_MSG(test, b, "queue %u", sp->qid);
 		qf_expect_same(test, sp, a, b);
 	}
-	/* Every step ran once per queue that needs it */
+	/* Every step ran once per queue that needs it: two CU masks, a GWS */
 	KUNIT_EXPECT_EQ(test, qf->calls[QF_ACQUIRE], ARRAY_SIZE(qf_specs));
 	KUNIT_EXPECT_EQ(test, qf->calls[QF_CREATE], ARRAY_SIZE(qf_specs));
-	KUNIT_EXPECT_EQ(test, qf->calls[QF_UPDATE], 2);
-	KUNIT_EXPECT_EQ(test, qf->calls[QF_GWS], 1);
+	KUNIT_EXPECT_EQ(test, qf->calls[QF_UPDATE], 3);
+	KUNIT_EXPECT_NE(test, p->pdds[0]->qpd.num_gws, 0);
+	KUNIT_EXPECT_EQ(test, p->pdds[1]->qpd.num_gws, 0);
 }
 
 /* Nothing of a failed restore of @img is left in @p; the source is intact */
@@ -1707,6 +1721,8 @@ static void qf_expect_nothing_left(struct kunit *test,
 				     KFD_MAX_NUM_OF_QUEUES_PER_PROCESS);
 		KUNIT_EXPECT_TRUE_MSG(test, empty, "%s %u: doorbells of GPU %u",
 				      what, at, i);
+		KUNIT_EXPECT_EQ_MSG(test, p->pdds[i]->qpd.num_gws, 0,
+				    "%s %u: GWS of GPU %u", what, at, i);
 	}
 	KUNIT_EXPECT_EQ_MSG(test, qf->held, 0, "%s %u: buffers held", what,
 			    at);
@@ -1834,11 +1850,13 @@ static void qt_test_snapshot_refusals(struct kunit *test)
 	struct qf_env *e = qf_env_new(test);
 	struct kfd_criu_queues_image img;
 	struct mqd_manager *mm;
-	struct queue *q;
+	struct queue *q, *sdma;
 	int ret;
 
+	sdma = pqm_get_user_queue(&e->src->pqm, qf_specs[3].qid);
 	q = pqm_get_user_queue(&e->src->pqm, qf_specs[0].qid);
 	KUNIT_ASSERT_NOT_NULL(test, q);
+	KUNIT_ASSERT_NOT_NULL(test, sdma);
 	mutex_lock(&e->src->mutex);
 	q->properties.is_active = true;
 	ret = kfd_criu_queues_snapshot(e->src, &e->gpus, &img);
@@ -1846,12 +1864,10 @@ static void qt_test_snapshot_refusals(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, img.queues);
 	q->properties.is_active = false;
 
-	q = pqm_get_user_queue(&e->src->pqm, qf_specs[3].qid);
-	KUNIT_ASSERT_NOT_NULL(test, q);
-	q->sdma_by_engine_id = true;
+	sdma->sdma_by_engine_id = true;
 	KUNIT_EXPECT_EQ(test, kfd_criu_queues_snapshot(e->src, &e->gpus, &img),
 			-EOPNOTSUPP);
-	q->sdma_by_engine_id = false;
+	sdma->sdma_by_engine_id = false;
 
 	mm = e->nodes[1]->dqm->mqd_mgrs[KFD_MQD_TYPE_CP];
 	mm->get_dyn_state = NULL;

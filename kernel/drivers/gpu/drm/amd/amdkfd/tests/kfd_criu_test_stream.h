@@ -177,7 +177,12 @@ static inline void kfd_criu_test_poke(struct kfd_criu_test_stream *s,
 			   s->data + at + len);
 }
 
-/* The errors RESTORE documents for a malformed or unplaceable image */
+/*
+ * The errors RESTORE documents for a malformed or unplaceable image. Not
+ * -EBUSY: RESTORE documents it for a target that is not fresh (a queue
+ * id, doorbell or SDMA slot taken, events of its own), and the sweeps
+ * restore into fresh processes.
+ */
 static inline bool kfd_criu_test_documented(int ret)
 {
 	switch (ret) {
