@@ -524,8 +524,9 @@ static bool kfd_criu_events_empty_locked(struct kfd_process *p)
 
 /*
  * Adds one event of a restore under its id. The KUnit tests make a chosen
- * call fail through a static stub, to undo a restore partway; without
- * KUnit the redirect compiles to nothing.
+ * call fail through a static stub, to undo a restore partway. Without
+ * CONFIG_KUNIT the redirect compiles to nothing; with it, it is a static
+ * branch that no stub has enabled.
  */
 static int kfd_criu_event_add(struct file *devkfd, struct kfd_process *p,
 			      struct kfd_event *ev, u32 id)

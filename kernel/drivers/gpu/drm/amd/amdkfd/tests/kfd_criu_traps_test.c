@@ -93,7 +93,7 @@ static int tt_round_trip(struct kfd_criu_test_stream *s,
  * A handler on a GPU with a CWSR trap page and one on a GPU without are
  * dumped, go through the stream, and come back on the GPUs the image
  * GPUs were placed on, each where that GPU keeps it; the unwind takes
- * them off again and leaves the third GPU alone.
+ * them off again, and the handler the third GPU had stays.
  */
 static void tt_test_round_trip(struct kunit *test)
 {
@@ -126,10 +126,18 @@ static void tt_test_round_trip(struct kunit *test)
 	kfd_criu_traps_image_free(&img);
 	KUNIT_ASSERT_EQ(test, ret, 0);
 	KUNIT_ASSERT_EQ(test, out.num_traps, 2);
+	/* As RESTORE checks the records before it places them */
+	KUNIT_ASSERT_EQ(test, kfd_criu_check_traps(out.traps, out.num_traps,
+						   TT_GPUS), 0);
 	KUNIT_EXPECT_EQ(test, kfd_criu_traps_needed_gpus(&out), 3);
 
-	/* Image GPU 0 on target GPU 2 (CWSR), image GPU 1 on target GPU 0 */
+	/*
+	 * Image GPU 0 on target GPU 2 (CWSR), image GPU 1 on target GPU 0;
+	 * target GPU 1 has a handler of its own, which nothing touches.
+	 */
 	q = tt_process(test, BIT(2));
+	kfd_process_set_trap_handler(&q->pdds[1]->qpd, TT_TBA1 + SZ_64K,
+				     TT_TMA1 + SZ_64K);
 	st->target[0] = 2;
 	st->target[1] = 0;
 	mutex_lock(&q->mutex);
@@ -139,12 +147,14 @@ static void tt_test_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, q->pdds[2]->qpd.tba_addr, 0);
 	tt_expect_trap(test, q->pdds[0], TT_TBA1, TT_TMA1);
 	KUNIT_EXPECT_EQ(test, q->pdds[0]->qpd.tba_addr, TT_TBA1);
-	tt_expect_trap(test, q->pdds[1], 0, 0);
+	tt_expect_trap(test, q->pdds[1], TT_TBA1 + SZ_64K, TT_TMA1 + SZ_64K);
 
 	mutex_lock(&q->mutex);
 	kfd_criu_traps_unwind(q, &out, st);
-	KUNIT_EXPECT_EQ(test, kfd_criu_traps_count(q), 0);
 	mutex_unlock(&q->mutex);
+	tt_expect_trap(test, q->pdds[2], 0, 0);
+	tt_expect_trap(test, q->pdds[0], 0, 0);
+	tt_expect_trap(test, q->pdds[1], TT_TBA1 + SZ_64K, TT_TMA1 + SZ_64K);
 	kfd_criu_traps_image_free(&out);
 }
 
@@ -198,6 +208,12 @@ static void tt_test_collect_errors(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kfd_criu_traps_collect(&img, &rec, &trap, 2),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, img.num_traps, 2);
+	/* Two handlers for GPU 0: the set check refuses them */
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_traps(img.traps, img.num_traps, 2),
+			-EINVAL);
+	img.traps[1].gpu_index = cpu_to_le32(1);
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_traps(img.traps, img.num_traps, 2),
+			0);
 	kfd_criu_traps_image_free(&img);
 }
 
