@@ -99,7 +99,7 @@ static void kfd_criu_queue_release_buffers(struct kfd_process_device *pdd,
 static int kfd_criu_queue_pqm_create(struct kfd_process *p,
 				     struct kfd_process_device *pdd,
 				     struct queue_properties *qp,
-				     struct kfd_criu_queue_priv_data *ids)
+				     const struct kfd_criu_queue_priv_data *ids)
 {
 	unsigned int qid;
 

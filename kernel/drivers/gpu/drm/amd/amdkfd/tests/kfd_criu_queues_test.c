@@ -1149,7 +1149,7 @@ static void qf_release_buffers(struct kfd_process_device *pdd,
 /* As pqm_create_queue() with given ids: the queue holds its buffers. */
 static int qf_create(struct kfd_process *p, struct kfd_process_device *pdd,
 		     struct queue_properties *qp,
-		     struct kfd_criu_queue_priv_data *ids)
+		     const struct kfd_criu_queue_priv_data *ids)
 {
 	struct qf_queue *fq;
 	int ret;
