@@ -60,6 +60,7 @@
 #include <linux/string.h>
 
 #include <drm/drm_file.h>
+#include <kunit/static_stub.h>
 
 #include "amdgpu_amdkfd.h"
 #include "kfd_criu.h"
@@ -121,28 +122,44 @@ static u32 kfd_criu_partition_mode(struct kfd_node *node)
 	return xcp_mgr->mode;
 }
 
+/*
+ * The calls that need a GPU's topology entry, render node, VM and runtime
+ * PM. The KUnit tests put fake GPUs behind them
+ * (kunit_activate_static_stub()). Without CONFIG_KUNIT the redirect
+ * compiles to nothing; with it, it is a static branch that no stub has
+ * enabled.
+ */
+static const struct kfd_node_properties *
+kfd_criu_node_props(struct kfd_node *node)
+{
+	struct kfd_topology_device *topo;
+
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_node_props, node);
+	topo = kfd_topology_device_by_id(node->id);
+	return topo ? &topo->node_props : NULL;
+}
+
 static int kfd_criu_gpu_to_rec(struct kfd_node *node, u32 gpu_id,
 			       struct kfd_criu_gpu_rec *rec)
 {
 	const struct kfd_local_mem_info *mem = &node->local_mem_info;
-	struct kfd_topology_device *topo;
+	const struct kfd_node_properties *props;
 
-	topo = kfd_topology_device_by_id(node->id);
-	if (!topo)
+	props = kfd_criu_node_props(node);
+	if (!props)
 		return -ENODEV;
 
 	memset(rec, 0, sizeof(*rec));
 	rec->gpu_id = cpu_to_le32(gpu_id);
-	rec->gfx_target_version =
-		cpu_to_le32(topo->node_props.gfx_target_version);
-	rec->device_id = cpu_to_le32(topo->node_props.device_id);
+	rec->gfx_target_version = cpu_to_le32(props->gfx_target_version);
+	rec->device_id = cpu_to_le32(props->device_id);
 	rec->revision_id = cpu_to_le32(node->adev->rev_id);
 	rec->num_xcc = cpu_to_le32(NUM_XCC(node->xcc_mask));
 	rec->partition_mode = cpu_to_le32(kfd_criu_partition_mode(node));
 	rec->vram_size = cpu_to_le64(mem->local_mem_size_private +
 				     mem->local_mem_size_public);
-	rec->cwsr_size = cpu_to_le32(topo->node_props.cwsr_size);
-	rec->ctl_stack_size = cpu_to_le32(topo->node_props.ctl_stack_size);
+	rec->cwsr_size = cpu_to_le32(props->cwsr_size);
+	rec->ctl_stack_size = cpu_to_le32(props->ctl_stack_size);
 	rec->mec_fw_version = cpu_to_le32(node->kfd->mec_fw_version);
 	rec->sdma_fw_version = cpu_to_le32(node->kfd->sdma_fw_version);
 	if (!node->kfd->cwsr_enabled)
@@ -495,8 +512,59 @@ static void kfd_criu_free_vm_bos(void *data)
 static void kfd_criu_release_vm(struct kfd_process *p,
 				struct kfd_process_device *pdd)
 {
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_release_vm, p, pdd);
 	kfd_criu_run_unwind(p, kfd_criu_free_vm_bos, pdd);
 	kfd_process_device_fini_vm(pdd);
+}
+
+/* Acquires the VM of @pdd on @drm_fd, as AMDKFD_IOC_ACQUIRE_VM does. */
+static int kfd_criu_init_vm(struct kfd_process *p,
+			    struct kfd_process_device *pdd, int drm_fd)
+{
+	struct file *drm_file;
+	int ret;
+
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_init_vm, p, pdd, drm_fd);
+	drm_file = fget(drm_fd);
+	if (!drm_file)
+		return -EBADF;
+	ret = kfd_criu_check_render_node(pdd->dev, drm_file);
+	if (!ret)
+		ret = kfd_process_device_init_vm(pdd, drm_file);
+	/* On success the per-GPU data keeps the file reference */
+	if (!ret)
+		return 0;
+	pr_debug("CRIU image: fd %d is not a usable render node of GPU 0x%x: %d\n",
+		 drm_fd, pdd->dev->id, ret);
+	fput(drm_file);
+	/* A failed first VM leaves the process pointing at freed state */
+	kfd_criu_release_vm(p, pdd);
+	return ret;
+}
+
+/* Takes the runtime PM reference a VM user holds, once per GPU. */
+static int kfd_criu_bind_gpu(struct kfd_process *p,
+			     struct kfd_process_device *pdd)
+{
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_bind_gpu, p, pdd);
+	return PTR_ERR_OR_ZERO(kfd_bind_process_to_device(pdd->dev, p));
+}
+
+static void kfd_criu_unbind_gpu(struct kfd_process_device *pdd)
+{
+	struct device *dev;
+
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_unbind_gpu, pdd);
+	dev = adev_to_drm(pdd->dev->adev)->dev;
+	pm_runtime_mark_last_busy(dev);
+	pm_runtime_put_autosuspend(dev);
+	pdd->runtime_inuse = false;
+}
+
+static void kfd_criu_free_doorbells(struct kfd_process_device *pdd)
+{
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_free_doorbells, pdd);
+	kfd_free_process_doorbells(pdd->dev->kfd, pdd);
 }
 
 static int kfd_criu_acquire_vm(struct kfd_process *p, u32 idx, int drm_fd,
@@ -504,32 +572,18 @@ static int kfd_criu_acquire_vm(struct kfd_process *p, u32 idx, int drm_fd,
 {
 	struct kfd_process_device *pdd = p->pdds[idx];
 	bool runtime_inuse = pdd->runtime_inuse;
-	struct file *drm_file;
 	int ret;
 
 	if (pdd->drm_file)
 		return -EBUSY;
-	drm_file = fget(drm_fd);
-	if (!drm_file)
-		return -EBADF;
-	ret = kfd_criu_check_render_node(pdd->dev, drm_file);
-	if (!ret)
-		ret = kfd_process_device_init_vm(pdd, drm_file);
-	if (ret) {
-		pr_debug("CRIU image: fd %d is not a usable render node of GPU 0x%x: %d\n",
-			 drm_fd, pdd->dev->id, ret);
-		fput(drm_file);
-		/* A failed first VM leaves the process pointing at freed state */
-		kfd_criu_release_vm(p, pdd);
+	ret = kfd_criu_init_vm(p, pdd, drm_fd);
+	if (ret)
 		return ret;
-	}
-	/* On success the per-GPU data keeps the file reference */
 	st->acquired |= BIT_ULL(idx);
 
-	/* Takes the runtime PM reference a VM user holds, once per GPU */
-	pdd = kfd_bind_process_to_device(pdd->dev, p);
-	if (IS_ERR(pdd))
-		return PTR_ERR(pdd);
+	ret = kfd_criu_bind_gpu(p, pdd);
+	if (ret)
+		return ret;
 	if (!runtime_inuse && pdd->runtime_inuse)
 		st->bound |= BIT_ULL(idx);
 	return 0;
@@ -606,18 +660,14 @@ static void kfd_criu_release_gpu(struct kfd_process *p, u32 idx,
 				 struct kfd_criu_gpus_restore *st)
 {
 	struct kfd_process_device *pdd = p->pdds[idx];
-	struct device *dev = adev_to_drm(pdd->dev->adev)->dev;
 
 	/* Only a GPU whose VM the restore acquired got anything else */
 	if (!(st->acquired & BIT_ULL(idx)))
 		return;
 	if (!(st->had_doorbells & BIT_ULL(idx)) && pdd->qpd.proc_doorbells)
-		kfd_free_process_doorbells(pdd->dev->kfd, pdd);
-	if (st->bound & BIT_ULL(idx)) {
-		pm_runtime_mark_last_busy(dev);
-		pm_runtime_put_autosuspend(dev);
-		pdd->runtime_inuse = false;
-	}
+		kfd_criu_free_doorbells(pdd);
+	if (st->bound & BIT_ULL(idx))
+		kfd_criu_unbind_gpu(pdd);
 	kfd_criu_release_vm(p, pdd);
 }
 
@@ -659,3 +709,7 @@ void kfd_criu_gpus_unwind(struct kfd_process *p,
 	st->bound = 0;
 	st->mmu_blocked = false;
 }
+
+#if IS_BUILTIN(CONFIG_HSA_AMD_CRIU_KUNIT_TEST)
+#include "tests/kfd_criu_gpus_test.c"
+#endif

@@ -1,0 +1,853 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Copyright 2026 The amdkfd-criu authors
+ *
+ * KUnit tests of the GPU part of CRIU image mode on fake GPUs: the real
+ * snapshot describes fake nodes (a real-sized amdgpu_device, topology
+ * properties, partitions, firmware), the records go through the stream,
+ * and the real placement, VM acquisition and unwind run on processes of
+ * the test. The calls that need a topology entry, a render node, a VM or
+ * runtime PM go to the fakes here through KUnit static stubs; the fakes
+ * count what they hold, so that a test can check that an unwind, or a
+ * failure at any step, gives back everything. #included at the bottom
+ * of kfd_criu_gpus.c.
+ */
+
+#include <kunit/static_stub.h>
+#include <kunit/test.h>
+#include <linux/idr.h>
+#include <linux/vmalloc.h>
+
+#include "kfd_criu_test_stream.h"
+
+#define GT_MAX_NODES	8
+/* The render node descriptor of fake node i */
+#define GT_FD_BASE	100
+
+/**
+ * struct gt_desc - what a fake GPU reports
+ * @gfx: gfx target version
+ * @device: PCI device id
+ * @rev: PCI revision id
+ * @xccs: XCCs of its partition
+ * @mode: partition mode, or -1 for a GPU without a partition manager
+ * @vram: bytes of VRAM
+ * @cwsr: CWSR area bytes
+ * @ctl_stack: control stack bytes
+ * @mec: MEC firmware version
+ * @sdma: SDMA firmware version
+ * @no_cwsr: the driver runs it without CWSR
+ */
+struct gt_desc {
+	u32 gfx;
+	u32 device;
+	u32 rev;
+	u32 xccs;
+	int mode;
+	u64 vram;
+	u32 cwsr;
+	u32 ctl_stack;
+	u32 mec;
+	u32 sdma;
+	bool no_cwsr;
+};
+
+/* An MI300 partition, an RX 7900 without CWSR, an MI210 */
+static const struct gt_desc gt_descs[] = {
+	{ .gfx = 90402, .device = 0x74a1, .rev = 1, .xccs = 2,
+	  .mode = AMDGPU_DPX_PARTITION_MODE, .vram = 96ULL << 30,
+	  .cwsr = 0x1d3000, .ctl_stack = 0x7000, .mec = 151, .sdma = 19 },
+	{ .gfx = 110000, .device = 0x744c, .rev = 0xc8, .xccs = 1, .mode = -1,
+	  .vram = 24ULL << 30, .cwsr = 0x5c5000, .ctl_stack = 0x4000,
+	  .mec = 2200, .sdma = 21, .no_cwsr = true },
+	{ .gfx = 90010, .device = 0x740f, .rev = 2, .xccs = 1, .mode = -1,
+	  .vram = 64ULL << 30, .cwsr = 0x1a6000, .ctl_stack = 0x6000,
+	  .mec = 79, .sdma = 9 },
+};
+
+/**
+ * struct gt_fake - the fake GPUs of the running test
+ * @test: the running test
+ * @nodes: the fake nodes
+ * @props: their topology properties
+ * @hidden: the topology does not know the node
+ * @num_nodes: entries in @nodes
+ * @file_key: what a fake VM's per-GPU data holds as its DRM file
+ * @calls: VM acquisitions and runtime PM binds made
+ * @fail_at: the call (by number) that fails with -EIO, or -1
+ * @vms: fake VMs acquired and not released
+ * @refs: runtime PM references held
+ * @doorbells_freed: process doorbells freed
+ */
+struct gt_fake {
+	struct kunit *test;
+	struct kfd_node *nodes[GT_MAX_NODES];
+	struct kfd_node_properties props[GT_MAX_NODES];
+	bool hidden[GT_MAX_NODES];
+	u32 num_nodes;
+	struct file *file_key;
+	unsigned int calls;
+	int fail_at;
+	unsigned int vms;
+	unsigned int refs;
+	unsigned int doorbells_freed;
+};
+
+/* The stubs have no other way to the fakes of the running test. */
+static struct gt_fake *gt_fake;
+
+static int gt_node_index(const struct kfd_node *node)
+{
+	u32 i;
+
+	for (i = 0; i < gt_fake->num_nodes; i++)
+		if (gt_fake->nodes[i] == node)
+			return i;
+	return -1;
+}
+
+static int gt_step(void)
+{
+	return gt_fake->calls++ == gt_fake->fail_at ? -EIO : 0;
+}
+
+static const struct kfd_node_properties *gt_node_props(struct kfd_node *node)
+{
+	int i = gt_node_index(node);
+
+	return i < 0 || gt_fake->hidden[i] ? NULL : &gt_fake->props[i];
+}
+
+/* As amdgpu: only the GPU's own render node is taken. */
+static int gt_init_vm(struct kfd_process *p, struct kfd_process_device *pdd,
+		      int drm_fd)
+{
+	int ret = gt_step();
+
+	if (ret)
+		return ret;
+	if (drm_fd != GT_FD_BASE + gt_node_index(pdd->dev))
+		return -EINVAL;
+	pdd->drm_file = gt_fake->file_key;
+	gt_fake->vms++;
+	return 0;
+}
+
+static void gt_release_vm(struct kfd_process *p,
+			  struct kfd_process_device *pdd)
+{
+	KUNIT_EXPECT_PTR_EQ(gt_fake->test, pdd->drm_file, gt_fake->file_key);
+	pdd->drm_file = NULL;
+	/* As amdgpu: the process info, and its block, go with the last VM */
+	if (!--gt_fake->vms)
+		WRITE_ONCE(((struct amdkfd_process_info *)p->kgd_process_info)
+			   ->block_mmu_notifications, false);
+}
+
+static int gt_bind_gpu(struct kfd_process *p, struct kfd_process_device *pdd)
+{
+	int ret = gt_step();
+
+	if (ret)
+		return ret;
+	if (!pdd->runtime_inuse) {
+		pdd->runtime_inuse = true;
+		gt_fake->refs++;
+	}
+	return 0;
+}
+
+static void gt_unbind_gpu(struct kfd_process_device *pdd)
+{
+	KUNIT_EXPECT_TRUE(gt_fake->test, pdd->runtime_inuse);
+	pdd->runtime_inuse = false;
+	gt_fake->refs--;
+}
+
+static void gt_free_doorbells(struct kfd_process_device *pdd)
+{
+	pdd->qpd.proc_doorbells = NULL;
+	gt_fake->doorbells_freed++;
+}
+
+static void gt_fake_cleanup(void *data)
+{
+	gt_fake = NULL;
+}
+
+static struct gt_fake *gt_fake_new(struct kunit *test)
+{
+	struct gt_fake *fake;
+
+	fake = kunit_kzalloc(test, sizeof(*fake), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fake);
+	fake->test = test;
+	fake->fail_at = -1;
+	fake->file_key = kunit_kzalloc(test, sizeof(struct file), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fake->file_key);
+	gt_fake = fake;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, gt_fake_cleanup,
+							fake), 0);
+	kunit_activate_static_stub(test, kfd_criu_node_props, gt_node_props);
+	kunit_activate_static_stub(test, kfd_criu_init_vm, gt_init_vm);
+	kunit_activate_static_stub(test, kfd_criu_release_vm, gt_release_vm);
+	kunit_activate_static_stub(test, kfd_criu_bind_gpu, gt_bind_gpu);
+	kunit_activate_static_stub(test, kfd_criu_unbind_gpu, gt_unbind_gpu);
+	kunit_activate_static_stub(test, kfd_criu_free_doorbells,
+				   gt_free_doorbells);
+	return fake;
+}
+
+static void gt_free_adev(void *adev)
+{
+	vfree(adev);
+}
+
+/* A fake node with id @id that reports @d; returns its index. */
+static u32 gt_node_new(struct kunit *test, u32 id, const struct gt_desc *d)
+{
+	struct kfd_node_properties *props;
+	struct amdgpu_device *adev;
+	struct kfd_node *node;
+	u32 i = gt_fake->num_nodes;
+
+	KUNIT_ASSERT_LT(test, i, GT_MAX_NODES);
+	node = kunit_kzalloc(test, sizeof(*node), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, node);
+	node->kfd = kunit_kzalloc(test, sizeof(*node->kfd), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, node->kfd);
+	adev = vzalloc(sizeof(*adev));
+	KUNIT_ASSERT_NOT_NULL(test, adev);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, gt_free_adev,
+							adev), 0);
+	if (d->mode >= 0) {
+		adev->xcp_mgr = kunit_kzalloc(test, sizeof(*adev->xcp_mgr),
+					      GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, adev->xcp_mgr);
+		adev->xcp_mgr->mode = d->mode;
+	}
+	adev->rev_id = d->rev;
+	node->adev = adev;
+	node->id = id;
+	node->xcc_mask = GENMASK(d->xccs - 1, 0);
+	node->local_mem_info.local_mem_size_private = d->vram / 4;
+	node->local_mem_info.local_mem_size_public = d->vram - d->vram / 4;
+	node->kfd->mec_fw_version = d->mec;
+	node->kfd->sdma_fw_version = d->sdma;
+	node->kfd->cwsr_enabled = !d->no_cwsr;
+
+	props = &gt_fake->props[i];
+	props->gfx_target_version = d->gfx;
+	props->device_id = d->device;
+	props->cwsr_size = d->cwsr;
+	props->ctl_stack_size = d->ctl_stack;
+	gt_fake->nodes[i] = node;
+	gt_fake->num_nodes++;
+	return i;
+}
+
+static void gt_process_release(void *data)
+{
+	struct kfd_process *p = data;
+	u32 i;
+
+	for (i = 0; i < p->n_pdds; i++)
+		idr_destroy(&p->pdds[i]->alloc_idr);
+}
+
+/* A process with per-GPU data on fake nodes @nodes[0..@n), in that order. */
+static struct kfd_process *gt_process(struct kunit *test, const u32 *nodes,
+				      u32 n)
+{
+	struct amdkfd_process_info *info;
+	struct kfd_process_device *pdd;
+	struct kfd_process *p;
+	u32 i;
+
+	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	info = kunit_kzalloc(test, sizeof(*info), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_ASSERT_NOT_NULL(test, info);
+	mutex_init(&p->mutex);
+	mutex_init(&info->lock);
+	p->kgd_process_info = info;
+	for (i = 0; i < n; i++) {
+		pdd = kunit_kzalloc(test, sizeof(*pdd), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, pdd);
+		pdd->dev = gt_fake->nodes[nodes[i]];
+		pdd->process = p;
+		pdd->user_gpu_id = pdd->dev->id;
+		idr_init(&pdd->alloc_idr);
+		p->pdds[i] = pdd;
+		p->n_pdds = i + 1;
+	}
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							gt_process_release, p),
+			0);
+	return p;
+}
+
+static bool gt_mmu_blocked(struct kfd_process *p)
+{
+	struct amdkfd_process_info *info = p->kgd_process_info;
+
+	return READ_ONCE(info->block_mmu_notifications);
+}
+
+/* The record a GPU reporting @d and known to its process as @id gives. */
+static void gt_expect_rec(struct kunit *test, const struct kfd_criu_gpu_rec *r,
+			  u32 id, const struct gt_desc *d)
+{
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(r->gpu_id), id);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(r->gfx_target_version), d->gfx);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(r->device_id), d->device);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(r->revision_id), d->rev);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(r->num_xcc), d->xccs);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(r->partition_mode),
+			d->mode < 0 ? AMDGPU_SPX_PARTITION_MODE : d->mode);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(r->vram_size), d->vram);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(r->cwsr_size), d->cwsr);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(r->ctl_stack_size), d->ctl_stack);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(r->mec_fw_version), d->mec);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(r->sdma_fw_version), d->sdma);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(r->flags),
+			d->no_cwsr ? KFD_CRIU_GPU_NO_CWSR : 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(r->reserved2), 0);
+}
+
+static int gt_snapshot(struct kfd_process *p, struct kfd_criu_gpus_image *img)
+{
+	int ret;
+
+	mutex_lock(&p->mutex);
+	ret = kfd_criu_gpus_snapshot(p, img);
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+/*
+ * Each GPU is described as its node and the topology report it, under the
+ * gpu_id its process knows it by, which after a restore with a map is not
+ * the topology's. A GPU the topology does not know and one no restore
+ * could take fail the dump, with nothing kept.
+ */
+static void gt_test_snapshot(struct kunit *test)
+{
+	static const u32 nodes[] = { 0, 1, 2 };
+	struct kfd_criu_gpus_image img;
+	struct kfd_process *p;
+	u32 i;
+
+	gt_fake_new(test);
+	for (i = 0; i < ARRAY_SIZE(gt_descs); i++)
+		gt_node_new(test, 0x1000 + i, &gt_descs[i]);
+	p = gt_process(test, nodes, ARRAY_SIZE(nodes));
+	p->pdds[1]->user_gpu_id = 0x7777;
+
+	KUNIT_ASSERT_EQ(test, gt_snapshot(p, &img), 0);
+	KUNIT_ASSERT_EQ(test, img.num_gpus, 3);
+	KUNIT_EXPECT_EQ(test, img.gpus_read, 3);
+	gt_expect_rec(test, &img.gpus[0], 0x1000, &gt_descs[0]);
+	gt_expect_rec(test, &img.gpus[1], 0x7777, &gt_descs[1]);
+	gt_expect_rec(test, &img.gpus[2], 0x1002, &gt_descs[2]);
+	kfd_criu_gpus_image_free(&img);
+
+	gt_fake->hidden[2] = true;
+	KUNIT_EXPECT_EQ(test, gt_snapshot(p, &img), -ENODEV);
+	KUNIT_EXPECT_NULL(test, img.gpus);
+	KUNIT_EXPECT_EQ(test, img.num_gpus, 0);
+	gt_fake->hidden[2] = false;
+
+	/* No XCC: a record no restore would take */
+	gt_fake->nodes[1]->xcc_mask = 0;
+	KUNIT_EXPECT_EQ(test, gt_snapshot(p, &img), -EOPNOTSUPP);
+	KUNIT_EXPECT_NULL(test, img.gpus);
+
+	p = gt_process(test, NULL, 0);
+	KUNIT_EXPECT_EQ(test, gt_snapshot(p, &img), 0);
+	KUNIT_EXPECT_EQ(test, img.num_gpus, 0);
+}
+
+/* Writes the GPU records of @img to @s, between a header and END. */
+static int gt_write(struct kfd_criu_test_stream *s,
+		    const struct kfd_criu_gpus_image *img)
+{
+	struct kfd_criu_image_writer w;
+	int ret;
+
+	kfd_criu_image_writer_init(&w, &s->io);
+	ret = kfd_criu_image_write_header(&w, "test");
+	if (!ret)
+		ret = kfd_criu_gpus_write(&w, img);
+	if (!ret)
+		ret = kfd_criu_image_write_end(&w);
+	return ret;
+}
+
+/* Reads @s back as RESTORE does: collected, then validated as a set. */
+static int gt_read_back(struct kfd_criu_test_stream *s, u32 num_gpus,
+			struct kfd_criu_gpus_image *out)
+{
+	struct kfd_criu_image_header hdr;
+	struct kfd_criu_image_reader r;
+	struct kfd_criu_gpu_rec buf;
+	struct kfd_criu_record rec;
+	int ret;
+
+	s->pos = 0;
+	memset(out, 0, sizeof(*out));
+	kfd_criu_image_reader_init(&r, &s->io, kfd_criu_v1_records,
+				   kfd_criu_v1_num_records);
+	ret = kfd_criu_image_read_header(&r, &hdr);
+	if (!ret)
+		ret = kfd_criu_gpus_prepare(out, num_gpus);
+	while (!ret) {
+		ret = kfd_criu_image_read_record(&r, &rec, &buf, sizeof(buf));
+		if (ret || rec.type == KFD_CRIU_REC_END)
+			break;
+		ret = kfd_criu_gpus_collect(out, &rec, &buf);
+	}
+	if (!ret)
+		ret = kfd_criu_gpus_validate(out);
+	return ret;
+}
+
+/**
+ * struct gt_env - a dumped process and the machine it is restored on
+ * @src: the dumped process: fake nodes 0, 1, 2 (ids 0x1000 up)
+ * @img: its GPU records, read back from the stream
+ * @dst: the target, on nodes 3 (as 2, id 0x2000), 4 (as 0, id 0x2001),
+ *	5 (as 1, id 0x1001) and 6 (as 0, id 0x1002, which the image gives
+ *	to another GPU)
+ * @map: image GPU 0 to 0x2001 and 2 to 0x2000, with their render nodes;
+ *	image GPU 1 goes to 0x1001 by its id
+ * @old_ids: the gpu_ids of @dst before a restore
+ */
+struct gt_env {
+	struct kfd_process *src;
+	struct kfd_criu_gpus_image img;
+	struct kfd_process *dst;
+	struct kfd_criu_gpu_map map[2];
+	u32 old_ids[4];
+};
+
+static void gt_env_release(void *data)
+{
+	struct gt_env *e = data;
+
+	kfd_criu_gpus_image_free(&e->img);
+}
+
+static struct gt_env *gt_env_new(struct kunit *test)
+{
+	static const u32 src_nodes[] = { 0, 1, 2 };
+	static const u32 dst_nodes[] = { 3, 4, 5, 6 };
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
+	struct kfd_criu_gpus_image img;
+	struct gt_env *e;
+	u32 i;
+
+	e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, gt_env_release,
+							e), 0);
+	gt_fake_new(test);
+	for (i = 0; i < ARRAY_SIZE(gt_descs); i++)
+		gt_node_new(test, 0x1000 + i, &gt_descs[i]);
+	gt_node_new(test, 0x2000, &gt_descs[2]);
+	gt_node_new(test, 0x2001, &gt_descs[0]);
+	gt_node_new(test, 0x1001, &gt_descs[1]);
+	gt_node_new(test, 0x1002, &gt_descs[0]);
+
+	e->src = gt_process(test, src_nodes, ARRAY_SIZE(src_nodes));
+	KUNIT_ASSERT_EQ(test, gt_snapshot(e->src, &img), 0);
+	KUNIT_ASSERT_EQ(test, gt_write(s, &img), 0);
+	kfd_criu_gpus_image_free(&img);
+	KUNIT_ASSERT_EQ(test, gt_read_back(s, 3, &e->img), 0);
+
+	e->dst = gt_process(test, dst_nodes, ARRAY_SIZE(dst_nodes));
+	for (i = 0; i < ARRAY_SIZE(e->old_ids); i++)
+		e->old_ids[i] = e->dst->pdds[i]->user_gpu_id;
+	e->map[0] = (struct kfd_criu_gpu_map){ .image_gpu_id = 0x1000,
+		.local_gpu_id = 0x2001, .drm_fd = GT_FD_BASE + 4 };
+	e->map[1] = (struct kfd_criu_gpu_map){ .image_gpu_id = 0x1002,
+		.local_gpu_id = 0x2000, .drm_fd = GT_FD_BASE + 3 };
+	return e;
+}
+
+/* Places and restores @e's image on its target; @st keeps the state. */
+static int gt_restore(struct gt_env *e, u64 needed,
+		      struct kfd_criu_gpus_restore *st)
+{
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	st->map = e->map;
+	st->num_map = ARRAY_SIZE(e->map);
+	mutex_lock(&e->dst->mutex);
+	ret = kfd_criu_gpus_map(e->dst, &e->img, st);
+	if (!ret)
+		ret = kfd_criu_gpus_restore(e->dst, &e->img, needed, st);
+	mutex_unlock(&e->dst->mutex);
+	return ret;
+}
+
+static void gt_unwind(struct kfd_process *p, struct kfd_criu_gpus_restore *st)
+{
+	mutex_lock(&p->mutex);
+	kfd_criu_gpus_unwind(p, st);
+	mutex_unlock(&p->mutex);
+}
+
+/* The target as it was: its ids, no VM, no reference, nothing blocked. */
+static void gt_expect_untouched(struct kunit *test, struct gt_env *e)
+{
+	u32 i;
+
+	for (i = 0; i < e->dst->n_pdds; i++) {
+		KUNIT_EXPECT_EQ(test, e->dst->pdds[i]->user_gpu_id,
+				e->old_ids[i]);
+		KUNIT_EXPECT_NULL(test, e->dst->pdds[i]->drm_file);
+		KUNIT_EXPECT_FALSE(test, e->dst->pdds[i]->runtime_inuse);
+	}
+	KUNIT_EXPECT_EQ(test, gt_fake->vms, 0);
+	KUNIT_EXPECT_EQ(test, gt_fake->refs, 0);
+	KUNIT_EXPECT_FALSE(test, gt_mmu_blocked(e->dst));
+}
+
+/*
+ * The image GPUs go where the map and their ids say; the two the BOs
+ * need get their VMs on the render nodes given, with a runtime PM
+ * reference each, and the MMU notifications are blocked. Every GPU shows
+ * the image's id, and the GPU whose own id the image gives away takes
+ * the id a placed GPU gave up. The unwind gives it all back, and frees
+ * only the doorbells the restore made.
+ */
+static void gt_test_restore_and_unwind(struct kunit *test)
+{
+	struct kfd_criu_gpus_restore *st;
+	struct gt_env *e = gt_env_new(test);
+	struct kfd_process *p = e->dst;
+	void *bell = p;	/* a key, never dereferenced */
+
+	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, st);
+	p->pdds[0]->qpd.proc_doorbells = bell;
+
+	KUNIT_ASSERT_EQ(test, gt_restore(e, BIT(0) | BIT(2), st), 0);
+	KUNIT_EXPECT_EQ(test, st->target[0], 1);
+	KUNIT_EXPECT_EQ(test, st->target[1], 2);
+	KUNIT_EXPECT_EQ(test, st->target[2], 0);
+	KUNIT_EXPECT_EQ(test, st->acquired, BIT_ULL(0) | BIT_ULL(1));
+	KUNIT_EXPECT_EQ(test, st->bound, BIT_ULL(0) | BIT_ULL(1));
+	KUNIT_EXPECT_TRUE(test, st->mmu_blocked);
+	KUNIT_EXPECT_TRUE(test, gt_mmu_blocked(p));
+	KUNIT_EXPECT_EQ(test, gt_fake->vms, 2);
+	KUNIT_EXPECT_EQ(test, gt_fake->refs, 2);
+	KUNIT_EXPECT_NULL(test, p->pdds[2]->drm_file);
+	KUNIT_EXPECT_EQ(test, p->pdds[0]->user_gpu_id, 0x1002);
+	KUNIT_EXPECT_EQ(test, p->pdds[1]->user_gpu_id, 0x1000);
+	KUNIT_EXPECT_EQ(test, p->pdds[2]->user_gpu_id, 0x1001);
+	KUNIT_EXPECT_EQ(test, p->pdds[3]->user_gpu_id, 0x2001);
+	KUNIT_EXPECT_PTR_EQ(test, kfd_criu_gpus_pdd(p, st, 0), p->pdds[1]);
+
+	/* As a restored queue would: doorbells on a GPU that had none */
+	p->pdds[1]->qpd.proc_doorbells = bell;
+	gt_unwind(p, st);
+	KUNIT_EXPECT_EQ(test, gt_fake->doorbells_freed, 1);
+	KUNIT_EXPECT_NULL(test, p->pdds[1]->qpd.proc_doorbells);
+	KUNIT_EXPECT_PTR_EQ(test, p->pdds[0]->qpd.proc_doorbells, bell);
+	KUNIT_EXPECT_EQ(test, st->acquired, 0);
+	KUNIT_EXPECT_FALSE(test, st->mmu_blocked);
+	p->pdds[0]->qpd.proc_doorbells = NULL;
+	gt_expect_untouched(test, e);
+
+	/* A GPU that already had its runtime reference keeps it */
+	p->pdds[1]->runtime_inuse = true;
+	KUNIT_ASSERT_EQ(test, gt_restore(e, BIT(0), st), 0);
+	KUNIT_EXPECT_EQ(test, st->bound, BIT_ULL(0));
+	gt_unwind(p, st);
+	KUNIT_EXPECT_TRUE(test, p->pdds[1]->runtime_inuse);
+	KUNIT_EXPECT_EQ(test, gt_fake->vms, 0);
+	KUNIT_EXPECT_EQ(test, gt_fake->refs, 0);
+}
+
+/*
+ * A BO the BO unwind could not free still uses its GPU's VM: the unwind
+ * keeps every VM then, and still gives the ids back.
+ */
+static void gt_test_unwind_keeps_vms_of_bos(struct kunit *test)
+{
+	struct kfd_criu_gpus_restore *st;
+	struct gt_env *e = gt_env_new(test);
+	struct kfd_process *p = e->dst;
+	int handle;
+
+	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, st);
+	KUNIT_ASSERT_EQ(test, gt_restore(e, 0, st), 0);
+	handle = idr_alloc(&p->pdds[1]->alloc_idr, p, 0, 0, GFP_KERNEL);
+	KUNIT_ASSERT_GE(test, handle, 0);
+	gt_unwind(p, st);
+	KUNIT_EXPECT_EQ(test, gt_fake->vms, 2);
+	KUNIT_EXPECT_EQ(test, p->pdds[1]->user_gpu_id, e->old_ids[1]);
+	KUNIT_EXPECT_EQ(test, p->pdds[3]->user_gpu_id, e->old_ids[3]);
+
+	/* What process teardown would do */
+	idr_remove(&p->pdds[1]->alloc_idr, handle);
+	st->acquired = BIT_ULL(0) | BIT_ULL(1);
+	st->bound = st->acquired;
+	gt_unwind(p, st);
+	KUNIT_EXPECT_EQ(test, gt_fake->vms, 0);
+	KUNIT_EXPECT_EQ(test, gt_fake->refs, 0);
+}
+
+/*
+ * Every VM acquisition and runtime PM bind of a restore fails in turn: the
+ * restore fails with its error and the target is left as it was. A taken
+ * VM, a GPU the BOs need without a descriptor and the descriptor of
+ * another GPU are refused before anything is acquired.
+ */
+static void gt_test_restore_unwinds(struct kunit *test)
+{
+	struct kfd_criu_gpus_restore *st;
+	struct gt_env *e = gt_env_new(test);
+	struct kfd_process *p = e->dst;
+	unsigned int points = 0;
+	int ret;
+
+	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, st);
+	for (;;) {
+		gt_fake->calls = 0;
+		gt_fake->fail_at = points;
+		ret = gt_restore(e, BIT(0) | BIT(2), st);
+		if (!ret)
+			break;
+		KUNIT_EXPECT_EQ_MSG(test, ret, -EIO, "call %u", points);
+		gt_expect_untouched(test, e);
+		points++;
+	}
+	gt_unwind(p, st);
+	gt_fake->fail_at = -1;
+	KUNIT_EXPECT_EQ(test, points, 4);
+	kunit_info(test, "%u failure points, each unwound\n", points);
+
+	p->pdds[1]->drm_file = gt_fake->file_key;
+	KUNIT_EXPECT_EQ(test, gt_restore(e, BIT(0), st), -EBUSY);
+	KUNIT_EXPECT_EQ(test, gt_fake->vms, 0);
+	KUNIT_EXPECT_PTR_EQ(test, p->pdds[1]->drm_file, gt_fake->file_key);
+	p->pdds[1]->drm_file = NULL;
+	gt_expect_untouched(test, e);
+
+	/* Image GPU 1 has no descriptor */
+	KUNIT_EXPECT_EQ(test, gt_restore(e, BIT(1), st), -EINVAL);
+	gt_expect_untouched(test, e);
+
+	e->map[1].drm_fd = GT_FD_BASE + 4;
+	KUNIT_EXPECT_EQ(test, gt_restore(e, 0, st), -EINVAL);
+	gt_expect_untouched(test, e);
+}
+
+/**
+ * struct gt_change - a change of an image GPU record
+ * @name: for messages
+ * @off: offset of the field
+ * @size: 4 or 8 bytes
+ * @delta: added to the field
+ * @ret: what the placement returns for the changed record
+ */
+struct gt_change {
+	const char *name;
+	u32 off;
+	u32 size;
+	s64 delta;
+	int ret;
+};
+
+#define GT_REC(f)	offsetof(struct kfd_criu_gpu_rec, f)
+
+static const struct gt_change gt_changes[] = {
+	{ "gfx_target_version", GT_REC(gfx_target_version), 4, 1, -ENODEV },
+	{ "device_id", GT_REC(device_id), 4, 1, -ENODEV },
+	{ "revision_id", GT_REC(revision_id), 4, 1, -ENODEV },
+	{ "num_xcc", GT_REC(num_xcc), 4, 1, -ENODEV },
+	{ "partition_mode", GT_REC(partition_mode), 4, 1, -ENODEV },
+	{ "cwsr_size", GT_REC(cwsr_size), 4, 4096, -ENODEV },
+	{ "ctl_stack_size", GT_REC(ctl_stack_size), 4, 4096, -ENODEV },
+	{ "flags", GT_REC(flags), 4, KFD_CRIU_GPU_NO_CWSR, -ENODEV },
+	{ "more vram", GT_REC(vram_size), 8, 1, -ENODEV },
+	{ "less vram", GT_REC(vram_size), 8, -1, 0 },
+	{ "newer mec", GT_REC(mec_fw_version), 4, 1, -ENODEV },
+	{ "older mec", GT_REC(mec_fw_version), 4, -1, 0 },
+	{ "newer sdma", GT_REC(sdma_fw_version), 4, 1, -ENODEV },
+	{ "older sdma", GT_REC(sdma_fw_version), 4, -1, 0 },
+};
+
+static void gt_change_field(struct kfd_criu_gpu_rec *rec,
+			    const struct gt_change *c)
+{
+	void *field = (u8 *)rec + c->off;
+
+	if (c->size == 8)
+		put_unaligned_le64(get_unaligned_le64(field) + c->delta, field);
+	else
+		put_unaligned_le32(get_unaligned_le32(field) + c->delta, field);
+}
+
+/*
+ * Every field of an image GPU but its id must match the GPU it goes to,
+ * except that the local GPU may have more VRAM and newer firmware: a
+ * mismatch fails the placement with -ENODEV and changes nothing.
+ */
+static void gt_test_map_refuses(struct kunit *test)
+{
+	struct kfd_criu_gpus_restore *st;
+	struct gt_env *e = gt_env_new(test);
+	const struct gt_change *c;
+	struct kfd_criu_gpu_rec saved;
+	u32 i;
+
+	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, st);
+	for (i = 0; i < ARRAY_SIZE(gt_changes); i++) {
+		c = &gt_changes[i];
+		saved = e->img.gpus[1];
+		gt_change_field(&e->img.gpus[1], c);
+		KUNIT_EXPECT_EQ_MSG(test, gt_restore(e, 0, st), c->ret, "%s",
+				    c->name);
+		if (!c->ret)
+			gt_unwind(e->dst, st);
+		gt_expect_untouched(test, e);
+		e->img.gpus[1] = saved;
+	}
+
+	/* A map entry for an image GPU the image does not have */
+	e->map[1].image_gpu_id = 0x1003;
+	KUNIT_EXPECT_EQ(test, gt_restore(e, 0, st), -EINVAL);
+	gt_expect_untouched(test, e);
+}
+
+static const struct kfd_criu_test_field gt_fields[] = {
+	{ "gpu_id", GT_REC(gpu_id), 4 },
+	{ "gfx_target_version", GT_REC(gfx_target_version), 4 },
+	{ "device_id", GT_REC(device_id), 4 },
+	{ "revision_id", GT_REC(revision_id), 4 },
+	{ "num_xcc", GT_REC(num_xcc), 4 },
+	{ "partition_mode", GT_REC(partition_mode), 4 },
+	{ "vram_size", GT_REC(vram_size), 8 },
+	{ "cwsr_size", GT_REC(cwsr_size), 4 },
+	{ "ctl_stack_size", GT_REC(ctl_stack_size), 4 },
+	{ "mec_fw_version", GT_REC(mec_fw_version), 4 },
+	{ "sdma_fw_version", GT_REC(sdma_fw_version), 4 },
+	{ "flags", GT_REC(flags), 4 },
+	{ "reserved2", GT_REC(reserved2), 4 },
+};
+
+/* An accepted image: every GPU shows the id of the image GPU on it. */
+static void gt_expect_placed(struct kunit *test, struct gt_env *e,
+			     const struct kfd_criu_gpus_image *img,
+			     const struct kfd_criu_gpus_restore *st)
+{
+	u32 i;
+
+	for (i = 0; i < img->num_gpus; i++)
+		KUNIT_EXPECT_EQ(test,
+				kfd_criu_gpus_pdd(e->dst, st, i)->user_gpu_id,
+				le32_to_cpu(img->gpus[i].gpu_id));
+}
+
+/*
+ * Reads the hostile image in @s and restores it on @e's target: 0 when
+ * it was accepted, placed as its records say and unwound, or the error
+ * that refused it.
+ */
+static int gt_try_image(struct kunit *test, struct gt_env *e,
+			struct kfd_criu_test_stream *s,
+			struct kfd_criu_gpus_restore *st)
+{
+	struct kfd_criu_gpus_image img;
+	int ret;
+
+	ret = gt_read_back(s, e->img.num_gpus, &img);
+	if (!ret) {
+		swap(img, e->img);
+		ret = gt_restore(e, BIT(0) | BIT(2), st);
+		swap(img, e->img);
+	}
+	if (!ret) {
+		gt_expect_placed(test, e, &img, st);
+		gt_unwind(e->dst, st);
+	}
+	kfd_criu_gpus_image_free(&img);
+	gt_expect_untouched(test, e);
+	return ret;
+}
+
+/*
+ * Issue 22's sweep for GPU records: each field of each GPU record of an
+ * image is set to each boundary value, with a good CRC, and the image
+ * goes through the real collection, validation, placement and restore.
+ * A refusal must use a documented errno and leave the target as it was;
+ * an accepted image must be placed as its records say and unwind to
+ * nothing.
+ */
+static void gt_test_hostile_gpu_records(struct kunit *test)
+{
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
+	unsigned int tried = 0, refused = 0;
+	const struct kfd_criu_test_field *f;
+	struct kfd_criu_gpus_restore *st;
+	struct gt_env *e = gt_env_new(test);
+	u32 n, i, k;
+	size_t at;
+	u64 orig;
+	int ret;
+
+	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, st);
+	KUNIT_ASSERT_EQ(test, gt_write(s, &e->img), 0);
+	for (n = 0; n < e->img.num_gpus; n++) {
+		at = kfd_criu_test_record_at(s, KFD_CRIU_REC_GPU, n);
+		KUNIT_ASSERT_NE(test, at, 0);
+		for (i = 0; i < ARRAY_SIZE(gt_fields); i++) {
+			f = &gt_fields[i];
+			orig = kfd_criu_test_peek(s, at, f);
+			for (k = 0; k < KFD_CRIU_TEST_BOUNDARIES; k++) {
+				kfd_criu_test_poke(s, at, f,
+						   kfd_criu_test_boundary(f->size,
+									  orig,
+									  k));
+				ret = gt_try_image(test, e, s, st);
+				tried++;
+				refused += !!ret;
+				KUNIT_EXPECT_TRUE_MSG(test, !ret ||
+						      kfd_criu_test_documented(ret),
+						      "GPU %u %s boundary %u: %d",
+						      n, f->name, k, ret);
+			}
+			kfd_criu_test_poke(s, at, f, orig);
+		}
+	}
+	kunit_info(test, "%u hostile images: %u refused, %u accepted\n",
+		   tried, refused, tried - refused);
+	KUNIT_EXPECT_GT(test, refused, 0);
+	KUNIT_EXPECT_LT(test, refused, tried);
+}
+
+static struct kunit_case kfd_criu_placement_test_cases[] = {
+	KUNIT_CASE(gt_test_snapshot),
+	KUNIT_CASE(gt_test_restore_and_unwind),
+	KUNIT_CASE(gt_test_unwind_keeps_vms_of_bos),
+	KUNIT_CASE(gt_test_restore_unwinds),
+	KUNIT_CASE(gt_test_map_refuses),
+	KUNIT_CASE(gt_test_hostile_gpu_records),
+	{}
+};
+
+static struct kunit_suite kfd_criu_placement_suite = {
+	.name = "kfd_criu_placement",
+	.test_cases = kfd_criu_placement_test_cases,
+};
+
+kunit_test_suite(kfd_criu_placement_suite);
