@@ -64,6 +64,8 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include <kunit/static_stub.h>
+
 #include "kfd_criu.h"
 #include "kfd_priv.h"
 #include "kfd_svm.h"
@@ -701,6 +703,19 @@ static int kfd_criu_svm_check_resume(struct kfd_process *p,
 	return ret;
 }
 
+/*
+ * SET_ATTR needs the GPUs' VMs. The KUnit tests put a fake behind it
+ * (kunit_activate_static_stub()); without CONFIG_KUNIT the redirect
+ * compiles to nothing.
+ */
+static int kfd_criu_svm_set_attr(struct kfd_process *p, struct mm_struct *mm,
+				 const struct kfd_criu_svm_range *r, u32 n,
+				 struct kfd_ioctl_svm_attribute *attrs)
+{
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_svm_set_attr, p, mm, r, n, attrs);
+	return svm_range_set_attr_mm(p, mm, r->start, r->size, n, attrs);
+}
+
 /* Applies the ranges left, in order; @kept says how far it got. */
 static int kfd_criu_svm_apply(struct kfd_process *p, struct mm_struct *mm,
 			      struct kfd_criu_svm_resume *kept,
@@ -716,7 +731,7 @@ static int kfd_criu_svm_apply(struct kfd_process *p, struct mm_struct *mm,
 	for (; kept->applied < kept->num_ranges; kept->applied++) {
 		r = &kept->ranges[kept->applied];
 		n = kfd_criu_svm_build_attrs(r, gpu_ids, p->n_pdds, attrs);
-		ret = svm_range_set_attr_mm(p, mm, r->start, r->size, n, attrs);
+		ret = kfd_criu_svm_set_attr(p, mm, r, n, attrs);
 		/* SET_ATTR inserts the range before it maps it */
 		kept->partial = ret != 0;
 		if (ret) {

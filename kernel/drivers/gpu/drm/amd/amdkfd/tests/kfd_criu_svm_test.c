@@ -12,11 +12,18 @@
  * GPU masks to per-GPU data indices, the SET_ATTR list that recreates a
  * kept range, the GPUs the ranges need a VM on, record collection, a
  * round trip from bitmaps through a record to the attribute list, and
- * which ranges a retried RESUME may find in place. None of
- * it needs a GPU, a KFD process or an address space.
+ * which ranges a retried RESUME may find in place.
+ *
+ * It also runs the real dump, RESTORE and RESUME of ranges on a process
+ * of the test: the ranges are struct svm_range in the process's interval
+ * tree, SET_ATTR is a fake behind a KUnit static stub, and the VMAs that
+ * RESUME checks are the test's own (kunit_vm_mmap()). None of it needs
+ * a GPU.
  */
 
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
+#include <linux/mman.h>
 
 #define KFD_CRIU_SVM_UNDEF	KFD_IOCTL_SVM_LOCATION_UNDEFINED
 #define KFD_CRIU_SVM_SYSMEM	KFD_IOCTL_SVM_LOCATION_SYSMEM
@@ -541,6 +548,468 @@ static void kfd_criu_test_svm_may_exist(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, kfd_criu_svm_may_exist(kept, 3));
 }
 
+/*
+ * SVM ranges of a process of the test: struct svm_range in the process's
+ * interval tree and list, as 6.12's SET_ATTR leaves them, and a fake
+ * SET_ATTR (through the stub in kfd_criu_svm.c) that records what RESUME
+ * asks for, inserts the range as the real one does, and fails one chosen
+ * call. The VMAs RESUME checks are real: the test maps them in an address
+ * space of its own (kunit_vm_mmap()).
+ */
+#define SV_GPUS		3
+#define SV_MAX_CALLS	8
+
+/**
+ * struct sv_call - a SET_ATTR call the fake saw
+ * @start: the range's start
+ * @size: its size
+ * @n: attributes in @attrs
+ * @attrs: the attributes
+ */
+struct sv_call {
+	u64 start;
+	u64 size;
+	u32 n;
+	struct kfd_ioctl_svm_attribute attrs[KFD_CRIU_SVM_MAX_ATTRS];
+};
+
+/**
+ * struct sv_fake - the fake SET_ATTR of the running test
+ * @test: the running test
+ * @calls: the calls made, @num_calls of them
+ * @num_calls: entries in @calls
+ * @fail_at: the call (by number) that fails with -EIO, after it inserted
+ *	its range, or -1
+ */
+struct sv_fake {
+	struct kunit *test;
+	struct sv_call calls[SV_MAX_CALLS];
+	u32 num_calls;
+	int fail_at;
+};
+
+static struct sv_fake *sv_fake;
+
+/* A range of @p as SET_ATTR inserts it; freed with the process. */
+static struct svm_range *sv_insert(struct kfd_process *p, u64 start, u64 size)
+{
+	struct svm_range *prange;
+
+	prange = kzalloc(sizeof(*prange), GFP_KERNEL);
+	if (!prange)
+		return NULL;
+	prange->start = start >> PAGE_SHIFT;
+	prange->last = ((start + size) >> PAGE_SHIFT) - 1;
+	prange->npages = size >> PAGE_SHIFT;
+	prange->it_node.start = prange->start;
+	prange->it_node.last = prange->last;
+	prange->preferred_loc = KFD_IOCTL_SVM_LOCATION_UNDEFINED;
+	prange->prefetch_loc = KFD_IOCTL_SVM_LOCATION_UNDEFINED;
+	interval_tree_insert(&prange->it_node, &p->svms.objects);
+	list_add_tail(&prange->list, &p->svms.list);
+	return prange;
+}
+
+static int sv_set_attr(struct kfd_process *p, struct mm_struct *mm,
+		       const struct kfd_criu_svm_range *r, u32 n,
+		       struct kfd_ioctl_svm_attribute *attrs)
+{
+	u32 call = sv_fake->num_calls;
+	struct sv_call *c;
+
+	KUNIT_EXPECT_PTR_EQ(sv_fake->test, mm, current->mm);
+	if (call >= SV_MAX_CALLS || n > KFD_CRIU_SVM_MAX_ATTRS)
+		return -E2BIG;
+	c = &sv_fake->calls[sv_fake->num_calls++];
+	c->start = r->start;
+	c->size = r->size;
+	c->n = n;
+	memcpy(c->attrs, attrs, n * sizeof(*attrs));
+	mutex_lock(&p->svms.lock);
+	if (!interval_tree_iter_first(&p->svms.objects, r->start >> PAGE_SHIFT,
+				      (r->start + r->size - 1) >> PAGE_SHIFT) &&
+	    !sv_insert(p, r->start, r->size)) {
+		mutex_unlock(&p->svms.lock);
+		return -ENOMEM;
+	}
+	mutex_unlock(&p->svms.lock);
+	return call == sv_fake->fail_at ? -EIO : 0;
+}
+
+static void sv_deferred_work(struct work_struct *work)
+{
+}
+
+static void sv_process_release(void *data)
+{
+	struct kfd_process *p = data;
+	struct svm_range *prange, *tmp;
+
+	list_for_each_entry_safe(prange, tmp, &p->svms.list, list) {
+		interval_tree_remove(&prange->it_node, &p->svms.objects);
+		list_del(&prange->list);
+		kfree(prange);
+	}
+	kvfree(p->criu_svm);
+}
+
+/* A process with SV_GPUS GPUs, gpu_ids 0x2000 up, SVM on the first two */
+static struct kfd_process *sv_process(struct kunit *test)
+{
+	struct kfd_process_device *pdd;
+	struct kfd_process *p;
+	u32 i;
+
+	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	mutex_init(&p->mutex);
+	mutex_init(&p->svms.lock);
+	p->svms.objects = RB_ROOT_CACHED;
+	INIT_LIST_HEAD(&p->svms.list);
+	INIT_LIST_HEAD(&p->svms.deferred_range_list);
+	INIT_WORK(&p->svms.deferred_list_work, sv_deferred_work);
+	spin_lock_init(&p->svms.deferred_list_lock);
+	p->lead_thread = current;
+	/* Only tested against NULL: a process with a GPU VM */
+	p->kgd_process_info = p;
+	for (i = 0; i < SV_GPUS; i++) {
+		pdd = kunit_kzalloc(test, sizeof(*pdd), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, pdd);
+		pdd->dev = kunit_kzalloc(test, sizeof(*pdd->dev), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, pdd->dev);
+		pdd->dev->id = 0x2000 + i;
+		pdd->process = p;
+		pdd->user_gpu_id = 0x2000 + i;
+		p->pdds[i] = pdd;
+		p->n_pdds = i + 1;
+	}
+	bitmap_set(p->svms.bitmap_supported, 0, 2);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							sv_process_release, p),
+			0);
+	return p;
+}
+
+static struct svm_range *sv_range(struct kunit *test, struct kfd_process *p,
+				  u64 start, u64 pages, u64 access, u64 aip)
+{
+	struct svm_range *prange;
+
+	mutex_lock(&p->svms.lock);
+	prange = sv_insert(p, start, pages << PAGE_SHIFT);
+	mutex_unlock(&p->svms.lock);
+	KUNIT_ASSERT_NOT_NULL(test, prange);
+	bitmap_from_arr64(prange->bitmap_access, &access, MAX_GPU_INSTANCE);
+	bitmap_from_arr64(prange->bitmap_aip, &aip, MAX_GPU_INSTANCE);
+	return prange;
+}
+
+static int sv_snapshot(struct kfd_process *p,
+		       const struct kfd_criu_gpus_image *gpus,
+		       const struct kfd_criu_bos_image *bos,
+		       struct kfd_criu_svm_image *img)
+{
+	int ret;
+
+	mutex_lock(&p->mutex);
+	ret = kfd_criu_svm_snapshot(p, gpus, bos, img);
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+/*
+ * The ranges of a process are written in address order whatever order
+ * SET_ATTR inserted them in, with their attributes, every GPU with SVM
+ * support in exactly one access mask, and their locations as the
+ * process's gpu_ids. What a record cannot say, a range over a BO, and an
+ * unmap still in flight fail the dump with nothing kept.
+ */
+static void kfd_criu_test_svm_snapshot_ranges(struct kunit *test)
+{
+	struct kfd_criu_gpu_rec recs[SV_GPUS];
+	struct kfd_criu_gpus_image gpus;
+	struct kfd_criu_bos_image bos = {};
+	struct kfd_criu_bo_rec bo = {};
+	struct kfd_criu_svm_image img;
+	struct svm_range *r1, *r2;
+	struct kfd_process *p;
+
+	kfd_criu_svm_test_gpus(&gpus, recs, SV_GPUS);
+	p = sv_process(test);
+	r2 = sv_range(test, p, 0x20000000, 1, 0, 0);
+	r1 = sv_range(test, p, 0x10000000, 16, BIT(0), BIT(1));
+	r1->preferred_loc = 0x2001;
+	r1->prefetch_loc = KFD_IOCTL_SVM_LOCATION_SYSMEM;
+	r1->flags = KFD_IOCTL_SVM_FLAG_HOST_ACCESS |
+		    KFD_IOCTL_SVM_FLAG_COHERENT;
+	r1->granularity = 9;
+	KUNIT_EXPECT_EQ(test, kfd_criu_svm_count(p), 2);
+
+	KUNIT_ASSERT_EQ(test, sv_snapshot(p, &gpus, &bos, &img), 0);
+	KUNIT_ASSERT_EQ(test, img.num_ranges, 2);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(img.ranges[0].start), 0x10000000);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(img.ranges[0].size), 16 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(img.ranges[0].access), BIT(0));
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(img.ranges[0].access_in_place),
+			BIT(1));
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(img.ranges[0].no_access), 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(img.ranges[0].preferred_loc), 0x2001);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(img.ranges[0].prefetch_loc),
+			KFD_IOCTL_SVM_LOCATION_SYSMEM);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(img.ranges[0].flags), r1->flags);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(img.ranges[0].granularity), 9);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(img.ranges[1].start), 0x20000000);
+	/* GPU 2 has no SVM support: in no mask */
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(img.ranges[1].no_access), 0x3);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(img.ranges[1].preferred_loc),
+			KFD_IOCTL_SVM_LOCATION_UNDEFINED);
+	kfd_criu_svm_image_free(&img);
+
+	/* A BO mapped over the first range */
+	bo.va = cpu_to_le64(0x10004000);
+	bo.size = cpu_to_le64(PAGE_SIZE);
+	bo.mapped_gpus = cpu_to_le64(BIT(0));
+	bos.bos = &bo;
+	bos.num_bos = 1;
+	KUNIT_EXPECT_EQ(test, sv_snapshot(p, &gpus, &bos, &img), -EOPNOTSUPP);
+	KUNIT_EXPECT_NULL(test, img.ranges);
+	bos.num_bos = 0;
+
+	/* A location that is no GPU of the process */
+	r1->preferred_loc = 0x4242;
+	KUNIT_EXPECT_EQ(test, sv_snapshot(p, &gpus, &bos, &img), -EOPNOTSUPP);
+	r1->preferred_loc = 0x2001;
+	/* A GPU without SVM support that has access */
+	set_bit(2, r2->bitmap_access);
+	KUNIT_EXPECT_EQ(test, sv_snapshot(p, &gpus, &bos, &img), -EOPNOTSUPP);
+	clear_bit(2, r2->bitmap_access);
+	/* A GPU in both bitmaps */
+	set_bit(0, r1->bitmap_aip);
+	KUNIT_EXPECT_EQ(test, sv_snapshot(p, &gpus, &bos, &img), -EOPNOTSUPP);
+	clear_bit(0, r1->bitmap_aip);
+	KUNIT_EXPECT_NULL(test, img.ranges);
+
+	/* An unmap the deferred worker has not finished */
+	list_add(&r2->deferred_list, &p->svms.deferred_range_list);
+	KUNIT_EXPECT_EQ(test, sv_snapshot(p, &gpus, &bos, &img), -EBUSY);
+	list_del(&r2->deferred_list);
+	KUNIT_EXPECT_EQ(test, sv_snapshot(p, &gpus, &bos, &img), 0);
+	kfd_criu_svm_image_free(&img);
+}
+
+/**
+ * struct sv_env - a restored process and the ranges it keeps
+ * @p: the process; image GPU i was placed on its GPU 1 - i
+ * @img: the image's two ranges, at @va[0] (16 pages) and @va[1] (1 page)
+ * @gpus: the image's GPU records
+ * @recs: their storage
+ * @st: the placement
+ * @va: where the test mapped memory for the ranges
+ */
+struct sv_env {
+	struct kfd_process *p;
+	struct kfd_criu_svm_image img;
+	struct kfd_criu_gpus_image gpus;
+	struct kfd_criu_gpu_rec recs[2];
+	struct kfd_criu_gpus_restore st;
+	unsigned long va[2];
+};
+
+static void sv_env_release(void *data)
+{
+	struct sv_env *e = data;
+
+	kfd_criu_svm_image_free(&e->img);
+	sv_fake = NULL;
+}
+
+static struct sv_env *sv_env_new(struct kunit *test)
+{
+	struct sv_env *e;
+	u32 i;
+
+	e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	sv_fake = kunit_kzalloc(test, sizeof(*sv_fake), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sv_fake);
+	sv_fake->test = test;
+	sv_fake->fail_at = -1;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, sv_env_release,
+							e), 0);
+	kunit_activate_static_stub(test, kfd_criu_svm_set_attr, sv_set_attr);
+
+	e->va[0] = kunit_vm_mmap(test, NULL, 0, 16 * PAGE_SIZE,
+				 PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, 0);
+	e->va[1] = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ,
+				 MAP_PRIVATE | MAP_ANONYMOUS, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(e->va[0]) || !e->va[0]);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(e->va[1]) || !e->va[1]);
+	KUNIT_ASSERT_NOT_NULL(test, current->mm);
+
+	e->p = sv_process(test);
+	kfd_criu_svm_test_gpus(&e->gpus, e->recs, 2);
+	for (i = 0; i < 2; i++) {
+		e->st.target[i] = 1 - i;
+		e->st.user_gpu_id[i] = e->p->pdds[i]->user_gpu_id;
+	}
+	e->st.user_gpu_id[2] = e->p->pdds[2]->user_gpu_id;
+	KUNIT_ASSERT_EQ(test, kfd_criu_svm_prepare(&e->img, 2), 0);
+	e->img.ranges_read = 2;
+	/* Sorted by start, as a valid image has them */
+	i = e->va[0] > e->va[1];
+	kfd_criu_svm_test_rec(&e->img.ranges[i], e->va[0], 0x1, 0x2, 0,
+			      0x2000, 0x2001);
+	e->img.ranges[i].size = cpu_to_le64(16 * PAGE_SIZE);
+	e->img.ranges[i].granularity = cpu_to_le32(4);
+	kfd_criu_svm_test_rec(&e->img.ranges[!i], e->va[1], 0, 0, 0x3,
+			      KFD_CRIU_SVM_SYSMEM, KFD_CRIU_SVM_UNDEF);
+	e->img.ranges[!i].flags = cpu_to_le32(KFD_IOCTL_SVM_FLAG_GPU_RO);
+	return e;
+}
+
+static int sv_restore(struct sv_env *e)
+{
+	int ret;
+
+	mutex_lock(&e->p->mutex);
+	ret = kfd_criu_svm_restore(e->p, &e->img, &e->gpus, &e->st);
+	if (!ret)
+		kfd_criu_svm_keep(e->p, &e->img);
+	mutex_unlock(&e->p->mutex);
+	return ret;
+}
+
+static int sv_resume(struct kfd_process *p, struct mm_struct *mm)
+{
+	int ret;
+
+	mutex_lock(&p->mutex);
+	ret = kfd_criu_svm_resume(p, mm);
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+/* The attribute of @type in call @c, or ~0 for none */
+static u32 sv_attr(const struct sv_call *c, u32 type)
+{
+	u32 i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->attrs[i].type == type)
+			return c->attrs[i].value;
+	return ~0U;
+}
+
+/*
+ * RESTORE translates the ranges to the restored process and keeps them;
+ * RESUME applies them in address order through SET_ATTR, with the access
+ * and locations moved to the GPUs the image GPUs were placed on, and then
+ * frees them. A SET_ATTR that fails leaves the ranges kept and RESUME
+ * retryable: the retry goes on from the range that failed.
+ */
+static void kfd_criu_test_svm_resume_ranges(struct kunit *test)
+{
+	struct sv_env *e = sv_env_new(test);
+	struct kfd_process *p = e->p;
+	u32 first = e->va[0] > e->va[1];
+	const struct sv_call *c;
+
+	KUNIT_ASSERT_EQ(test, sv_restore(e), 0);
+	KUNIT_ASSERT_NOT_NULL(test, p->criu_svm);
+	KUNIT_EXPECT_NULL(test, e->img.kept);
+	KUNIT_EXPECT_EQ(test, p->criu_svm->ranges[first].access, BIT(1));
+	KUNIT_EXPECT_EQ(test, p->criu_svm->ranges[first].access_in_place,
+			BIT(0));
+	KUNIT_EXPECT_EQ(test, p->criu_svm->ranges[first].preferred_loc, 0x2001);
+	KUNIT_EXPECT_EQ(test, p->criu_svm->ranges[first].prefetch_loc, 0x2000);
+
+	/* The second range fails in SET_ATTR, after it was inserted */
+	sv_fake->fail_at = 1;
+	KUNIT_EXPECT_EQ(test, sv_resume(p, current->mm), -EIO);
+	KUNIT_ASSERT_NOT_NULL(test, p->criu_svm);
+	KUNIT_EXPECT_EQ(test, p->criu_svm->applied, 1);
+	KUNIT_EXPECT_TRUE(test, p->criu_svm->partial);
+	sv_fake->fail_at = -1;
+	KUNIT_EXPECT_EQ(test, sv_resume(p, current->mm), 0);
+	KUNIT_EXPECT_NULL(test, p->criu_svm);
+	KUNIT_ASSERT_EQ(test, sv_fake->num_calls, 3);
+	KUNIT_EXPECT_EQ(test, sv_fake->calls[2].start, sv_fake->calls[1].start);
+	KUNIT_EXPECT_LT(test, sv_fake->calls[0].start, sv_fake->calls[1].start);
+	KUNIT_EXPECT_EQ(test, kfd_criu_svm_count(p), 2);
+
+	c = &sv_fake->calls[first ? 1 : 0];
+	KUNIT_EXPECT_EQ(test, c->start, e->va[0]);
+	KUNIT_EXPECT_EQ(test, c->size, 16 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, sv_attr(c, KFD_IOCTL_SVM_ATTR_ACCESS), 0x2001);
+	KUNIT_EXPECT_EQ(test, sv_attr(c, KFD_IOCTL_SVM_ATTR_ACCESS_IN_PLACE),
+			0x2000);
+	KUNIT_EXPECT_EQ(test, sv_attr(c, KFD_IOCTL_SVM_ATTR_PREFERRED_LOC),
+			0x2001);
+	KUNIT_EXPECT_EQ(test, sv_attr(c, KFD_IOCTL_SVM_ATTR_PREFETCH_LOC),
+			0x2000);
+	KUNIT_EXPECT_EQ(test, sv_attr(c, KFD_IOCTL_SVM_ATTR_GRANULARITY), 4);
+	c = &sv_fake->calls[first ? 0 : 1];
+	KUNIT_EXPECT_EQ(test, c->start, e->va[1]);
+	KUNIT_EXPECT_EQ(test, kfd_criu_svm_test_access_of(c->attrs, c->n,
+							  0x2000),
+			KFD_IOCTL_SVM_ATTR_NO_ACCESS);
+	KUNIT_EXPECT_EQ(test, kfd_criu_svm_test_access_of(c->attrs, c->n,
+							  0x2001),
+			KFD_IOCTL_SVM_ATTR_NO_ACCESS);
+	KUNIT_EXPECT_EQ(test, kfd_criu_svm_test_access_of(c->attrs, c->n,
+							  0x2002), 0);
+	KUNIT_EXPECT_EQ(test, sv_attr(c, KFD_IOCTL_SVM_ATTR_PREFETCH_LOC), ~0U);
+	KUNIT_EXPECT_EQ(test, sv_attr(c, KFD_IOCTL_SVM_ATTR_SET_FLAGS),
+			KFD_IOCTL_SVM_FLAG_GPU_RO);
+
+	/* Nothing kept: RESUME has nothing to do */
+	KUNIT_EXPECT_EQ(test, sv_resume(p, NULL), 0);
+}
+
+/*
+ * RESUME checks every range before it applies any: memory the process
+ * does not have, or an SVM range there already, fails it with nothing
+ * applied and the ranges kept. RESTORE refuses a range on a GPU without
+ * SVM support here and ranges for a process without a GPU VM, and keeps
+ * nothing then.
+ */
+static void kfd_criu_test_svm_resume_refuses(struct kunit *test)
+{
+	struct sv_env *e = sv_env_new(test);
+	struct kfd_process *p = e->p;
+	u64 saved;
+
+	KUNIT_ASSERT_EQ(test, sv_restore(e), 0);
+	KUNIT_EXPECT_EQ(test, sv_resume(p, NULL), -ESRCH);
+
+	saved = p->criu_svm->ranges[1].start;
+	p->criu_svm->ranges[1].start = PAGE_SIZE;
+	KUNIT_EXPECT_EQ(test, sv_resume(p, current->mm), -EFAULT);
+	p->criu_svm->ranges[1].start = saved;
+
+	sv_range(test, p, e->va[1], 1, 0, 0);
+	KUNIT_EXPECT_EQ(test, sv_resume(p, current->mm), -EEXIST);
+	KUNIT_EXPECT_EQ(test, sv_fake->num_calls, 0);
+	KUNIT_EXPECT_NOT_NULL(test, p->criu_svm);
+	KUNIT_EXPECT_EQ(test, p->criu_svm->applied, 0);
+
+	mutex_lock(&p->mutex);
+	kvfree(p->criu_svm);
+	p->criu_svm = NULL;
+	mutex_unlock(&p->mutex);
+
+	/* Image GPU 0 went to GPU 2, which has no SVM support here */
+	e->st.target[0] = 2;
+	KUNIT_EXPECT_EQ(test, sv_restore(e), -EOPNOTSUPP);
+	KUNIT_EXPECT_NULL(test, e->img.kept);
+	KUNIT_EXPECT_NULL(test, p->criu_svm);
+	e->st.target[0] = 1;
+	p->kgd_process_info = NULL;
+	KUNIT_EXPECT_EQ(test, sv_restore(e), -EINVAL);
+	KUNIT_EXPECT_NULL(test, p->criu_svm);
+}
+
 static struct kunit_case kfd_criu_svm_test_cases[] = {
 	KUNIT_CASE_PARAM(kfd_criu_test_svm_access,
 			 kfd_criu_svm_access_gen_params),
@@ -554,6 +1023,9 @@ static struct kunit_case kfd_criu_svm_test_cases[] = {
 	KUNIT_CASE(kfd_criu_test_svm_round_trip),
 	KUNIT_CASE(kfd_criu_test_svm_rec_refused),
 	KUNIT_CASE(kfd_criu_test_svm_may_exist),
+	KUNIT_CASE(kfd_criu_test_svm_snapshot_ranges),
+	KUNIT_CASE(kfd_criu_test_svm_resume_ranges),
+	KUNIT_CASE(kfd_criu_test_svm_resume_refuses),
 	{}
 };
 
