@@ -25,6 +25,8 @@
 #include <kunit/test.h>
 #include <linux/mman.h>
 
+#include "kfd_criu_test_stream.h"
+
 #define KFD_CRIU_SVM_UNDEF	KFD_IOCTL_SVM_LOCATION_UNDEFINED
 #define KFD_CRIU_SVM_SYSMEM	KFD_IOCTL_SVM_LOCATION_SYSMEM
 
@@ -580,12 +582,14 @@ struct sv_call {
  * @num_calls: entries in @calls
  * @fail_at: the call (by number) that fails with -EIO, after it inserted
  *	its range, or -1
+ * @refused: calls the real SET_ATTR would have refused
  */
 struct sv_fake {
 	struct kunit *test;
 	struct sv_call calls[SV_MAX_CALLS];
 	u32 num_calls;
 	int fail_at;
+	u32 refused;
 };
 
 static struct sv_fake *sv_fake;
@@ -610,6 +614,52 @@ static struct svm_range *sv_insert(struct kfd_process *p, u64 start, u64 size)
 	return prange;
 }
 
+/* A GPU SET_ATTR takes: one of @p's, with SVM support */
+static bool sv_gpu_ok(struct kfd_process *p, u32 gpu_id)
+{
+	int i = kfd_process_gpuidx_from_gpuid(p, gpu_id);
+
+	return i >= 0 && test_bit(i, p->svms.bitmap_supported);
+}
+
+/* What 6.12's kfd_ioctl_svm() and svm_range_check_attr() refuse */
+static bool sv_attr_ok(struct kfd_process *p,
+		       const struct kfd_ioctl_svm_attribute *a)
+{
+	switch (a->type) {
+	case KFD_IOCTL_SVM_ATTR_PREFERRED_LOC:
+		return a->value == KFD_IOCTL_SVM_LOCATION_SYSMEM ||
+		       a->value == KFD_IOCTL_SVM_LOCATION_UNDEFINED ||
+		       sv_gpu_ok(p, a->value);
+	case KFD_IOCTL_SVM_ATTR_PREFETCH_LOC:
+		return a->value == KFD_IOCTL_SVM_LOCATION_SYSMEM ||
+		       sv_gpu_ok(p, a->value);
+	case KFD_IOCTL_SVM_ATTR_ACCESS:
+	case KFD_IOCTL_SVM_ATTR_ACCESS_IN_PLACE:
+	case KFD_IOCTL_SVM_ATTR_NO_ACCESS:
+		return sv_gpu_ok(p, a->value);
+	case KFD_IOCTL_SVM_ATTR_SET_FLAGS:
+	case KFD_IOCTL_SVM_ATTR_CLR_FLAGS:
+	case KFD_IOCTL_SVM_ATTR_GRANULARITY:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool sv_call_ok(struct kfd_process *p, const struct sv_call *c)
+{
+	u32 i;
+
+	if (!c->start || !c->size || !PAGE_ALIGNED(c->start) ||
+	    !PAGE_ALIGNED(c->size))
+		return false;
+	for (i = 0; i < c->n; i++)
+		if (!sv_attr_ok(p, &c->attrs[i]))
+			return false;
+	return true;
+}
+
 static int sv_set_attr(struct kfd_process *p, struct mm_struct *mm,
 		       const struct kfd_criu_svm_range *r, u32 n,
 		       struct kfd_ioctl_svm_attribute *attrs)
@@ -625,6 +675,10 @@ static int sv_set_attr(struct kfd_process *p, struct mm_struct *mm,
 	c->size = r->size;
 	c->n = n;
 	memcpy(c->attrs, attrs, n * sizeof(*attrs));
+	if (!sv_call_ok(p, c)) {
+		sv_fake->refused++;
+		return -EINVAL;
+	}
 	mutex_lock(&p->svms.lock);
 	if (!interval_tree_iter_first(&p->svms.objects, r->start >> PAGE_SHIFT,
 				      (r->start + r->size - 1) >> PAGE_SHIFT) &&
@@ -640,9 +694,9 @@ static void sv_deferred_work(struct work_struct *work)
 {
 }
 
-static void sv_process_release(void *data)
+/* Takes every range and the kept ranges off @p. */
+static void sv_process_clear(struct kfd_process *p)
 {
-	struct kfd_process *p = data;
 	struct svm_range *prange, *tmp;
 
 	list_for_each_entry_safe(prange, tmp, &p->svms.list, list) {
@@ -651,6 +705,12 @@ static void sv_process_release(void *data)
 		kfree(prange);
 	}
 	kvfree(p->criu_svm);
+	p->criu_svm = NULL;
+}
+
+static void sv_process_release(void *data)
+{
+	sv_process_clear(data);
 }
 
 /* A process with SV_GPUS GPUs, gpu_ids 0x2000 up, SVM on the first two */
@@ -1010,6 +1070,155 @@ static void kfd_criu_test_svm_resume_refuses(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, p->criu_svm);
 }
 
+/* Writes the SVM records of @img to @s, between a header and END. */
+static int sv_write(struct kfd_criu_test_stream *s,
+		    const struct kfd_criu_svm_image *img)
+{
+	struct kfd_criu_image_writer w;
+	int ret;
+
+	kfd_criu_image_writer_init(&w, &s->io);
+	ret = kfd_criu_image_write_header(&w, "test");
+	if (!ret)
+		ret = kfd_criu_svm_write(&w, img);
+	if (!ret)
+		ret = kfd_criu_image_write_end(&w);
+	return ret;
+}
+
+/* Reads @s back as RESTORE does: collected, then validated as a set. */
+static int sv_read_back(struct kfd_criu_test_stream *s, u32 num_ranges,
+			const struct kfd_criu_gpus_image *gpus,
+			struct kfd_criu_svm_image *out)
+{
+	struct kfd_criu_bos_image bos = {};
+	struct kfd_criu_image_header hdr;
+	struct kfd_criu_image_reader r;
+	struct kfd_criu_svm_rec buf;
+	struct kfd_criu_record rec;
+	int ret;
+
+	s->pos = 0;
+	memset(out, 0, sizeof(*out));
+	kfd_criu_image_reader_init(&r, &s->io, kfd_criu_v1_records,
+				   kfd_criu_v1_num_records);
+	ret = kfd_criu_image_read_header(&r, &hdr);
+	if (!ret)
+		ret = kfd_criu_svm_prepare(out, num_ranges);
+	while (!ret) {
+		ret = kfd_criu_image_read_record(&r, &rec, &buf, sizeof(buf));
+		if (ret || rec.type == KFD_CRIU_REC_END)
+			break;
+		ret = kfd_criu_svm_collect(out, &rec, &buf);
+	}
+	if (!ret)
+		ret = kfd_criu_svm_validate(out, gpus, &bos);
+	return ret;
+}
+
+/*
+ * Restores the hostile image in @s into @e's process and resumes it:
+ * 0 when both took it, the RESTORE errno that refused it, or the RESUME
+ * errno, which must be one RESUME documents for the process's memory.
+ * The process is cleared after.
+ */
+static int sv_try_image(struct kunit *test, struct sv_env *e,
+			struct kfd_criu_test_stream *s, const char *what)
+{
+	struct kfd_criu_svm_image img;
+	int ret, resumed;
+
+	ret = sv_read_back(s, e->img.num_ranges, &e->gpus, &img);
+	if (!ret) {
+		swap(img, e->img);
+		ret = sv_restore(e);
+		swap(img, e->img);
+	}
+	kfd_criu_svm_image_free(&img);
+	KUNIT_EXPECT_NULL(test, e->img.kept);
+	if (ret) {
+		KUNIT_EXPECT_NULL_MSG(test, e->p->criu_svm, "%s", what);
+		return ret;
+	}
+	resumed = sv_resume(e->p, current->mm);
+	KUNIT_EXPECT_TRUE_MSG(test, !resumed || resumed == -EFAULT ||
+			      resumed == -EEXIST, "%s: RESUME %d", what,
+			      resumed);
+	KUNIT_EXPECT_EQ_MSG(test, sv_fake->refused, 0,
+			    "%s: SET_ATTR would refuse it", what);
+	sv_fake->refused = 0;
+	sv_fake->num_calls = 0;
+	mutex_lock(&e->p->mutex);
+	sv_process_clear(e->p);
+	mutex_unlock(&e->p->mutex);
+	return 0;
+}
+
+#define SV_REC(f)	offsetof(struct kfd_criu_svm_rec, f)
+
+static const struct kfd_criu_test_field sv_fields[] = {
+	{ "start", SV_REC(start), 8 },
+	{ "size", SV_REC(size), 8 },
+	{ "access", SV_REC(access), 8 },
+	{ "access_in_place", SV_REC(access_in_place), 8 },
+	{ "no_access", SV_REC(no_access), 8 },
+	{ "preferred_loc", SV_REC(preferred_loc), 4 },
+	{ "prefetch_loc", SV_REC(prefetch_loc), 4 },
+	{ "flags", SV_REC(flags), 4 },
+	{ "granularity", SV_REC(granularity), 4 },
+	{ "reserved", SV_REC(reserved), 4 },
+	{ "reserved2", SV_REC(reserved2), 4 },
+};
+
+/*
+ * Issue 22's sweep for SVM_RANGE records: each field of each record is
+ * set to each boundary value, with a good CRC, and the image goes
+ * through the real collection, validation, RESTORE and RESUME. A refusal
+ * must use a documented errno and keep nothing; every range an accepted
+ * image gives SET_ATTR must be one the real SET_ATTR takes.
+ */
+static void kfd_criu_test_svm_hostile_records(struct kunit *test)
+{
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
+	unsigned int tried = 0, refused = 0;
+	struct sv_env *e = sv_env_new(test);
+	const struct kfd_criu_test_field *f;
+	char what[48];
+	u32 n, i, k;
+	size_t at;
+	u64 orig;
+	int ret;
+
+	KUNIT_ASSERT_EQ(test, sv_write(s, &e->img), 0);
+	for (n = 0; n < e->img.num_ranges; n++) {
+		at = kfd_criu_test_record_at(s, KFD_CRIU_REC_SVM_RANGE, n);
+		KUNIT_ASSERT_NE(test, at, 0);
+		for (i = 0; i < ARRAY_SIZE(sv_fields); i++) {
+			f = &sv_fields[i];
+			orig = kfd_criu_test_peek(s, at, f);
+			for (k = 0; k < KFD_CRIU_TEST_BOUNDARIES; k++) {
+				kfd_criu_test_poke(s, at, f,
+						   kfd_criu_test_boundary(f->size,
+									  orig,
+									  k));
+				snprintf(what, sizeof(what), "range %u %s %u",
+					 n, f->name, k);
+				ret = sv_try_image(test, e, s, what);
+				tried++;
+				refused += !!ret;
+				KUNIT_EXPECT_TRUE_MSG(test, !ret ||
+						      kfd_criu_test_documented(ret),
+						      "%s: %d", what, ret);
+			}
+			kfd_criu_test_poke(s, at, f, orig);
+		}
+	}
+	kunit_info(test, "%u hostile images: %u refused, %u accepted\n",
+		   tried, refused, tried - refused);
+	KUNIT_EXPECT_GT(test, refused, 0);
+	KUNIT_EXPECT_LT(test, refused, tried);
+}
+
 static struct kunit_case kfd_criu_svm_test_cases[] = {
 	KUNIT_CASE_PARAM(kfd_criu_test_svm_access,
 			 kfd_criu_svm_access_gen_params),
@@ -1026,6 +1235,7 @@ static struct kunit_case kfd_criu_svm_test_cases[] = {
 	KUNIT_CASE(kfd_criu_test_svm_snapshot_ranges),
 	KUNIT_CASE(kfd_criu_test_svm_resume_ranges),
 	KUNIT_CASE(kfd_criu_test_svm_resume_refuses),
+	KUNIT_CASE(kfd_criu_test_svm_hostile_records),
 	{}
 };
 
