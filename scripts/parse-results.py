@@ -366,6 +366,41 @@ def figures(lines):
     return [l.strip() for l in lines if FIGURE_RE.match(l.strip())]
 
 
+# "# <case>: N hostile images: R refused, A accepted": a KUnit sweep of
+# one kind of image record through the real restore code on fake GPUs
+SWEEP_RE = re.compile(r"#\s*(\w+): (\d+) hostile images: (\d+) refused, "
+                      r"(\d+) accepted")
+
+
+def sweep_kind(case):
+    """The record kind a sweep's case name says: gt_test_hostile_gpu_records
+    is gpu, test_bos_hostile_records is bos."""
+    kind = re.sub(r"^(kfd_criu_|[a-z]t_)?test_", "", case)
+    kind = re.sub(r"_records$", "", kind)
+    return re.sub(r"^hostile_|_hostile$", "", kind) or case
+
+
+def sweep_figure(console, problems):
+    """One line of the KUnit hostile-record sweeps, split by record kind."""
+    kinds, tried, refused = [], 0, 0
+    for line in console:
+        m = SWEEP_RE.search(line)
+        if not m:
+            continue
+        n, r, a = (int(g) for g in m.group(2, 3, 4))
+        kind = sweep_kind(m.group(1))
+        if r + a != n:
+            problems.append(f"kunit sweep {kind}: {r} refused and {a} "
+                            f"accepted of {n} images")
+        kinds.append(f"{kind} {n}")
+        tried += n
+        refused += r
+    if not kinds:
+        return []
+    return [f"hostile records on fake GPUs: {tried} tried, {refused} refused, "
+            f"{tried - refused} accepted ({', '.join(sorted(kinds))})"]
+
+
 def console_splats(console):
     hits = []
     for i, line in enumerate(console):
@@ -435,6 +470,7 @@ def main():
             problems.append("VM: no console log (QEMU did not start?)")
         else:
             parse_ktap(console, tiers["kunit"], problems, args.console)
+            figure_lines += sweep_figure(console, problems)
             for splat in console_splats(console):
                 problems.append(f"kernel splat on the console, in {args.console}:\n  "
                                 + splat)

@@ -42,7 +42,9 @@ def good_logs():
             "[    1.000000]     KTAP version 1",
             "[    1.000000]     # Subtest: suite_a",
             "[    1.000000]     1..2",
+            "[    1.000000]     # gt_test_hostile_gpu_records: 10 hostile images: 7 refused, 3 accepted",
             "[    1.000000]     ok 1 case_one",
+            "[    1.000000]     # test_bos_hostile_records: 5 hostile images: 5 refused, 0 accepted",
             "[    1.000000]     ok 2 case_two # SKIP slow here",
             "[    1.000000] ok 1 suite_a",
         ],
@@ -210,8 +212,15 @@ def case_distro_not_run(logs):
     logs["distro-results.log"] = []
 
 
+def case_sweep_miscounted(logs):
+    replace(logs, "console.log",
+            "[    1.000000]     # gt_test_hostile_gpu_records: 10 hostile images: 7 refused, 3 accepted",
+            "[    1.000000]     # gt_test_hostile_gpu_records: 10 hostile images: 7 refused, 4 accepted")
+
+
 CASES = [
-    (case_baseline, 0, "a complete green run passes", ""),
+    (case_baseline, 0, "a complete green run passes, the sweeps split by kind",
+     "hostile records on fake GPUs: 15 tried, 12 refused, 3 accepted (bos 5, gpu 10)"),
     (case_tier_only_skipped, 1, "a tier whose only test skipped for a reason not allowed",
      'reason is not allowed for it: "no /dev/kfd"'),
     (case_passes_then_exit_4, 1, "a program that passed cases and exited 4",
@@ -251,6 +260,8 @@ CASES = [
      "kernel splat on the distro lane's console"),
     (case_distro_not_run, 1, "a distro lane that ran nothing",
      "distro: the tier did not run at all"),
+    (case_sweep_miscounted, 1, "a sweep whose figures do not add up",
+     "kunit sweep gpu: 7 refused and 4 accepted of 10 images"),
 ]
 
 
