@@ -525,8 +525,9 @@ static bool kfd_criu_events_empty_locked(struct kfd_process *p)
 /*
  * Adds one event of a restore under its id. The KUnit tests make a chosen
  * call fail through a static stub, to undo a restore partway. Without
- * CONFIG_KUNIT the redirect compiles to nothing; with it, it is a static
- * branch that no stub has enabled.
+ * CONFIG_KUNIT the redirect compiles to nothing. With it, outside KUnit it
+ * is a static branch; while a KUnit test runs, other tasks test one
+ * pointer, and only the test's own thread looks its stubs up.
  */
 static int kfd_criu_event_add(struct file *devkfd, struct kfd_process *p,
 			      struct kfd_event *ev, u32 id)

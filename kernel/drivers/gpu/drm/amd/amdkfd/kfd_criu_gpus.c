@@ -123,11 +123,12 @@ static u32 kfd_criu_partition_mode(struct kfd_node *node)
 }
 
 /*
- * The calls that need a GPU's topology entry, render node, VM and runtime
- * PM. The KUnit tests put fake GPUs behind them
- * (kunit_activate_static_stub()). Without CONFIG_KUNIT the redirect
- * compiles to nothing; with it, it is a static branch that no stub has
- * enabled.
+ * The topology entry of a GPU. This and the calls below that need a GPU's
+ * render node, VM, runtime PM or doorbells have KUnit static stubs, behind
+ * which the KUnit tests put fake GPUs (kunit_activate_static_stub()).
+ * Without CONFIG_KUNIT the redirect compiles to nothing. With it, outside
+ * KUnit it is a static branch; while a KUnit test runs, other tasks test
+ * one pointer, and only the test's own thread looks its stubs up.
  */
 static const struct kfd_node_properties *
 kfd_criu_node_props(struct kfd_node *node)
@@ -550,21 +551,21 @@ static int kfd_criu_bind_gpu(struct kfd_process *p,
 	return PTR_ERR_OR_ZERO(kfd_bind_process_to_device(pdd->dev, p));
 }
 
-static void kfd_criu_unbind_gpu(struct kfd_process_device *pdd)
+/* Gives back the process doorbells and the runtime PM reference, if taken. */
+static void kfd_criu_put_gpu(struct kfd_process_device *pdd, bool doorbells,
+			     bool runtime_pm)
 {
 	struct device *dev;
 
-	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_unbind_gpu, pdd);
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_put_gpu, pdd, doorbells, runtime_pm);
+	if (doorbells)
+		kfd_free_process_doorbells(pdd->dev->kfd, pdd);
+	if (!runtime_pm)
+		return;
 	dev = adev_to_drm(pdd->dev->adev)->dev;
 	pm_runtime_mark_last_busy(dev);
 	pm_runtime_put_autosuspend(dev);
 	pdd->runtime_inuse = false;
-}
-
-static void kfd_criu_free_doorbells(struct kfd_process_device *pdd)
-{
-	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_free_doorbells, pdd);
-	kfd_free_process_doorbells(pdd->dev->kfd, pdd);
 }
 
 static int kfd_criu_acquire_vm(struct kfd_process *p, u32 idx, int drm_fd,
@@ -664,10 +665,10 @@ static void kfd_criu_release_gpu(struct kfd_process *p, u32 idx,
 	/* Only a GPU whose VM the restore acquired got anything else */
 	if (!(st->acquired & BIT_ULL(idx)))
 		return;
-	if (!(st->had_doorbells & BIT_ULL(idx)) && pdd->qpd.proc_doorbells)
-		kfd_criu_free_doorbells(pdd);
-	if (st->bound & BIT_ULL(idx))
-		kfd_criu_unbind_gpu(pdd);
+	kfd_criu_put_gpu(pdd,
+			 !(st->had_doorbells & BIT_ULL(idx)) &&
+			 pdd->qpd.proc_doorbells,
+			 st->bound & BIT_ULL(idx));
 	kfd_criu_release_vm(p, pdd);
 }
 

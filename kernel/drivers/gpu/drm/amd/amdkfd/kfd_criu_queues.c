@@ -76,8 +76,9 @@
  * The calls into the queue managers that need a GPU's VM, doorbells and
  * hardware queues. The KUnit tests put a fake queue manager behind them
  * (kunit_activate_static_stub()). Without CONFIG_KUNIT the redirect
- * compiles to nothing; with it, it is a static branch that no stub has
- * enabled.
+ * compiles to nothing. With it, outside KUnit it is a static branch; while
+ * a KUnit test runs, other tasks test one pointer, and only the test's own
+ * thread looks its stubs up.
  */
 static int kfd_criu_queue_acquire_buffers(struct kfd_process_device *pdd,
 					  struct queue_properties *qp)

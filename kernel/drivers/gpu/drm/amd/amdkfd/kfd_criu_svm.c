@@ -705,8 +705,10 @@ static int kfd_criu_svm_check_resume(struct kfd_process *p,
 
 /*
  * SET_ATTR needs the GPUs' VMs. The KUnit tests put a fake behind it
- * (kunit_activate_static_stub()); without CONFIG_KUNIT the redirect
- * compiles to nothing.
+ * (kunit_activate_static_stub()). Without CONFIG_KUNIT the redirect
+ * compiles to nothing. With it, outside KUnit it is a static branch; while
+ * a KUnit test runs, other tasks test one pointer, and only the test's own
+ * thread looks its stubs up.
  */
 static int kfd_criu_svm_set_attr(struct kfd_process *p, struct mm_struct *mm,
 				 const struct kfd_criu_svm_range *r, u32 n,

@@ -23,6 +23,8 @@
 #define GT_MAX_NODES	8
 /* The render node descriptor of fake node i */
 #define GT_FD_BASE	100
+/* More calls than a restore of the test makes */
+#define GT_MAX_POINTS	16
 
 /**
  * struct gt_desc - what a fake GPU reports
@@ -74,7 +76,7 @@ static const struct gt_desc gt_descs[] = {
  * @num_nodes: entries in @nodes
  * @file_key: what a fake VM's per-GPU data holds as its DRM file
  * @calls: VM acquisitions and runtime PM binds made
- * @fail_at: the call (by number) that fails with -EIO, or -1
+ * @fail_at: the call (by number) that fails with -EIO, or %UINT_MAX
  * @vms: fake VMs acquired and not released
  * @refs: runtime PM references held
  * @doorbells_freed: process doorbells freed
@@ -87,17 +89,32 @@ struct gt_fake {
 	u32 num_nodes;
 	struct file *file_key;
 	unsigned int calls;
-	int fail_at;
+	unsigned int fail_at;
 	unsigned int vms;
 	unsigned int refs;
 	unsigned int doorbells_freed;
 };
 
-/* The stubs have no other way to the fakes of the running test. */
-static struct gt_fake *gt_fake;
+/**
+ * struct gt_proc - a process of the test
+ * @p: the process
+ * @info: what amdgpu creates with its first VM and frees with its last;
+ *	p->kgd_process_info points to it while the process has a VM
+ */
+struct gt_proc {
+	struct kfd_process p;
+	struct amdkfd_process_info info;
+};
+
+/* The stubs run in the test's thread: the fakes are its private data. */
+static struct gt_fake *gt_get(void)
+{
+	return kunit_get_current_test()->priv;
+}
 
 static int gt_node_index(const struct kfd_node *node)
 {
+	struct gt_fake *gt_fake = gt_get();
 	u32 i;
 
 	for (i = 0; i < gt_fake->num_nodes; i++)
@@ -108,40 +125,70 @@ static int gt_node_index(const struct kfd_node *node)
 
 static int gt_step(void)
 {
+	struct gt_fake *gt_fake = gt_get();
+
 	return gt_fake->calls++ == gt_fake->fail_at ? -EIO : 0;
 }
 
 static const struct kfd_node_properties *gt_node_props(struct kfd_node *node)
 {
+	struct gt_fake *gt_fake = gt_get();
 	int i = gt_node_index(node);
 
 	return i < 0 || gt_fake->hidden[i] ? NULL : &gt_fake->props[i];
 }
 
-/* As amdgpu: only the GPU's own render node is taken. */
+static bool gt_has_vm(struct kfd_process *p)
+{
+	u32 i;
+
+	for (i = 0; i < p->n_pdds; i++)
+		if (p->pdds[i]->drm_file)
+			return true;
+	return false;
+}
+
+/*
+ * As amdgpu: only the GPU's own render node is taken; the first VM of a
+ * process creates its process info, with MMU notifications unblocked;
+ * a failure is followed by the release the real acquisition makes.
+ */
 static int gt_init_vm(struct kfd_process *p, struct kfd_process_device *pdd,
 		      int drm_fd)
 {
+	struct gt_proc *gp = container_of(p, struct gt_proc, p);
+	struct gt_fake *gt_fake = gt_get();
 	int ret = gt_step();
 
-	if (ret)
+	if (!ret && drm_fd != GT_FD_BASE + gt_node_index(pdd->dev))
+		ret = -EINVAL;
+	if (ret) {
+		kfd_criu_release_vm(p, pdd);
 		return ret;
-	if (drm_fd != GT_FD_BASE + gt_node_index(pdd->dev))
-		return -EINVAL;
+	}
+	if (!p->kgd_process_info) {
+		gp->info.block_mmu_notifications = false;
+		p->kgd_process_info = &gp->info;
+	}
 	pdd->drm_file = gt_fake->file_key;
 	gt_fake->vms++;
 	return 0;
 }
 
+/* As amdgpu: a GPU without a VM is left alone; the last VM takes the info */
 static void gt_release_vm(struct kfd_process *p,
 			  struct kfd_process_device *pdd)
 {
-	KUNIT_EXPECT_PTR_EQ(gt_fake->test, pdd->drm_file, gt_fake->file_key);
-	pdd->drm_file = NULL;
-	/* As amdgpu: the process info, and its block, go with the last VM */
-	if (!--gt_fake->vms)
-		WRITE_ONCE(((struct amdkfd_process_info *)p->kgd_process_info)
-			   ->block_mmu_notifications, false);
+	struct gt_fake *gt_fake = gt_get();
+
+	if (pdd->drm_file) {
+		KUNIT_EXPECT_PTR_EQ(gt_fake->test, pdd->drm_file,
+				    gt_fake->file_key);
+		pdd->drm_file = NULL;
+		gt_fake->vms--;
+	}
+	if (!gt_has_vm(p))
+		p->kgd_process_info = NULL;
 }
 
 static int gt_bind_gpu(struct kfd_process *p, struct kfd_process_device *pdd)
@@ -152,27 +199,25 @@ static int gt_bind_gpu(struct kfd_process *p, struct kfd_process_device *pdd)
 		return ret;
 	if (!pdd->runtime_inuse) {
 		pdd->runtime_inuse = true;
-		gt_fake->refs++;
+		gt_get()->refs++;
 	}
 	return 0;
 }
 
-static void gt_unbind_gpu(struct kfd_process_device *pdd)
+static void gt_put_gpu(struct kfd_process_device *pdd, bool doorbells,
+		       bool runtime_pm)
 {
-	KUNIT_EXPECT_TRUE(gt_fake->test, pdd->runtime_inuse);
-	pdd->runtime_inuse = false;
-	gt_fake->refs--;
-}
+	struct gt_fake *gt_fake = gt_get();
 
-static void gt_free_doorbells(struct kfd_process_device *pdd)
-{
-	pdd->qpd.proc_doorbells = NULL;
-	gt_fake->doorbells_freed++;
-}
-
-static void gt_fake_cleanup(void *data)
-{
-	gt_fake = NULL;
+	if (doorbells) {
+		pdd->qpd.proc_doorbells = NULL;
+		gt_fake->doorbells_freed++;
+	}
+	if (runtime_pm) {
+		KUNIT_EXPECT_TRUE(gt_fake->test, pdd->runtime_inuse);
+		pdd->runtime_inuse = false;
+		gt_fake->refs--;
+	}
 }
 
 static struct gt_fake *gt_fake_new(struct kunit *test)
@@ -182,19 +227,15 @@ static struct gt_fake *gt_fake_new(struct kunit *test)
 	fake = kunit_kzalloc(test, sizeof(*fake), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, fake);
 	fake->test = test;
-	fake->fail_at = -1;
+	fake->fail_at = UINT_MAX;
 	fake->file_key = kunit_kzalloc(test, sizeof(struct file), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, fake->file_key);
-	gt_fake = fake;
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, gt_fake_cleanup,
-							fake), 0);
+	test->priv = fake;
 	kunit_activate_static_stub(test, kfd_criu_node_props, gt_node_props);
 	kunit_activate_static_stub(test, kfd_criu_init_vm, gt_init_vm);
 	kunit_activate_static_stub(test, kfd_criu_release_vm, gt_release_vm);
 	kunit_activate_static_stub(test, kfd_criu_bind_gpu, gt_bind_gpu);
-	kunit_activate_static_stub(test, kfd_criu_unbind_gpu, gt_unbind_gpu);
-	kunit_activate_static_stub(test, kfd_criu_free_doorbells,
-				   gt_free_doorbells);
+	kunit_activate_static_stub(test, kfd_criu_put_gpu, gt_put_gpu);
 	return fake;
 }
 
@@ -208,6 +249,7 @@ static u32 gt_node_new(struct kunit *test, u32 id, const struct gt_desc *d)
 {
 	struct kfd_node_properties *props;
 	struct amdgpu_device *adev;
+	struct gt_fake *gt_fake = test->priv;
 	struct kfd_node *node;
 	u32 i = gt_fake->num_nodes;
 
@@ -259,18 +301,17 @@ static void gt_process_release(void *data)
 static struct kfd_process *gt_process(struct kunit *test, const u32 *nodes,
 				      u32 n)
 {
-	struct amdkfd_process_info *info;
+	struct gt_fake *gt_fake = test->priv;
 	struct kfd_process_device *pdd;
 	struct kfd_process *p;
+	struct gt_proc *gp;
 	u32 i;
 
-	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
-	info = kunit_kzalloc(test, sizeof(*info), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, p);
-	KUNIT_ASSERT_NOT_NULL(test, info);
+	gp = kunit_kzalloc(test, sizeof(*gp), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, gp);
+	p = &gp->p;
 	mutex_init(&p->mutex);
-	mutex_init(&info->lock);
-	p->kgd_process_info = info;
+	mutex_init(&gp->info.lock);
 	for (i = 0; i < n; i++) {
 		pdd = kunit_kzalloc(test, sizeof(*pdd), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, pdd);
@@ -291,7 +332,7 @@ static bool gt_mmu_blocked(struct kfd_process *p)
 {
 	struct amdkfd_process_info *info = p->kgd_process_info;
 
-	return READ_ONCE(info->block_mmu_notifications);
+	return info && READ_ONCE(info->block_mmu_notifications);
 }
 
 /* The record a GPU reporting @d and known to its process as @id gives. */
@@ -335,10 +376,11 @@ static void gt_test_snapshot(struct kunit *test)
 {
 	static const u32 nodes[] = { 0, 1, 2 };
 	struct kfd_criu_gpus_image img;
+	struct gt_fake *gt_fake;
 	struct kfd_process *p;
 	u32 i;
 
-	gt_fake_new(test);
+	gt_fake = gt_fake_new(test);
 	for (i = 0; i < ARRAY_SIZE(gt_descs); i++)
 		gt_node_new(test, 0x1000 + i, &gt_descs[i]);
 	p = gt_process(test, nodes, ARRAY_SIZE(nodes));
@@ -502,6 +544,7 @@ static void gt_unwind(struct kfd_process *p, struct kfd_criu_gpus_restore *st)
 /* The target as it was: its ids, no VM, no reference, nothing blocked. */
 static void gt_expect_untouched(struct kunit *test, struct gt_env *e)
 {
+	struct gt_fake *gt_fake = test->priv;
 	u32 i;
 
 	for (i = 0; i < e->dst->n_pdds; i++) {
@@ -512,7 +555,7 @@ static void gt_expect_untouched(struct kunit *test, struct gt_env *e)
 	}
 	KUNIT_EXPECT_EQ(test, gt_fake->vms, 0);
 	KUNIT_EXPECT_EQ(test, gt_fake->refs, 0);
-	KUNIT_EXPECT_FALSE(test, gt_mmu_blocked(e->dst));
+	KUNIT_EXPECT_NULL(test, e->dst->kgd_process_info);
 }
 
 /*
@@ -527,6 +570,7 @@ static void gt_test_restore_and_unwind(struct kunit *test)
 {
 	struct kfd_criu_gpus_restore *st;
 	struct gt_env *e = gt_env_new(test);
+	struct gt_fake *gt_fake = test->priv;
 	struct kfd_process *p = e->dst;
 	void *bell = p;	/* a key, never dereferenced */
 
@@ -580,6 +624,7 @@ static void gt_test_unwind_keeps_vms_of_bos(struct kunit *test)
 {
 	struct kfd_criu_gpus_restore *st;
 	struct gt_env *e = gt_env_new(test);
+	struct gt_fake *gt_fake = test->priv;
 	struct kfd_process *p = e->dst;
 	int handle;
 
@@ -590,10 +635,17 @@ static void gt_test_unwind_keeps_vms_of_bos(struct kunit *test)
 	KUNIT_ASSERT_GE(test, handle, 0);
 	gt_unwind(p, st);
 	KUNIT_EXPECT_EQ(test, gt_fake->vms, 2);
+	KUNIT_EXPECT_EQ(test, gt_fake->refs, 2);
+	KUNIT_EXPECT_TRUE(test, p->pdds[0]->runtime_inuse);
+	KUNIT_EXPECT_TRUE(test, p->pdds[1]->runtime_inuse);
+	KUNIT_EXPECT_NOT_NULL(test, p->kgd_process_info);
 	KUNIT_EXPECT_EQ(test, p->pdds[1]->user_gpu_id, e->old_ids[1]);
 	KUNIT_EXPECT_EQ(test, p->pdds[3]->user_gpu_id, e->old_ids[3]);
 
-	/* What process teardown would do */
+	/*
+	 * Process teardown releases what stayed, through its own paths;
+	 * here the unwind does, once the BO is gone.
+	 */
 	idr_remove(&p->pdds[1]->alloc_idr, handle);
 	st->acquired = BIT_ULL(0) | BIT_ULL(1);
 	st->bound = st->acquired;
@@ -612,13 +664,14 @@ static void gt_test_restore_unwinds(struct kunit *test)
 {
 	struct kfd_criu_gpus_restore *st;
 	struct gt_env *e = gt_env_new(test);
+	struct gt_fake *gt_fake = test->priv;
 	struct kfd_process *p = e->dst;
 	unsigned int points = 0;
 	int ret;
 
 	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, st);
-	for (;;) {
+	for (points = 0; points < GT_MAX_POINTS; points++) {
 		gt_fake->calls = 0;
 		gt_fake->fail_at = points;
 		ret = gt_restore(e, BIT(0) | BIT(2), st);
@@ -626,10 +679,10 @@ static void gt_test_restore_unwinds(struct kunit *test)
 			break;
 		KUNIT_EXPECT_EQ_MSG(test, ret, -EIO, "call %u", points);
 		gt_expect_untouched(test, e);
-		points++;
 	}
+	KUNIT_ASSERT_EQ(test, ret, 0);
 	gt_unwind(p, st);
-	gt_fake->fail_at = -1;
+	gt_fake->fail_at = UINT_MAX;
 	KUNIT_EXPECT_EQ(test, points, 4);
 	kunit_info(test, "%u failure points, each unwound\n", points);
 

@@ -554,9 +554,11 @@ static void kfd_criu_test_svm_may_exist(struct kunit *test)
  * SVM ranges of a process of the test: struct svm_range in the process's
  * interval tree and list, as 6.12's SET_ATTR leaves them, and a fake
  * SET_ATTR (through the stub in kfd_criu_svm.c) that records what RESUME
- * asks for, inserts the range as the real one does, and fails one chosen
- * call. The VMAs RESUME checks are real: the test maps them in an address
- * space of its own (kunit_vm_mmap()).
+ * asks for, makes a copy of the argument checks of the real one
+ * (kfd_ioctl_svm(), svm_range_set_attr_mm(), svm_range_check_attr()),
+ * inserts the range as the real one does, and fails one chosen call. The
+ * VMAs RESUME checks are real: the test maps them in an address space of
+ * its own (kunit_vm_mmap()).
  */
 #define SV_GPUS		3
 #define SV_MAX_CALLS	8
@@ -581,18 +583,22 @@ struct sv_call {
  * @calls: the calls made, @num_calls of them
  * @num_calls: entries in @calls
  * @fail_at: the call (by number) that fails with -EIO, after it inserted
- *	its range, or -1
+ *	its range, or %UINT_MAX
  * @refused: calls the real SET_ATTR would have refused
  */
 struct sv_fake {
 	struct kunit *test;
 	struct sv_call calls[SV_MAX_CALLS];
 	u32 num_calls;
-	int fail_at;
+	u32 fail_at;
 	u32 refused;
 };
 
-static struct sv_fake *sv_fake;
+/* The stub runs in the test's thread: the fake is its private data. */
+static struct sv_fake *sv_get(void)
+{
+	return kunit_get_current_test()->priv;
+}
 
 /* A range of @p as SET_ATTR inserts it; freed with the process. */
 static struct svm_range *sv_insert(struct kfd_process *p, u64 start, u64 size)
@@ -647,10 +653,18 @@ static bool sv_attr_ok(struct kfd_process *p,
 	}
 }
 
-static bool sv_call_ok(struct kfd_process *p, const struct sv_call *c)
+/*
+ * What svm_range_set_attr_mm() and, below it, svm_range_set_attr() check
+ * before they change anything, but for the VMAs, which RESUME checks
+ * itself: the address space is the process's, it has a GPU VM.
+ */
+static bool sv_call_ok(struct kfd_process *p, struct mm_struct *mm,
+		       const struct sv_call *c)
 {
 	u32 i;
 
+	if (mm != p->mm || !p->kgd_process_info)
+		return false;
 	if (!c->start || !c->size || !PAGE_ALIGNED(c->start) ||
 	    !PAGE_ALIGNED(c->size))
 		return false;
@@ -664,10 +678,10 @@ static int sv_set_attr(struct kfd_process *p, struct mm_struct *mm,
 		       const struct kfd_criu_svm_range *r, u32 n,
 		       struct kfd_ioctl_svm_attribute *attrs)
 {
+	struct sv_fake *sv_fake = sv_get();
 	u32 call = sv_fake->num_calls;
 	struct sv_call *c;
 
-	KUNIT_EXPECT_PTR_EQ(sv_fake->test, mm, current->mm);
 	if (call >= SV_MAX_CALLS || n > KFD_CRIU_SVM_MAX_ATTRS)
 		return -E2BIG;
 	c = &sv_fake->calls[sv_fake->num_calls++];
@@ -675,7 +689,7 @@ static int sv_set_attr(struct kfd_process *p, struct mm_struct *mm,
 	c->size = r->size;
 	c->n = n;
 	memcpy(c->attrs, attrs, n * sizeof(*attrs));
-	if (!sv_call_ok(p, c)) {
+	if (!sv_call_ok(p, mm, c)) {
 		sv_fake->refused++;
 		return -EINVAL;
 	}
@@ -730,14 +744,18 @@ static struct kfd_process *sv_process(struct kunit *test)
 	INIT_WORK(&p->svms.deferred_list_work, sv_deferred_work);
 	spin_lock_init(&p->svms.deferred_list_lock);
 	p->lead_thread = current;
-	/* Only tested against NULL: a process with a GPU VM */
-	p->kgd_process_info = p;
+	/* A process with a GPU VM */
+	p->kgd_process_info = kunit_kzalloc(test,
+					    sizeof(struct amdkfd_process_info),
+					    GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p->kgd_process_info);
 	for (i = 0; i < SV_GPUS; i++) {
 		pdd = kunit_kzalloc(test, sizeof(*pdd), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, pdd);
 		pdd->dev = kunit_kzalloc(test, sizeof(*pdd->dev), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, pdd->dev);
-		pdd->dev->id = 0x2000 + i;
+		/* The topology's id; the process knows the GPU by another */
+		pdd->dev->id = 0x3000 + i;
 		pdd->process = p;
 		pdd->user_gpu_id = 0x2000 + i;
 		p->pdds[i] = pdd;
@@ -880,11 +898,11 @@ static void sv_env_release(void *data)
 	struct sv_env *e = data;
 
 	kfd_criu_svm_image_free(&e->img);
-	sv_fake = NULL;
 }
 
 static struct sv_env *sv_env_new(struct kunit *test)
 {
+	struct sv_fake *sv_fake;
 	struct sv_env *e;
 	u32 i;
 
@@ -893,7 +911,8 @@ static struct sv_env *sv_env_new(struct kunit *test)
 	sv_fake = kunit_kzalloc(test, sizeof(*sv_fake), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, sv_fake);
 	sv_fake->test = test;
-	sv_fake->fail_at = -1;
+	sv_fake->fail_at = UINT_MAX;
+	test->priv = sv_fake;
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, sv_env_release,
 							e), 0);
 	kunit_activate_static_stub(test, kfd_criu_svm_set_attr, sv_set_attr);
@@ -908,6 +927,8 @@ static struct sv_env *sv_env_new(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, current->mm);
 
 	e->p = sv_process(test);
+	/* RESUME runs in CRIU; here the test's address space is the process's */
+	e->p->mm = current->mm;
 	kfd_criu_svm_test_gpus(&e->gpus, e->recs, 2);
 	for (i = 0; i < 2; i++) {
 		e->st.target[i] = 1 - i;
@@ -971,6 +992,7 @@ static u32 sv_attr(const struct sv_call *c, u32 type)
 static void kfd_criu_test_svm_resume_ranges(struct kunit *test)
 {
 	struct sv_env *e = sv_env_new(test);
+	struct sv_fake *sv_fake = test->priv;
 	struct kfd_process *p = e->p;
 	u32 first = e->va[0] > e->va[1];
 	const struct sv_call *c;
@@ -990,7 +1012,7 @@ static void kfd_criu_test_svm_resume_ranges(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, p->criu_svm);
 	KUNIT_EXPECT_EQ(test, p->criu_svm->applied, 1);
 	KUNIT_EXPECT_TRUE(test, p->criu_svm->partial);
-	sv_fake->fail_at = -1;
+	sv_fake->fail_at = UINT_MAX;
 	KUNIT_EXPECT_EQ(test, sv_resume(p, current->mm), 0);
 	KUNIT_EXPECT_NULL(test, p->criu_svm);
 	KUNIT_ASSERT_EQ(test, sv_fake->num_calls, 3);
@@ -1037,6 +1059,7 @@ static void kfd_criu_test_svm_resume_ranges(struct kunit *test)
 static void kfd_criu_test_svm_resume_refuses(struct kunit *test)
 {
 	struct sv_env *e = sv_env_new(test);
+	struct sv_fake *sv_fake = test->priv;
 	struct kfd_process *p = e->p;
 	u64 saved;
 
@@ -1120,22 +1143,27 @@ static int sv_read_back(struct kfd_criu_test_stream *s, u32 num_ranges,
  * Restores the hostile image in @s into @e's process and resumes it:
  * 0 when both took it, the RESTORE errno that refused it, or the RESUME
  * errno, which must be one RESUME documents for the process's memory.
- * The process is cleared after.
+ * @reached says whether RESUME called SET_ATTR. The process is cleared
+ * after.
  */
 static int sv_try_image(struct kunit *test, struct sv_env *e,
-			struct kfd_criu_test_stream *s, const char *what)
+			struct kfd_criu_test_stream *s, const char *what,
+			bool *reached)
 {
+	struct sv_fake *sv_fake = test->priv;
 	struct kfd_criu_svm_image img;
 	int ret, resumed;
 
+	*reached = false;
 	ret = sv_read_back(s, e->img.num_ranges, &e->gpus, &img);
 	if (!ret) {
 		swap(img, e->img);
 		ret = sv_restore(e);
 		swap(img, e->img);
 	}
+	/* Handed to the process, or freed by the failed RESTORE */
+	KUNIT_EXPECT_NULL(test, img.kept);
 	kfd_criu_svm_image_free(&img);
-	KUNIT_EXPECT_NULL(test, e->img.kept);
 	if (ret) {
 		KUNIT_EXPECT_NULL_MSG(test, e->p->criu_svm, "%s", what);
 		return ret;
@@ -1146,6 +1174,7 @@ static int sv_try_image(struct kunit *test, struct sv_env *e,
 			      resumed);
 	KUNIT_EXPECT_EQ_MSG(test, sv_fake->refused, 0,
 			    "%s: SET_ATTR would refuse it", what);
+	*reached = sv_fake->num_calls;
 	sv_fake->refused = 0;
 	sv_fake->num_calls = 0;
 	mutex_lock(&e->p->mutex);
@@ -1175,15 +1204,17 @@ static const struct kfd_criu_test_field sv_fields[] = {
  * set to each boundary value, with a good CRC, and the image goes
  * through the real collection, validation, RESTORE and RESUME. A refusal
  * must use a documented errno and keep nothing; every range an accepted
- * image gives SET_ATTR must be one the real SET_ATTR takes.
+ * image gives SET_ATTR must pass the fake's copy of the argument checks
+ * of the real SET_ATTR, and some must get that far.
  */
 static void kfd_criu_test_svm_hostile_records(struct kunit *test)
 {
 	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
-	unsigned int tried = 0, refused = 0;
+	unsigned int tried = 0, refused = 0, reached = 0;
 	struct sv_env *e = sv_env_new(test);
 	const struct kfd_criu_test_field *f;
 	char what[48];
+	bool called;
 	u32 n, i, k;
 	size_t at;
 	u64 orig;
@@ -1203,9 +1234,10 @@ static void kfd_criu_test_svm_hostile_records(struct kunit *test)
 									  k));
 				snprintf(what, sizeof(what), "range %u %s %u",
 					 n, f->name, k);
-				ret = sv_try_image(test, e, s, what);
+				ret = sv_try_image(test, e, s, what, &called);
 				tried++;
 				refused += !!ret;
+				reached += called;
 				KUNIT_EXPECT_TRUE_MSG(test, !ret ||
 						      kfd_criu_test_documented(ret),
 						      "%s: %d", what, ret);
@@ -1213,10 +1245,11 @@ static void kfd_criu_test_svm_hostile_records(struct kunit *test)
 			kfd_criu_test_poke(s, at, f, orig);
 		}
 	}
-	kunit_info(test, "%u hostile images: %u refused, %u accepted\n",
-		   tried, refused, tried - refused);
+	kunit_info(test, "%u hostile images: %u refused, %u accepted, %u of them reached SET_ATTR\n",
+		   tried, refused, tried - refused, reached);
 	KUNIT_EXPECT_GT(test, refused, 0);
 	KUNIT_EXPECT_LT(test, refused, tried);
+	KUNIT_EXPECT_GT(test, reached, 0);
 }
 
 static struct kunit_case kfd_criu_svm_test_cases[] = {
