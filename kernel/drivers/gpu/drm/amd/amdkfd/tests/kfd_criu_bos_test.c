@@ -730,31 +730,21 @@ static bool bt_try_hostile(struct kunit *test, struct kfd_criu_test_stream *s,
 	return false;
 }
 
-/* Sweeps @fields of the @n-th record of @type through the boundaries */
-static void bt_sweep_record(struct kunit *test, struct kfd_criu_test_stream *s,
-			    struct kfd_criu_gpus_restore *st, u32 type, u32 n,
-			    const struct kfd_criu_test_field *fields,
-			    unsigned int nfields, unsigned int *tried,
-			    unsigned int *accepted)
-{
-	size_t at = kfd_criu_test_record_at(s, type, n);
-	char what[64];
-	unsigned int f, k;
-	u64 orig, val;
+/**
+ * struct bt_sweep - what each hostile BO image is restored with
+ * @s: the stream
+ * @st: the placement state a restore fills
+ */
+struct bt_sweep {
+	struct kfd_criu_test_stream *s;
+	struct kfd_criu_gpus_restore *st;
+};
 
-	KUNIT_ASSERT_NE(test, at, 0);
-	for (f = 0; f < nfields; f++) {
-		for (k = 0; k < KFD_CRIU_TEST_BOUNDARIES; k++) {
-			orig = kfd_criu_test_peek(s, at, &fields[f]);
-			val = kfd_criu_test_boundary(fields[f].size, orig, k);
-			kfd_criu_test_poke(s, at, &fields[f], val);
-			snprintf(what, sizeof(what), "record %u/%u %s=%#llx",
-				 type, n, fields[f].name, val);
-			*accepted += bt_try_hostile(test, s, st, what);
-			(*tried)++;
-			kfd_criu_test_poke(s, at, &fields[f], orig);
-		}
-	}
+static bool bt_try_swept(struct kunit *test, void *ctx, const char *what)
+{
+	struct bt_sweep *b = ctx;
+
+	return bt_try_hostile(test, b->s, b->st, what);
 }
 
 /*
@@ -772,8 +762,9 @@ static void test_bos_hostile_records(struct kunit *test)
 {
 	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
 	struct kfd_fake_gpus *fake = kfd_fake_gpus_new(test);
-	unsigned int tried = 0, accepted = 0;
 	struct kfd_criu_gpus_restore *st;
+	struct kfd_criu_test_sweep sw;
+	struct bt_sweep b;
 	struct kfd_process *p;
 
 	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
@@ -781,14 +772,16 @@ static void test_bos_hostile_records(struct kunit *test)
 	bt_stub(test);
 	p = bt_source(test);
 	KUNIT_ASSERT_EQ(test, bt_dump(p, s), 0);
-	bt_sweep_record(test, s, st, KFD_CRIU_REC_BO, 0, bt_bo_fields,
-			ARRAY_SIZE(bt_bo_fields), &tried, &accepted);
-	bt_sweep_record(test, s, st, KFD_CRIU_REC_BO, 2, bt_bo_fields,
-			ARRAY_SIZE(bt_bo_fields), &tried, &accepted);
-	bt_sweep_record(test, s, st, KFD_CRIU_REC_BO_DATA, 0, bt_data_fields,
-			ARRAY_SIZE(bt_data_fields), &tried, &accepted);
-	kunit_info(test, "%u hostile images: %u refused, %u accepted\n",
-		   tried, tried - accepted, accepted);
+	b = (struct bt_sweep){ .s = s, .st = st };
+	sw = (struct kfd_criu_test_sweep){ .s = s, .try_image = bt_try_swept,
+					   .ctx = &b };
+	kfd_criu_test_sweep_record(test, &sw, KFD_CRIU_REC_BO, 0, bt_bo_fields,
+				   ARRAY_SIZE(bt_bo_fields));
+	kfd_criu_test_sweep_record(test, &sw, KFD_CRIU_REC_BO, 2, bt_bo_fields,
+				   ARRAY_SIZE(bt_bo_fields));
+	kfd_criu_test_sweep_record(test, &sw, KFD_CRIU_REC_BO_DATA, 0,
+				   bt_data_fields, ARRAY_SIZE(bt_data_fields));
+	kfd_criu_test_sweep_report(test, &sw);
 	KUNIT_EXPECT_EQ(test, fake->bounce_bytes, 0);
 
 	/* The image itself is intact again and restores */

@@ -810,82 +810,70 @@ static void gt_expect_placed(struct kunit *test, struct gt_env *e,
 				le32_to_cpu(img->gpus[i].gpu_id));
 }
 
-/*
- * Reads the hostile image in @s and restores it on @e's target: 0 when
- * it was accepted, placed as its records say and unwound, or the error
- * that refused it.
+/**
+ * struct gt_sweep - what each hostile GPU image is restored with
+ * @e: the target
+ * @s: the stream
+ * @st: the placement state a restore fills
  */
-static int gt_try_image(struct kunit *test, struct gt_env *e,
-			struct kfd_criu_test_stream *s,
-			struct kfd_criu_gpus_restore *st)
+struct gt_sweep {
+	struct gt_env *e;
+	struct kfd_criu_test_stream *s;
+	struct kfd_criu_gpus_restore *st;
+};
+
+/*
+ * Reads the hostile image and restores it on the target. Refused, it must
+ * be with a documented errno; accepted, it must be placed as its records
+ * say and unwind. Either way the target is left as it was.
+ */
+static bool gt_try_image(struct kunit *test, void *ctx, const char *what)
 {
+	struct gt_sweep *g = ctx;
 	struct kfd_criu_gpus_image img;
+	struct gt_env *e = g->e;
 	int ret;
 
-	ret = gt_read_back(s, e->img.num_gpus, &img);
+	ret = gt_read_back(g->s, e->img.num_gpus, &img);
 	if (!ret) {
 		swap(img, e->img);
-		ret = gt_restore(e, BIT(0) | BIT(2), st);
+		ret = gt_restore(e, BIT(0) | BIT(2), g->st);
 		swap(img, e->img);
 	}
 	if (!ret) {
-		gt_expect_placed(test, e, &img, st);
-		gt_unwind(e->dst, st);
+		gt_expect_placed(test, e, &img, g->st);
+		gt_unwind(e->dst, g->st);
 	}
+	KUNIT_EXPECT_TRUE_MSG(test, !ret || kfd_criu_test_documented(ret),
+			      "%s: undocumented error %d", what, ret);
 	kfd_criu_gpus_image_free(&img);
 	gt_expect_untouched(test, e);
-	return ret;
+	return !ret;
 }
 
 /*
  * Issue 22's sweep for GPU records: each field of each GPU record of an
  * image is set to each boundary value, with a good CRC, and the image
  * goes through the real collection, validation, placement and restore.
- * A refusal must use a documented errno and leave the target as it was;
- * an accepted image must be placed as its records say and unwind to
- * nothing.
  */
 static void gt_test_hostile_gpu_records(struct kunit *test)
 {
 	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
-	unsigned int tried = 0, refused = 0;
-	const struct kfd_criu_test_field *f;
-	struct kfd_criu_gpus_restore *st;
 	struct gt_env *e = gt_env_new(test);
-	u32 n, i, k;
-	size_t at;
-	u64 orig;
-	int ret;
+	struct kfd_criu_test_sweep sw;
+	struct gt_sweep g;
+	u32 n;
 
-	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, st);
+	g = (struct gt_sweep){ .e = e, .s = s };
+	g.st = kunit_kzalloc(test, sizeof(*g.st), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, g.st);
 	KUNIT_ASSERT_EQ(test, gt_write(s, &e->img), 0);
-	for (n = 0; n < e->img.num_gpus; n++) {
-		at = kfd_criu_test_record_at(s, KFD_CRIU_REC_GPU, n);
-		KUNIT_ASSERT_NE(test, at, 0);
-		for (i = 0; i < ARRAY_SIZE(gt_fields); i++) {
-			f = &gt_fields[i];
-			orig = kfd_criu_test_peek(s, at, f);
-			for (k = 0; k < KFD_CRIU_TEST_BOUNDARIES; k++) {
-				kfd_criu_test_poke(s, at, f,
-						   kfd_criu_test_boundary(f->size,
-									  orig,
-									  k));
-				ret = gt_try_image(test, e, s, st);
-				tried++;
-				refused += !!ret;
-				KUNIT_EXPECT_TRUE_MSG(test, !ret ||
-						      kfd_criu_test_documented(ret),
-						      "GPU %u %s boundary %u: %d",
-						      n, f->name, k, ret);
-			}
-			kfd_criu_test_poke(s, at, f, orig);
-		}
-	}
-	kunit_info(test, "%u hostile images: %u refused, %u accepted\n",
-		   tried, refused, tried - refused);
-	KUNIT_EXPECT_GT(test, refused, 0);
-	KUNIT_EXPECT_LT(test, refused, tried);
+	sw = (struct kfd_criu_test_sweep){ .s = s, .try_image = gt_try_image,
+					   .ctx = &g };
+	for (n = 0; n < e->img.num_gpus; n++)
+		kfd_criu_test_sweep_record(test, &sw, KFD_CRIU_REC_GPU, n,
+					   gt_fields, ARRAY_SIZE(gt_fields));
+	kfd_criu_test_sweep_report(test, &sw);
 }
 
 static struct kunit_case kfd_criu_placement_test_cases[] = {

@@ -2014,29 +2014,9 @@ static bool qf_try_hostile(struct kunit *test, struct qf_env *e,
 	return !ret;
 }
 
-static void qf_sweep_record(struct kunit *test, struct qf_env *e, u32 type,
-			    u32 n, const struct kfd_criu_test_field *fields,
-			    unsigned int nfields, unsigned int *tried,
-			    unsigned int *accepted)
+static bool qf_try_swept(struct kunit *test, void *e, const char *what)
 {
-	size_t at = kfd_criu_test_record_at(e->s, type, n);
-	unsigned int f, k;
-	char what[64];
-	u64 orig, val;
-
-	KUNIT_ASSERT_NE(test, at, 0);
-	for (f = 0; f < nfields; f++) {
-		for (k = 0; k < KFD_CRIU_TEST_BOUNDARIES; k++) {
-			orig = kfd_criu_test_peek(e->s, at, &fields[f]);
-			val = kfd_criu_test_boundary(fields[f].size, orig, k);
-			kfd_criu_test_poke(e->s, at, &fields[f], val);
-			snprintf(what, sizeof(what), "record %u/%u %s=%#llx",
-				 type, n, fields[f].name, val);
-			*accepted += qf_try_hostile(test, e, what);
-			(*tried)++;
-			kfd_criu_test_poke(e->s, at, &fields[f], orig);
-		}
-	}
+	return qf_try_hostile(test, e, what);
 }
 
 /*
@@ -2053,21 +2033,21 @@ static void qf_sweep_record(struct kunit *test, struct qf_env *e, u32 type,
 static void qt_test_hostile_queue_records(struct kunit *test)
 {
 	struct qf_env *e = qf_env_new(test);
-	unsigned int tried = 0, accepted = 0;
+	struct kfd_criu_test_sweep sw = {
+		.s = e->s, .try_image = qf_try_swept, .ctx = e,
+	};
 
-	qf_sweep_record(test, e, KFD_CRIU_REC_QUEUE, 0, qf_queue_fields,
-			ARRAY_SIZE(qf_queue_fields), &tried, &accepted);
-	qf_sweep_record(test, e, KFD_CRIU_REC_QUEUE, 2, qf_queue_fields,
-			ARRAY_SIZE(qf_queue_fields), &tried, &accepted);
-	qf_sweep_record(test, e, KFD_CRIU_REC_QUEUE, 4, qf_queue_fields,
-			ARRAY_SIZE(qf_queue_fields), &tried, &accepted);
-	qf_sweep_record(test, e, KFD_CRIU_REC_QUEUE_STATE, 0, qf_state_fields,
-			ARRAY_SIZE(qf_state_fields), &tried, &accepted);
-	qf_sweep_record(test, e, KFD_CRIU_REC_QUEUE_STATE, 3, qf_state_fields,
-			ARRAY_SIZE(qf_state_fields), &tried, &accepted);
-	kunit_info(test, "%u hostile images: %u refused, %u accepted\n",
-		   tried, tried - accepted, accepted);
-	KUNIT_EXPECT_GT(test, tried - accepted, 0);
+	kfd_criu_test_sweep_record(test, &sw, KFD_CRIU_REC_QUEUE, 0,
+				   qf_queue_fields, ARRAY_SIZE(qf_queue_fields));
+	kfd_criu_test_sweep_record(test, &sw, KFD_CRIU_REC_QUEUE, 2,
+				   qf_queue_fields, ARRAY_SIZE(qf_queue_fields));
+	kfd_criu_test_sweep_record(test, &sw, KFD_CRIU_REC_QUEUE, 4,
+				   qf_queue_fields, ARRAY_SIZE(qf_queue_fields));
+	kfd_criu_test_sweep_record(test, &sw, KFD_CRIU_REC_QUEUE_STATE, 0,
+				   qf_state_fields, ARRAY_SIZE(qf_state_fields));
+	kfd_criu_test_sweep_record(test, &sw, KFD_CRIU_REC_QUEUE_STATE, 3,
+				   qf_state_fields, ARRAY_SIZE(qf_state_fields));
+	kfd_criu_test_sweep_report(test, &sw);
 
 	/* The image itself is intact again and restores */
 	KUNIT_EXPECT_TRUE(test, qf_try_hostile(test, e, "intact"));

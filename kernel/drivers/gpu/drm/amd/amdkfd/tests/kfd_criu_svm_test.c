@@ -1139,23 +1139,34 @@ static int sv_read_back(struct kfd_criu_test_stream *s, u32 num_ranges,
 	return ret;
 }
 
-/*
- * Restores the hostile image in @s into @e's process and resumes it:
- * 0 when both took it, the RESTORE errno that refused it, or the RESUME
- * errno, which must be one RESUME documents for the process's memory.
- * @reached says whether RESUME called SET_ATTR. The process is cleared
- * after.
+/**
+ * struct sv_sweep - what each hostile SVM image is restored into
+ * @e: the process and its placement
+ * @s: the stream
+ * @reached: accepted images whose RESUME called SET_ATTR
  */
-static int sv_try_image(struct kunit *test, struct sv_env *e,
-			struct kfd_criu_test_stream *s, const char *what,
-			bool *reached)
+struct sv_sweep {
+	struct sv_env *e;
+	struct kfd_criu_test_stream *s;
+	unsigned int reached;
+};
+
+/*
+ * Restores the hostile image into the process and resumes it. Refused,
+ * it must be with a documented errno and keep nothing. Accepted, RESUME
+ * may fail only as it documents for the process's memory, and SET_ATTR
+ * must not be asked for anything the real one refuses. The process is
+ * cleared after.
+ */
+static bool sv_try_image(struct kunit *test, void *ctx, const char *what)
 {
 	struct sv_fake *sv_fake = test->priv;
+	struct sv_sweep *sw = ctx;
 	struct kfd_criu_svm_image img;
+	struct sv_env *e = sw->e;
 	int ret, resumed;
 
-	*reached = false;
-	ret = sv_read_back(s, e->img.num_ranges, &e->gpus, &img);
+	ret = sv_read_back(sw->s, e->img.num_ranges, &e->gpus, &img);
 	if (!ret) {
 		swap(img, e->img);
 		ret = sv_restore(e);
@@ -1165,8 +1176,10 @@ static int sv_try_image(struct kunit *test, struct sv_env *e,
 	KUNIT_EXPECT_NULL(test, img.kept);
 	kfd_criu_svm_image_free(&img);
 	if (ret) {
+		KUNIT_EXPECT_TRUE_MSG(test, kfd_criu_test_documented(ret),
+				      "%s: undocumented error %d", what, ret);
 		KUNIT_EXPECT_NULL_MSG(test, e->p->criu_svm, "%s", what);
-		return ret;
+		return false;
 	}
 	resumed = sv_resume(e->p, current->mm);
 	KUNIT_EXPECT_TRUE_MSG(test, !resumed || resumed == -EFAULT ||
@@ -1174,13 +1187,13 @@ static int sv_try_image(struct kunit *test, struct sv_env *e,
 			      resumed);
 	KUNIT_EXPECT_EQ_MSG(test, sv_fake->refused, 0,
 			    "%s: SET_ATTR would refuse it", what);
-	*reached = sv_fake->num_calls;
+	sw->reached += !!sv_fake->num_calls;
 	sv_fake->refused = 0;
 	sv_fake->num_calls = 0;
 	mutex_lock(&e->p->mutex);
 	sv_process_clear(e->p);
 	mutex_unlock(&e->p->mutex);
-	return 0;
+	return true;
 }
 
 #define SV_REC(f)	offsetof(struct kfd_criu_svm_rec, f)
@@ -1210,46 +1223,21 @@ static const struct kfd_criu_test_field sv_fields[] = {
 static void kfd_criu_test_svm_hostile_records(struct kunit *test)
 {
 	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
-	unsigned int tried = 0, refused = 0, reached = 0;
 	struct sv_env *e = sv_env_new(test);
-	const struct kfd_criu_test_field *f;
-	char what[48];
-	bool called;
-	u32 n, i, k;
-	size_t at;
-	u64 orig;
-	int ret;
+	struct kfd_criu_test_sweep sw;
+	struct sv_sweep v;
+	u32 n;
 
 	KUNIT_ASSERT_EQ(test, sv_write(s, &e->img), 0);
-	for (n = 0; n < e->img.num_ranges; n++) {
-		at = kfd_criu_test_record_at(s, KFD_CRIU_REC_SVM_RANGE, n);
-		KUNIT_ASSERT_NE(test, at, 0);
-		for (i = 0; i < ARRAY_SIZE(sv_fields); i++) {
-			f = &sv_fields[i];
-			orig = kfd_criu_test_peek(s, at, f);
-			for (k = 0; k < KFD_CRIU_TEST_BOUNDARIES; k++) {
-				kfd_criu_test_poke(s, at, f,
-						   kfd_criu_test_boundary(f->size,
-									  orig,
-									  k));
-				snprintf(what, sizeof(what), "range %u %s %u",
-					 n, f->name, k);
-				ret = sv_try_image(test, e, s, what, &called);
-				tried++;
-				refused += !!ret;
-				reached += called;
-				KUNIT_EXPECT_TRUE_MSG(test, !ret ||
-						      kfd_criu_test_documented(ret),
-						      "%s: %d", what, ret);
-			}
-			kfd_criu_test_poke(s, at, f, orig);
-		}
-	}
-	kunit_info(test, "%u hostile images: %u refused, %u accepted, %u of them reached SET_ATTR\n",
-		   tried, refused, tried - refused, reached);
-	KUNIT_EXPECT_GT(test, refused, 0);
-	KUNIT_EXPECT_LT(test, refused, tried);
-	KUNIT_EXPECT_GT(test, reached, 0);
+	v = (struct sv_sweep){ .e = e, .s = s };
+	sw = (struct kfd_criu_test_sweep){ .s = s, .try_image = sv_try_image,
+					   .ctx = &v };
+	for (n = 0; n < e->img.num_ranges; n++)
+		kfd_criu_test_sweep_record(test, &sw, KFD_CRIU_REC_SVM_RANGE, n,
+					   sv_fields, ARRAY_SIZE(sv_fields));
+	kfd_criu_test_sweep_report(test, &sw);
+	kunit_info(test, "%u accepted images reached SET_ATTR\n", v.reached);
+	KUNIT_EXPECT_GT(test, v.reached, 0);
 }
 
 static struct kunit_case kfd_criu_svm_test_cases[] = {

@@ -195,4 +195,64 @@ static inline bool kfd_criu_test_documented(int ret)
 	}
 }
 
+/**
+ * struct kfd_criu_test_sweep - a sweep of hostile records through a restore
+ * @s: the stream of a good image; each hostile image is made in place
+ * @try_image: restores @s and judges the outcome: a refusal must use an
+ *	errno RESTORE documents and leave nothing, an acceptance must
+ *	restore what the records say and unwind to nothing; returns whether
+ *	the image was accepted
+ * @ctx: for @try_image
+ * @tried: images tried
+ * @accepted: images accepted
+ */
+struct kfd_criu_test_sweep {
+	struct kfd_criu_test_stream *s;
+	bool (*try_image)(struct kunit *test, void *ctx, const char *what);
+	void *ctx;
+	unsigned int tried;
+	unsigned int accepted;
+};
+
+/*
+ * Sets each of @fields of the @n-th record of @type to each boundary
+ * value in turn, with a good CRC, tries each image, and puts the field
+ * back.
+ */
+static inline void
+kfd_criu_test_sweep_record(struct kunit *test, struct kfd_criu_test_sweep *sw,
+			   u32 type, u32 n,
+			   const struct kfd_criu_test_field *fields,
+			   unsigned int nfields)
+{
+	size_t at = kfd_criu_test_record_at(sw->s, type, n);
+	unsigned int f, k;
+	char what[64];
+	u64 orig, val;
+
+	KUNIT_ASSERT_NE(test, at, 0);
+	for (f = 0; f < nfields; f++) {
+		orig = kfd_criu_test_peek(sw->s, at, &fields[f]);
+		for (k = 0; k < KFD_CRIU_TEST_BOUNDARIES; k++) {
+			val = kfd_criu_test_boundary(fields[f].size, orig, k);
+			kfd_criu_test_poke(sw->s, at, &fields[f], val);
+			snprintf(what, sizeof(what), "record %u/%u %s=%#llx",
+				 type, n, fields[f].name, val);
+			sw->accepted += sw->try_image(test, sw->ctx, what);
+			sw->tried++;
+		}
+		kfd_criu_test_poke(sw->s, at, &fields[f], orig);
+	}
+}
+
+/* Prints the sweep's figures; it must have refused some and taken some. */
+static inline void kfd_criu_test_sweep_report(struct kunit *test,
+					      const struct kfd_criu_test_sweep *sw)
+{
+	kunit_info(test, "%u hostile images: %u refused, %u accepted\n",
+		   sw->tried, sw->tried - sw->accepted, sw->accepted);
+	KUNIT_EXPECT_GT(test, sw->tried - sw->accepted, 0);
+	KUNIT_EXPECT_GT(test, sw->accepted, 0);
+}
+
 #endif
