@@ -650,8 +650,7 @@ static void gt_test_unwind_keeps_vms_of_bos(struct kunit *test)
 	st->acquired = BIT_ULL(0) | BIT_ULL(1);
 	st->bound = st->acquired;
 	gt_unwind(p, st);
-	KUNIT_EXPECT_EQ(test, gt_fake->vms, 0);
-	KUNIT_EXPECT_EQ(test, gt_fake->refs, 0);
+	gt_expect_untouched(test, e);
 }
 
 /*
@@ -666,7 +665,7 @@ static void gt_test_restore_unwinds(struct kunit *test)
 	struct gt_env *e = gt_env_new(test);
 	struct gt_fake *gt_fake = test->priv;
 	struct kfd_process *p = e->dst;
-	unsigned int points = 0;
+	unsigned int points;
 	int ret;
 
 	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);

@@ -1161,12 +1161,12 @@ struct sv_sweep {
 static bool sv_try_image(struct kunit *test, void *ctx, const char *what)
 {
 	struct sv_fake *sv_fake = test->priv;
-	struct sv_sweep *sw = ctx;
+	struct sv_sweep *v = ctx;
 	struct kfd_criu_svm_image img;
-	struct sv_env *e = sw->e;
+	struct sv_env *e = v->e;
 	int ret, resumed;
 
-	ret = sv_read_back(sw->s, e->img.num_ranges, &e->gpus, &img);
+	ret = sv_read_back(v->s, e->img.num_ranges, &e->gpus, &img);
 	if (!ret) {
 		swap(img, e->img);
 		ret = sv_restore(e);
@@ -1187,7 +1187,7 @@ static bool sv_try_image(struct kunit *test, void *ctx, const char *what)
 			      resumed);
 	KUNIT_EXPECT_EQ_MSG(test, sv_fake->refused, 0,
 			    "%s: SET_ATTR would refuse it", what);
-	sw->reached += !!sv_fake->num_calls;
+	v->reached += !!sv_fake->num_calls;
 	sv_fake->refused = 0;
 	sv_fake->num_calls = 0;
 	mutex_lock(&e->p->mutex);
