@@ -1100,8 +1100,7 @@ static int sv_write(struct kfd_criu_test_stream *s,
 	struct kfd_criu_image_writer w;
 	int ret;
 
-	kfd_criu_image_writer_init(&w, &s->io);
-	ret = kfd_criu_image_write_header(&w, "test");
+	ret = kfd_criu_test_begin_image(s, &w);
 	if (!ret)
 		ret = kfd_criu_svm_write(&w, img);
 	if (!ret)
@@ -1115,25 +1114,18 @@ static int sv_read_back(struct kfd_criu_test_stream *s, u32 num_ranges,
 			struct kfd_criu_svm_image *out)
 {
 	struct kfd_criu_bos_image bos = {};
-	struct kfd_criu_image_header hdr;
 	struct kfd_criu_image_reader r;
 	struct kfd_criu_svm_rec buf;
 	struct kfd_criu_record rec;
 	int ret;
 
-	s->pos = 0;
 	memset(out, 0, sizeof(*out));
-	kfd_criu_image_reader_init(&r, &s->io, kfd_criu_v1_records,
-				   kfd_criu_v1_num_records);
-	ret = kfd_criu_image_read_header(&r, &hdr);
+	ret = kfd_criu_test_open_image(s, &r);
 	if (!ret)
 		ret = kfd_criu_svm_prepare(out, num_ranges);
-	while (!ret) {
-		ret = kfd_criu_image_read_record(&r, &rec, &buf, sizeof(buf));
-		if (ret || rec.type == KFD_CRIU_REC_END)
-			break;
+	while (!ret &&
+	       (ret = kfd_criu_test_next_record(&r, &rec, &buf, sizeof(buf))) > 0)
 		ret = kfd_criu_svm_collect(out, &rec, &buf);
-	}
 	if (!ret)
 		ret = kfd_criu_svm_validate(out, gpus, &bos);
 	return ret;

@@ -94,6 +94,39 @@ kfd_criu_test_stream_new(struct kunit *test)
 	return s;
 }
 
+/* Starts an image at the end of @s: @w writes it, its header written. */
+static inline int kfd_criu_test_begin_image(struct kfd_criu_test_stream *s,
+					    struct kfd_criu_image_writer *w)
+{
+	kfd_criu_image_writer_init(w, &s->io);
+	return kfd_criu_image_write_header(w, "test");
+}
+
+/* Reads @s again from its start: @r reads it, its header read. */
+static inline int kfd_criu_test_open_image(struct kfd_criu_test_stream *s,
+					   struct kfd_criu_image_reader *r)
+{
+	struct kfd_criu_image_header hdr;
+
+	s->pos = 0;
+	kfd_criu_image_reader_init(r, &s->io, kfd_criu_v1_records,
+				   kfd_criu_v1_num_records);
+	return kfd_criu_image_read_header(r, &hdr);
+}
+
+/*
+ * Reads the next record of @r into @rec and @buf, @size bytes: 1 for a
+ * record, 0 at END, or the reader's error.
+ */
+static inline int kfd_criu_test_next_record(struct kfd_criu_image_reader *r,
+					    struct kfd_criu_record *rec,
+					    void *buf, u32 size)
+{
+	int ret = kfd_criu_image_read_record(r, rec, buf, size);
+
+	return ret ? ret : rec->type != KFD_CRIU_REC_END;
+}
+
 /**
  * struct kfd_criu_test_field - a field of a record payload a sweep sets
  * @name: for messages

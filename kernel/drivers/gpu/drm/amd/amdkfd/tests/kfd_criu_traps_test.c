@@ -62,30 +62,22 @@ static int tt_round_trip(struct kfd_criu_test_stream *s,
 			 const struct kfd_criu_traps_image *img,
 			 struct kfd_criu_traps_image *out)
 {
-	struct kfd_criu_image_header hdr;
 	struct kfd_criu_image_writer w;
 	struct kfd_criu_image_reader r;
 	struct kfd_criu_trap_rec buf;
 	struct kfd_criu_record rec;
 	int ret;
 
-	kfd_criu_image_writer_init(&w, &s->io);
-	ret = kfd_criu_image_write_header(&w, "test");
+	ret = kfd_criu_test_begin_image(s, &w);
 	if (!ret)
 		ret = kfd_criu_traps_write(&w, img);
 	if (!ret)
 		ret = kfd_criu_image_write_end(&w);
-	if (ret)
-		return ret;
-	kfd_criu_image_reader_init(&r, &s->io, kfd_criu_v1_records,
-				   kfd_criu_v1_num_records);
-	ret = kfd_criu_image_read_header(&r, &hdr);
-	while (!ret) {
-		ret = kfd_criu_image_read_record(&r, &rec, &buf, sizeof(buf));
-		if (ret || rec.type == KFD_CRIU_REC_END)
-			break;
+	if (!ret)
+		ret = kfd_criu_test_open_image(s, &r);
+	while (!ret &&
+	       (ret = kfd_criu_test_next_record(&r, &rec, &buf, sizeof(buf))) > 0)
 		ret = kfd_criu_traps_collect(out, &rec, &buf, TT_GPUS);
-	}
 	return ret;
 }
 
