@@ -53,6 +53,13 @@
 
 /* Bytes of an unknown record the reader consumes at a time, on the stack. */
 #define KFD_CRIU_SKIP_CHUNK	256
+/*
+ * Payload bytes copied and then checksummed at a time, so that the CRC
+ * reads what the copy has just brought into the CPU's cache: with the
+ * CRC first and whole 512 KiB chunks, make bench-codec measured 1.85
+ * times a memcpy of the same bytes; with 64 KiB pieces, copy first, 1.65.
+ */
+#define KFD_CRIU_CRC_PIECE	SZ_64K
 
 /*
  * Most XCCs a GPU record may name. amdgpu in 6.12 knows at most 8 GC
@@ -243,6 +250,10 @@ static int kfd_criu_writer_open(struct kfd_criu_image_writer *w, u32 type,
 static int kfd_criu_writer_data(struct kfd_criu_image_writer *w,
 				const void *buf, u32 len)
 {
+	const u8 *p = buf;
+	u32 piece;
+	int ret;
+
 	if (w->error)
 		return w->error;
 	if (!w->in_record)
@@ -250,9 +261,17 @@ static int kfd_criu_writer_data(struct kfd_criu_image_writer *w,
 	if (len > w->rec_remaining)
 		return kfd_criu_writer_fail(w, -EMSGSIZE);
 
-	w->rec_crc = kfd_criu_crc32c(w->rec_crc, buf, len);
 	w->rec_remaining -= len;
-	return kfd_criu_writer_put(w, buf, len);
+	while (len) {
+		piece = min_t(u32, len, KFD_CRIU_CRC_PIECE);
+		ret = kfd_criu_writer_put(w, p, piece);
+		if (ret)
+			return ret;
+		w->rec_crc = kfd_criu_crc32c(w->rec_crc, p, piece);
+		p += piece;
+		len -= piece;
+	}
+	return 0;
 }
 
 static int kfd_criu_writer_close(struct kfd_criu_image_writer *w)
@@ -556,12 +575,20 @@ static int kfd_criu_read_trailer(struct kfd_criu_image_reader *r, u32 crc)
 static int kfd_criu_read_payload(struct kfd_criu_image_reader *r, u32 crc,
 				 void *buf, u32 len)
 {
+	u8 *p = buf;
+	u32 piece;
 	int ret;
 
-	ret = kfd_criu_reader_get(r, buf, len);
-	if (ret)
-		return ret;
-	return kfd_criu_read_trailer(r, kfd_criu_crc32c(crc, buf, len));
+	while (len) {
+		piece = min_t(u32, len, KFD_CRIU_CRC_PIECE);
+		ret = kfd_criu_reader_get(r, p, piece);
+		if (ret)
+			return ret;
+		crc = kfd_criu_crc32c(crc, p, piece);
+		p += piece;
+		len -= piece;
+	}
+	return kfd_criu_read_trailer(r, crc);
 }
 
 static int kfd_criu_skip_payload(struct kfd_criu_image_reader *r, u32 crc,
