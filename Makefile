@@ -28,7 +28,7 @@ help:
 	@echo "make vm          interactive shell in the test VM"
 	@echo "                 (demo, bench, vm: V=1 shows the kernel log on the terminal)"
 	@echo "make fuzz        fuzz the image codec (FUZZ_SECONDS=600, FUZZ_MERGE=1 to grow fuzz/corpus)"
-	@echo "make mutate      mutation campaign through RESTORE in the VM (N=10000 SEED=1)"
+	@echo "make mutate      mutation campaign through RESTORE in the VM (N=10000 SEED=1 GPU_N=200)"
 	@echo "make kfdcrit     build the image tool, build/kfdcrit/kfdcrit (see kfdcrit/)"
 	@echo "make install     install kfdcrit and its manual (PREFIX=/usr, DESTDIR=)"
 	@echo "make series      export the patch series to build/series (git format-patch)"
@@ -123,13 +123,14 @@ FUZZ_SECONDS ?= 600
 FUZZ_MERGE ?= 0
 N ?= 10000
 SEED ?= 1
+GPU_N ?= 200
 
 fuzz: tree
 	@$(MAKE) -s -C fuzz KSRC=$(BUILD)/linux O=$(BUILD)/fuzz \
 		FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_MERGE=$(FUZZ_MERGE) fuzz
 
 mutate: deps
-	@scripts/mutate.sh --images $(N) --seed $(SEED)
+	@scripts/mutate.sh --images $(N) --seed $(SEED) --gpu-images $(GPU_N)
 
 # The image tool, built from the kernel's codec (kfdcrit/, kfdcrit(1))
 PREFIX ?= /usr

@@ -9,25 +9,31 @@ set -euo pipefail
 
 usage() {
 	cat <<'TXT'
-Usage: scripts/mutate.sh [--images N] [--seed S]
+Usage: scripts/mutate.sh [--images N] [--seed S] [--gpu-images G]
 
 Builds what is stale, boots the VM with kfdcriu.mode=mutate and feeds N
 (default 10000) mutated images, generated from seed S (default 1), to
-RESTORE. Prints the campaign's figures,
+RESTORE. At boot, KUnit's sweeps of the records that need a GPU try G
+(default 200) random images of each swept record on the fake GPUs, from
+the same seed, besides their boundary values. Prints the campaign's
+figures,
 "mutation: N tried, N rejected, N accepted, N splats, N leaks",
+"hostile records on fake GPUs: N tried, N refused, N accepted (...)",
 and the usual tier summary; exits non-zero on any failure. A failing image
-is reproduced in the VM with: kfd_mutate_test -s S -x INDEX > image
+is reproduced in the VM with: kfd_mutate_test -s S -x INDEX > image; a
+failing KUnit image by the record, index and seed its message names.
 Logs: build/vm/console.log, build/vm/results.log and build/vm/run.log.
 TXT
 }
 
 main() {
-	local images=10000 seed=1 rc=0 timeout
+	local images=10000 seed=1 gpu_images=200 rc=0 timeout
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		-h|--help) usage; exit 0 ;;
 		--images) images=$2; shift ;;
 		--seed) seed=$2; shift ;;
+		--gpu-images) gpu_images=$2; shift ;;
 		*) usage >&2; exit 2 ;;
 		esac
 		shift
@@ -40,16 +46,18 @@ main() {
 	# whose oracle drives every restored event, runs at about 7 images a
 	# second there (800 in 117 s; much faster under KVM). N=10000 did not
 	# finish within 600 + N/5 s on a loaded 2-core machine.
-	timeout=$((900 + images / 2))
+	# KUnit's random images on the fake GPUs: ten swept records, about
+	# 40 images a second under TCG.
+	timeout=$((900 + images / 2 + gpu_images / 4))
 	rm -f "$BUILD_DIR/vm/console.log" "$BUILD_DIR/vm/results.log"
 	"$TOP/scripts/progress.py" vm --label "VM run" --output "$BUILD_DIR/vm/run.log" \
 		--console "$BUILD_DIR/vm/console.log" --results "$BUILD_DIR/vm/results.log" -- \
 		"$TOP/scripts/run-vm.sh" --mode mutate --timeout "$timeout" \
-		--append "kfdcriu.mutate_images=$images kfdcriu.mutate_seed=$seed" || rc=$?
+		--append "kfdcriu.mutate_images=$images kfdcriu.mutate_seed=$seed amdgpu.kfd_criu_test_random=$gpu_images amdgpu.kfd_criu_test_seed=$seed" || rc=$?
 	sed 's/^/  /' "$BUILD_DIR/vm/run.log"
 	[ "$rc" -eq 0 ] || log "QEMU exited with status $rc (124: timeout)"
 	"$TOP/scripts/parse-results.py" --console "$BUILD_DIR/vm/console.log" \
-		--results "$BUILD_DIR/vm/results.log" --expect e2e
+		--results "$BUILD_DIR/vm/results.log" --expect kunit,e2e
 }
 
 main "$@"

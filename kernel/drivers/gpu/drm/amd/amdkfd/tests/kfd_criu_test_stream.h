@@ -8,7 +8,8 @@
  * into it and reads back from it. It grows as it is written, so a test
  * can stream BO contents of several MiB. The hostile-record sweeps set a
  * field of a record in it to a boundary value and make the record's CRC
- * good again, and judge a refusal by the errnos RESTORE documents.
+ * good again, then set random fields to random values, and judge a
+ * refusal by the errnos RESTORE documents.
  */
 
 #ifndef KFD_CRIU_TEST_STREAM_H_INCLUDED
@@ -16,6 +17,7 @@
 
 #include <kunit/test.h>
 #include <linux/overflow.h>
+#include <linux/prandom.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/unaligned.h>
@@ -163,6 +165,29 @@ static inline u64 kfd_criu_test_boundary(u32 size, u64 orig, unsigned int k)
 	}
 }
 
+/*
+ * A random value for a @size-byte field that holds @orig: a boundary, one
+ * bit flipped, a small step either way, or any value.
+ */
+static inline u64 kfd_criu_test_random_value(struct rnd_state *rnd, u32 size,
+					     u64 orig)
+{
+	u64 max = size == 8 ? U64_MAX : U32_MAX;
+	u64 bits = (u64)prandom_u32_state(rnd) << 32 | prandom_u32_state(rnd);
+
+	switch (prandom_u32_state(rnd) % 4) {
+	case 0:
+		return kfd_criu_test_boundary(size, orig,
+					      bits % KFD_CRIU_TEST_BOUNDARIES);
+	case 1:
+		return orig ^ BIT_ULL(bits % (size * 8));
+	case 2:
+		return (orig + (s8)bits) & max;
+	default:
+		return bits & max;
+	}
+}
+
 /* Where the payload of the @n-th record of @type starts in @s, or 0 */
 static inline size_t
 kfd_criu_test_record_at(const struct kfd_criu_test_stream *s, u32 type, u32 n)
@@ -248,9 +273,63 @@ struct kfd_criu_test_sweep {
 };
 
 /*
+ * The random images of each swept record, and their seed: set on the test
+ * kernel's command line as amdgpu.kfd_criu_test_random= and
+ * amdgpu.kfd_criu_test_seed= (make mutate GPU_N= SEED=); defined in
+ * tests/kfd_criu_test.c.
+ */
+extern unsigned int kfd_criu_test_random_images;
+extern unsigned int kfd_criu_test_random_seed;
+
+/* Fields a random image changes at most */
+#define KFD_CRIU_TEST_RANDOM_FIELDS	3
+
+/*
+ * Tries kfd_criu_test_random_images images of the record at @at, each with
+ * one to three of @fields set to random values (a field may be drawn
+ * twice), and puts the record back after each. The draws depend only on
+ * the seed, @type and @n, so a failure names the image that reproduces it.
+ */
+static inline void
+kfd_criu_test_sweep_random(struct kunit *test, struct kfd_criu_test_sweep *sw,
+			   u32 type, u32 n, size_t at,
+			   const struct kfd_criu_test_field *fields,
+			   unsigned int nfields)
+{
+	unsigned int pick[KFD_CRIU_TEST_RANDOM_FIELDS], i, j, nf;
+	u64 orig[KFD_CRIU_TEST_RANDOM_FIELDS];
+	const struct kfd_criu_test_field *f;
+	struct rnd_state rnd;
+	char what[96];
+
+	prandom_seed_state(&rnd, (u64)kfd_criu_test_random_seed << 32 ^
+				 (u64)type << 16 ^ n);
+	for (i = 0; i < kfd_criu_test_random_images; i++) {
+		nf = 1 + prandom_u32_state(&rnd) % KFD_CRIU_TEST_RANDOM_FIELDS;
+		for (j = 0; j < nf; j++) {
+			pick[j] = prandom_u32_state(&rnd) % nfields;
+			f = &fields[pick[j]];
+			orig[j] = kfd_criu_test_peek(sw->s, at, f);
+			kfd_criu_test_poke(sw->s, at, f,
+					   kfd_criu_test_random_value(&rnd,
+								      f->size,
+								      orig[j]));
+		}
+		snprintf(what, sizeof(what),
+			 "record %u/%u random image %u of seed %u (%u fields from %s)",
+			 type, n, i, kfd_criu_test_random_seed, nf,
+			 fields[pick[0]].name);
+		sw->accepted += sw->try_image(test, sw->ctx, what);
+		sw->tried++;
+		while (j--)
+			kfd_criu_test_poke(sw->s, at, &fields[pick[j]], orig[j]);
+	}
+}
+
+/*
  * Sets each of @fields of the @n-th record of @type to each boundary
  * value in turn, with a good CRC, tries each image, and puts the field
- * back.
+ * back; then tries the random images of the record.
  */
 static inline void
 kfd_criu_test_sweep_record(struct kunit *test, struct kfd_criu_test_sweep *sw,
@@ -276,6 +355,7 @@ kfd_criu_test_sweep_record(struct kunit *test, struct kfd_criu_test_sweep *sw,
 		}
 		kfd_criu_test_poke(sw->s, at, &fields[f], orig);
 	}
+	kfd_criu_test_sweep_random(test, sw, type, n, at, fields, nfields);
 }
 
 /* Prints the sweep's figures; it must have refused some and taken some. */
