@@ -802,19 +802,29 @@ static bool qt_in_fields(size_t i, const size_t *off, unsigned int n)
 	return false;
 }
 
-/* Bytes of @buf that differ from QT_FILL outside @off and [@lo, @hi) */
-static unsigned int qt_stray_bytes(const u8 *buf, size_t size,
-				   const size_t *off, unsigned int n,
-				   size_t lo, size_t hi)
+/*
+ * Bytes of @buf that differ from @ref (from QT_FILL without one) outside
+ * @off and [@lo, @hi)
+ */
+static unsigned int qt_stray_from(const u8 *buf, const u8 *ref, size_t size,
+				  const size_t *off, unsigned int n,
+				  size_t lo, size_t hi)
 {
 	unsigned int stray = 0;
 	size_t i;
 
 	for (i = 0; i < size; i++)
-		if (buf[i] != QT_FILL && !qt_in_fields(i, off, n) &&
-		    (i < lo || i >= hi))
+		if (buf[i] != (ref ? ref[i] : QT_FILL) &&
+		    !qt_in_fields(i, off, n) && (i < lo || i >= hi))
 			stray++;
 	return stray;
+}
+
+static unsigned int qt_stray_bytes(const u8 *buf, size_t size,
+				   const size_t *off, unsigned int n,
+				   size_t lo, size_t hi)
+{
+	return qt_stray_from(buf, NULL, size, off, n, lo, hi);
 }
 
 static void qt_family_dyn(struct kfd_criu_queue_dyn *dyn, u32 xcc)
@@ -1012,8 +1022,9 @@ static void qt_test_family_sdma_dyn(struct kunit *test)
  * pqm_update_mqd() and kfd_dqm_sdma_id_by_doorbell() of the queue
  * managers, pqm_set_gws() and each family's MQD ops on that memory, for
  * two fake GPUs: a GFX 9.4.3 with two XCCs and a GFX11 with MES. The
- * DQM's update_queue(), which the CU mask and GWS end in, only counts
- * and fails: it does not write the MQD. The fakes take the buffers as
+ * DQM's update_queue(), which the CU mask and GWS end in, runs the
+ * family's update_mqd() on the queue's MQD as the real one does, without
+ * the unmap and map around it. The fakes take the buffers as
  * they are: the size checks of kfd_queue_acquire_buffers() against the
  * GPU's topology are not made.
  */
@@ -1177,11 +1188,22 @@ static int qf_create(struct kfd_process *p, struct kfd_process_device *pdd,
 	return 0;
 }
 
-/* The DQM's update_queue(), which pqm_update_mqd() calls for a CU mask */
+/*
+ * The DQM's update_queue(), which pqm_update_mqd() calls for a CU mask,
+ * pqm_set_gws() for GWS and pqm_update_queue_properties() for a new ring:
+ * the family's update_mqd() rewrites the MQD from the queue's properties.
+ */
 static int qf_update_queue(struct device_queue_manager *dqm, struct queue *q,
 			   struct mqd_update_info *minfo)
 {
-	return qf_step(QF_UPDATE);
+	struct mqd_manager *mm = kfd_criu_mqd_mgr(q->device,
+						  q->properties.type);
+	int ret = qf_step(QF_UPDATE);
+
+	if (ret)
+		return ret;
+	mm->update_mqd(mm, q->mqd, &q->properties, minfo);
+	return 0;
 }
 
 /*
@@ -1585,27 +1607,63 @@ static void qf_get_dyn(struct kunit *test, struct queue *q, u32 xcc,
 						xcc, dyn, ctl, len), 0);
 }
 
-/* Bytes of @q's new MQDs that are neither init_mqd()'s nor whitelisted */
-static unsigned int qf_stray(const struct qf_spec *sp, struct queue *q)
+/*
+ * What @q's MQD holds without the image: init_mqd()'s memory (QT_FILL)
+ * with the updates the restore made through the DQM replayed on it, the
+ * CU mask and then GWS, as kfd_criu_queues_restore() makes them.
+ */
+static u8 *qf_reference_mqd(struct kunit *test, struct queue *q, size_t size)
+{
+	struct mqd_manager *mm = kfd_criu_mqd_mgr(q->device,
+						  q->properties.type);
+	struct queue_properties qp = q->properties;
+	struct mqd_update_info minfo = {};
+	u8 *ref = kunit_kmalloc(test, size, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, ref);
+	memset(ref, QT_FILL, size);
+	if (q->cu_mask) {
+		minfo.cu_mask.ptr = q->cu_mask;
+		minfo.cu_mask.count = q->cu_mask_count;
+		mm->update_mqd(mm, ref, &qp, &minfo);
+	}
+	if (q->gws) {
+		memset(&minfo, 0, sizeof(minfo));
+		minfo.update_flag = UPDATE_FLAG_IS_GWS;
+		mm->update_mqd(mm, ref, &qp, &minfo);
+	}
+	return ref;
+}
+
+/*
+ * Bytes of @q's new MQDs that are neither whitelisted nor what init_mqd()
+ * and the DQM's updates wrote
+ */
+static unsigned int qf_stray(struct kunit *test, const struct qf_spec *sp,
+			     struct queue *q)
 {
 	const struct qt_family *f = qf_family(sp->gpu);
 	struct mqd_manager *mm = kfd_criu_mqd_mgr(q->device,
 						  q->properties.type);
 	size_t stride = mm->mqd_stride(mm, &q->properties);
+	u32 xcc, nxcc = kfd_criu_queue_num_xcc(q);
 	unsigned int n = 0;
 	size_t lo = 0, hi = 0;
-	u32 xcc;
+	u8 *ref;
 
-	if (kfd_criu_queue_is_sdma(sp->type))
-		return qt_stray_bytes(q->mqd, f->sdma_size, f->sdma_off,
-				      QT_SDMA_FIELDS, 0, 0);
+	if (kfd_criu_queue_is_sdma(sp->type)) {
+		ref = qf_reference_mqd(test, q, f->sdma_size);
+		return qt_stray_from(q->mqd, ref, f->sdma_size, f->sdma_off,
+				     QT_SDMA_FIELDS, 0, 0);
+	}
 	if (qf_ctl_len(sp)) {
 		lo = PAGE_SIZE + QT_DYN_OFF;
 		hi = PAGE_SIZE + QT_DYN_CTL;
 	}
-	for (xcc = 0; xcc < kfd_criu_queue_num_xcc(q); xcc++)
-		n += qt_stray_bytes(q->mqd + stride * xcc, stride, f->cp_off,
-				    QT_CP_FIELDS, lo, hi);
+	ref = qf_reference_mqd(test, q, stride * nxcc);
+	for (xcc = 0; xcc < nxcc; xcc++)
+		n += qt_stray_from(q->mqd + stride * xcc, ref + stride * xcc,
+				   stride, f->cp_off, QT_CP_FIELDS, lo, hi);
 	return n;
 }
 
@@ -1663,8 +1721,8 @@ static void qf_expect_same(struct kunit *test, const struct qf_spec *sp,
 		KUNIT_EXPECT_EQ(test, lb, la);
 		KUNIT_EXPECT_MEMEQ(test, cb, ca, la);
 	}
-	/* The rest of each MQD is init_mqd()'s, nothing from the image */
-	KUNIT_EXPECT_EQ(test, qf_stray(sp, b), 0);
+	/* The rest of each MQD is the queue managers', nothing from the image */
+	KUNIT_EXPECT_EQ(test, qf_stray(test, sp, b), 0);
 }
 
 /*
@@ -1986,6 +2044,66 @@ static void qf_check_restored(struct kunit *test, struct kfd_process *p,
 	}
 }
 
+/* A CU mask a process sets next: CUs in pairs, as WGP GPUs want them */
+static const u32 qf_next_cu_mask[2] = { 0x0000ffff, 0xffff0000 };
+
+/* Gives @q the next CU mask, as SET_CU_MASK does. */
+static int qf_set_next_cu_mask(struct kfd_process *p, u32 qid)
+{
+	struct mqd_update_info minfo = {};
+	u32 cu[ARRAY_SIZE(qf_next_cu_mask)];
+
+	memcpy(cu, qf_next_cu_mask, sizeof(cu));
+	minfo.cu_mask.ptr = cu;
+	minfo.cu_mask.count = 32 * ARRAY_SIZE(cu);
+	return pqm_update_mqd(&p->pqm, qid, &minfo);
+}
+
+/* Takes @q's ring away, as UPDATE_QUEUE does with a ring address of 0. */
+static int qf_stop_queue(struct kfd_process *p, struct queue *q, u32 qid)
+{
+	struct queue_properties qp = q->properties;
+
+	qp.queue_address = 0;
+	qp.queue_size = 0;
+	return pqm_update_queue_properties(&p->pqm, qid, &qp);
+}
+
+/*
+ * What a process does next with the queues an image gave it, through the
+ * real queue manager down to each family's update_mqd() on the restored
+ * MQDs: a new CU mask on each compute queue, then each queue without its
+ * ring, as UPDATE_QUEUE stops a queue (a new ring would need the GPU's
+ * VM). Each must work as on a queue that was never dumped.
+ */
+static void qf_next_ops(struct kunit *test, struct kfd_process *p,
+			const struct kfd_criu_queues_image *img,
+			const char *what)
+{
+	struct queue *q;
+	u32 i, qid;
+
+	mutex_lock(&p->mutex);
+	for (i = 0; i < img->num_queues; i++) {
+		qid = le32_to_cpu(img->queues[i].queue_id);
+		q = pqm_get_user_queue(&p->pqm, qid);
+		if (!q)
+			continue;	/* qf_check_restored() said so */
+		if (q->properties.type == KFD_QUEUE_TYPE_COMPUTE) {
+			KUNIT_EXPECT_EQ_MSG(test, qf_set_next_cu_mask(p, qid), 0,
+					    "%s: queue %u", what, i);
+			KUNIT_EXPECT_EQ_MSG(test, q->cu_mask_count,
+					    32 * ARRAY_SIZE(qf_next_cu_mask),
+					    "%s: queue %u", what, i);
+		}
+		KUNIT_EXPECT_EQ_MSG(test, qf_stop_queue(p, q, qid), 0,
+				    "%s: queue %u", what, i);
+		KUNIT_EXPECT_FALSE_MSG(test, q->properties.is_active,
+				       "%s: queue %u", what, i);
+	}
+	mutex_unlock(&p->mutex);
+}
+
 /* Restores @e's stream, as it is now, into a fresh process; judges it. */
 static bool qf_try_hostile(struct kunit *test, struct qf_env *e,
 			   const char *what)
@@ -2002,6 +2120,7 @@ static bool qf_try_hostile(struct kunit *test, struct qf_env *e,
 		ret = qf_restore_img(p, &img, &e->st);
 	if (!ret) {
 		qf_check_restored(test, p, &img, &e->st, what);
+		qf_next_ops(test, p, &img, what);
 		mutex_lock(&p->mutex);
 		kfd_criu_queues_unwind(p, &img);
 		mutex_unlock(&p->mutex);
