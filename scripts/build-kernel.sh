@@ -45,10 +45,26 @@ verify_config() {
 	[ "$bad" -eq 0 ] || die "kernel config does not match config/ (see above)"
 }
 
+# What the configuration depends on: the fragments, every Kconfig file of
+# the tree (ours and the patched ones among them) and the compiler, which
+# Kconfig asks about. Not the rest of the overlay: a change to a C file
+# must not cost a reconfiguration (about 30 s).
+config_key() {
+	local f
+
+	{
+		for f in "${FRAGMENTS[@]}"; do
+			cat "$TOP/config/$f"
+		done
+		(cd "$KSRC" && find . -name 'Kconfig*' -type f -print0 |
+			LC_ALL=C sort -z | xargs -0 cat)
+		"${CC:-gcc}" --version
+	} | sha256sum | cut -d' ' -f1
+}
+
 configure_kernel() {
-	local key f
-	key=$( (cat "$KSRC/.overlay-stamp"; for f in "${FRAGMENTS[@]}"; do
-		cat "$TOP/config/$f"; done) | sha256sum | cut -d' ' -f1)
+	local key
+	key=$(config_key)
 	if [ -f "$KSRC/.config-stamp" ] && [ "$(cat "$KSRC/.config-stamp")" = "$key" ] &&
 	   [ -f "$KSRC/.config" ]; then
 		return
