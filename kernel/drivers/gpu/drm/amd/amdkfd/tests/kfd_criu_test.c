@@ -32,12 +32,13 @@
  */
 unsigned int kfd_criu_test_random_images = 16;
 module_param_named(kfd_criu_test_random, kfd_criu_test_random_images, uint,
-		   0444);
+		   0400);
 MODULE_PARM_DESC(kfd_criu_test_random,
 		 "Random hostile images per record of the CRIU KUnit sweeps (default 16)");
 
-unsigned int kfd_criu_test_random_seed = 1;
-module_param_named(kfd_criu_test_seed, kfd_criu_test_random_seed, uint, 0444);
+unsigned long long kfd_criu_test_random_seed = 1;
+module_param_named(kfd_criu_test_seed, kfd_criu_test_random_seed, ullong,
+		   0400);
 MODULE_PARM_DESC(kfd_criu_test_seed,
 		 "Seed of those random images (default 1)");
 

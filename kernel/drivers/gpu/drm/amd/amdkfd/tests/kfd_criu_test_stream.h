@@ -173,7 +173,11 @@ static inline u64 kfd_criu_test_random_value(struct rnd_state *rnd, u32 size,
 					     u64 orig)
 {
 	u64 max = size == 8 ? U64_MAX : U32_MAX;
-	u64 bits = (u64)prandom_u32_state(rnd) << 32 | prandom_u32_state(rnd);
+	u64 bits;
+
+	/* Two statements: the order of the draws must not be the compiler's */
+	bits = (u64)prandom_u32_state(rnd) << 32;
+	bits |= prandom_u32_state(rnd);
 
 	switch (prandom_u32_state(rnd) % 4) {
 	case 0:
@@ -279,7 +283,7 @@ struct kfd_criu_test_sweep {
  * tests/kfd_criu_test.c.
  */
 extern unsigned int kfd_criu_test_random_images;
-extern unsigned int kfd_criu_test_random_seed;
+extern unsigned long long kfd_criu_test_random_seed;
 
 /* Fields a random image changes at most */
 #define KFD_CRIU_TEST_RANDOM_FIELDS	3
@@ -302,8 +306,8 @@ kfd_criu_test_sweep_random(struct kunit *test, struct kfd_criu_test_sweep *sw,
 	struct rnd_state rnd;
 	char what[96];
 
-	prandom_seed_state(&rnd, (u64)kfd_criu_test_random_seed << 32 ^
-				 (u64)type << 16 ^ n);
+	prandom_seed_state(&rnd, kfd_criu_test_random_seed ^
+				 ((u64)type << 48 | (u64)n << 32));
 	for (i = 0; i < kfd_criu_test_random_images; i++) {
 		nf = 1 + prandom_u32_state(&rnd) % KFD_CRIU_TEST_RANDOM_FIELDS;
 		for (j = 0; j < nf; j++) {
@@ -316,7 +320,7 @@ kfd_criu_test_sweep_random(struct kunit *test, struct kfd_criu_test_sweep *sw,
 								      orig[j]));
 		}
 		snprintf(what, sizeof(what),
-			 "record %u/%u random image %u of seed %u (%u fields from %s)",
+			 "record %u/%u random image %u of seed %llu (%u fields from %s)",
 			 type, n, i, kfd_criu_test_random_seed, nf,
 			 fields[pick[0]].name);
 		sw->accepted += sw->try_image(test, sw->ctx, what);
