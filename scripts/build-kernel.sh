@@ -67,6 +67,9 @@ configure_kernel() {
 	key=$(config_key)
 	if [ -f "$KSRC/.config-stamp" ] && [ "$(cat "$KSRC/.config-stamp")" = "$key" ] &&
 	   [ -f "$KSRC/.config" ]; then
+		# Cheap, and kbuild may have rewritten .config since (a new
+		# linker or pahole changes what Kconfig offers)
+		verify_config
 		return
 	fi
 	log "configuring kernel"
