@@ -33,10 +33,30 @@
 
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
+#include <linux/moduleparam.h>
 #include <linux/unaligned.h>
 
 #include "kfd_criu_fake_gpu.h"
 #include "kfd_criu_test_stream.h"
+
+/*
+ * The random images each hostile-record sweep on the fake GPUs tries per
+ * record, besides the boundary values, and their seed (see
+ * kfd_criu_test_sweep_random()). Defined with the first sweep; the
+ * queue, SVM and GPU sweeps use them too. make check keeps the
+ * defaults; make mutate sets them from GPU_N and SEED.
+ */
+unsigned int kfd_criu_test_random_images = 16;
+module_param_named(kfd_criu_test_random, kfd_criu_test_random_images, uint,
+		   0400);
+MODULE_PARM_DESC(kfd_criu_test_random,
+		 "Random hostile images per record of the CRIU KUnit sweeps (default 16)");
+
+unsigned long long kfd_criu_test_random_seed = 1;
+module_param_named(kfd_criu_test_seed, kfd_criu_test_random_seed, ullong,
+		   0400);
+MODULE_PARM_DESC(kfd_criu_test_seed,
+		 "Seed of those random images (default 1)");
 
 /* A BO_DATA payload, the largest record the test reads */
 #define KFD_CRIU_BO_DATA_BUF	(sizeof(struct kfd_criu_bo_data_hdr) + \
