@@ -12,6 +12,7 @@
  * kfd_criu_queues.c, so it reaches its static functions.
  */
 
+#include <kunit/test-bug.h>
 #include <kunit/test.h>
 #include <linux/unaligned.h>
 
@@ -1048,6 +1049,10 @@ static const char * const qf_step_name[QF_STEPS] = {
  *	before it fails with -EINTR, or 0 for a call that fails with -EIO
  * @held: holds on queue buffers taken and not given back
  * @live: fake queues alive, of every process
+ * @clobber_dyn: update_queue overwrites the registers of the dynamic
+ *	state after update_mqd(), as the CP writes back a queue the DQM
+ *	unmaps to update it: a restore must install the state after its
+ *	updates. Off for what a process does after its restore.
  */
 struct qf_fake {
 	unsigned int calls[QF_STEPS];
@@ -1056,6 +1061,7 @@ struct qf_fake {
 	int fail_signal;
 	int held;
 	unsigned int live;
+	bool clobber_dyn;
 };
 
 static struct qf_fake *qf;
@@ -1189,24 +1195,6 @@ static int qf_create(struct kfd_process *p, struct kfd_process_device *pdd,
 }
 
 /*
- * The DQM's update_queue(), which pqm_update_mqd() calls for a CU mask,
- * pqm_set_gws() for GWS and pqm_update_queue_properties() for a new ring:
- * the family's update_mqd() rewrites the MQD from the queue's properties.
- */
-static int qf_update_queue(struct device_queue_manager *dqm, struct queue *q,
-			   struct mqd_update_info *minfo)
-{
-	struct mqd_manager *mm = kfd_criu_mqd_mgr(q->device,
-						  q->properties.type);
-	int ret = qf_step(QF_UPDATE);
-
-	if (ret)
-		return ret;
-	mm->update_mqd(mm, q->mqd, &q->properties, minfo);
-	return 0;
-}
-
-/*
  * As pqm_destroy_queue(): it gives back the buffers under the VM's
  * reservation, which amdgpu takes interruptibly. With a signal pending
  * the fake always fails, before it changed anything: the worst case.
@@ -1231,6 +1219,7 @@ static void qf_fake_new(struct kunit *test)
 	qf = kunit_kzalloc(test, sizeof(*qf), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, qf);
 	qf->fail_step = QF_STEPS;
+	qf->clobber_dyn = true;
 	kunit_activate_static_stub(test, kfd_criu_queue_acquire_buffers,
 				   qf_acquire_buffers);
 	kunit_activate_static_stub(test, kfd_criu_queue_release_buffers,
@@ -1255,6 +1244,59 @@ static const struct qt_family *qf_family(u32 gpu)
 static u32 qf_gfx_target(u32 gpu)
 {
 	return gpu ? 110000 : 90403;
+}
+
+#define QF_CLOBBER	0x5a	/* what the fake CP writes back */
+
+/* Overwrites the dynamic-state registers of each of @q's MQDs. */
+static void qf_clobber_dyn(struct queue *q)
+{
+	const struct qt_family *f = qf_family(q->device->id - QF_GPU_ID);
+	struct mqd_manager *mm = kfd_criu_mqd_mgr(q->device,
+						  q->properties.type);
+	size_t stride = mm->mqd_stride(mm, &q->properties);
+	u32 i, xcc, nxcc = kfd_criu_queue_num_xcc(q);
+
+	if (kfd_criu_queue_is_sdma(q->properties.type)) {
+		for (i = 0; i < QT_SDMA_FIELDS; i++)
+			memset(q->mqd + f->sdma_off[i], QF_CLOBBER, sizeof(u32));
+		return;
+	}
+	for (xcc = 0; xcc < nxcc; xcc++)
+		for (i = 0; i < QT_CP_FIELDS; i++)
+			memset(q->mqd + stride * xcc + f->cp_off[i], QF_CLOBBER,
+			       sizeof(u32));
+}
+
+/*
+ * The DQM's update_queue(), which pqm_update_mqd() calls for a CU mask,
+ * pqm_set_gws() for GWS and pqm_update_queue_properties() for a new ring:
+ * the family's update_mqd() rewrites the MQD from the queue's properties,
+ * then the GWS flag follows the queue's GWS as update_queue() keeps it
+ * (the restored queues are inactive, so no counter moves).
+ */
+static int qf_update_queue(struct device_queue_manager *dqm, struct queue *q,
+			   struct mqd_update_info *minfo)
+{
+	struct mqd_manager *mm = kfd_criu_mqd_mgr(q->device,
+						  q->properties.type);
+	struct kunit *test = kunit_get_current_test();
+	int ret = qf_step(QF_UPDATE);
+
+	if (ret)
+		return ret;
+	/* No CP to unmap it from: the fake has only inactive queues */
+	if (q->properties.is_active) {
+		if (test)
+			KUNIT_FAIL(test, "queue %u is active before RESUME",
+				   q->properties.queue_id);
+		return -EINVAL;
+	}
+	mm->update_mqd(mm, q->mqd, &q->properties, minfo);
+	q->properties.is_gws = !!q->gws;
+	if (qf->clobber_dyn)
+		qf_clobber_dyn(q);
+	return 0;
 }
 
 /* A node of @gpu's family with a device queue manager and SDMA engines */
@@ -1607,64 +1649,150 @@ static void qf_get_dyn(struct kunit *test, struct queue *q, u32 xcc,
 						xcc, dyn, ctl, len), 0);
 }
 
-/*
- * What @q's MQD holds without the image: init_mqd()'s memory (QT_FILL)
- * with the updates the restore made through the DQM replayed on it, the
- * CU mask and then GWS, as kfd_criu_queues_restore() makes them.
+/**
+ * struct qf_replay - the updates a restored queue's MQD went through
+ * @qp: the queue's properties after its restore
+ * @cu_mask: the CU mask its restore set, or NULL
+ * @cu_mask_count: bits in @cu_mask
+ * @gws: its restore gave it GWS
+ * @next: it then took qf_next_ops()
  */
-static u8 *qf_reference_mqd(struct kunit *test, struct queue *q, size_t size)
+struct qf_replay {
+	struct queue_properties qp;
+	const u32 *cu_mask;
+	u32 cu_mask_count;
+	bool gws;
+	bool next;
+};
+
+/* How @q's MQD came to be, as a restore left it */
+static void qf_replay_of(struct queue *q, struct qf_replay *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->qp = q->properties;
+	r->cu_mask = q->cu_mask;
+	r->cu_mask_count = q->cu_mask_count;
+	r->gws = q->gws;
+}
+
+/* A CU mask a process sets next: CUs in pairs, as WGP GPUs want them */
+static const u32 qf_next_cu_mask[2] = { 0x0000ffff, 0xffff0000 };
+
+/*
+ * The MQD a queue that was never dumped has after the updates of @r: the
+ * memory of init_mqd() (QT_FILL) with the updates the restore made
+ * through the DQM replayed on it, the CU mask and then GWS, as
+ * kfd_criu_queues_restore() makes them, and then those of qf_next_ops().
+ */
+static u8 *qf_reference_mqd(struct kunit *test, struct queue *q,
+			    const struct qf_replay *r, size_t size)
 {
 	struct mqd_manager *mm = kfd_criu_mqd_mgr(q->device,
 						  q->properties.type);
-	struct queue_properties qp = q->properties;
+	struct queue_properties qp = r->qp;
 	struct mqd_update_info minfo = {};
+	u32 cu[ARRAY_SIZE(qf_next_cu_mask)];
 	u8 *ref = kunit_kmalloc(test, size, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, ref);
 	memset(ref, QT_FILL, size);
-	if (q->cu_mask) {
-		minfo.cu_mask.ptr = q->cu_mask;
-		minfo.cu_mask.count = q->cu_mask_count;
+	if (r->cu_mask) {
+		minfo.cu_mask.ptr = (u32 *)r->cu_mask;
+		minfo.cu_mask.count = r->cu_mask_count;
 		mm->update_mqd(mm, ref, &qp, &minfo);
 	}
-	if (q->gws) {
+	if (r->gws) {
 		memset(&minfo, 0, sizeof(minfo));
 		minfo.update_flag = UPDATE_FLAG_IS_GWS;
 		mm->update_mqd(mm, ref, &qp, &minfo);
 	}
+	if (!r->next)
+		return ref;
+	if (qp.type == KFD_QUEUE_TYPE_COMPUTE) {
+		memcpy(cu, qf_next_cu_mask, sizeof(cu));
+		memset(&minfo, 0, sizeof(minfo));
+		minfo.cu_mask.ptr = cu;
+		minfo.cu_mask.count = 32 * ARRAY_SIZE(cu);
+		mm->update_mqd(mm, ref, &qp, &minfo);
+	}
+	qp.queue_address = 0;
+	qp.queue_size = 0;
+	mm->update_mqd(mm, ref, &qp, NULL);
 	return ref;
 }
 
-/*
- * Bytes of @q's new MQDs that are neither whitelisted nor what init_mqd()
- * and the DQM's updates wrote
- */
-static unsigned int qf_stray(struct kunit *test, const struct qf_spec *sp,
-			     struct queue *q)
+/* Bytes of MQD memory @q has, over all its XCCs */
+static size_t qf_mqd_size(struct queue *q)
 {
-	const struct qt_family *f = qf_family(sp->gpu);
+	const struct qt_family *f = qf_family(q->device->id - QF_GPU_ID);
 	struct mqd_manager *mm = kfd_criu_mqd_mgr(q->device,
 						  q->properties.type);
-	size_t stride = mm->mqd_stride(mm, &q->properties);
+
+	if (kfd_criu_queue_is_sdma(q->properties.type))
+		return f->sdma_size;
+	return mm->mqd_stride(mm, &q->properties) * kfd_criu_queue_num_xcc(q);
+}
+
+/*
+ * Bytes of @q's MQDs that differ from @ref outside the whitelisted
+ * registers and, in each XCC's MQD, [@lo, @hi): where the control stack
+ * went
+ */
+static unsigned int qf_stray_of(struct queue *q, const u8 *ref, size_t lo,
+				size_t hi)
+{
+	const struct qt_family *f = qf_family(q->device->id - QF_GPU_ID);
+	struct mqd_manager *mm = kfd_criu_mqd_mgr(q->device,
+						  q->properties.type);
 	u32 xcc, nxcc = kfd_criu_queue_num_xcc(q);
 	unsigned int n = 0;
-	size_t lo = 0, hi = 0;
-	u8 *ref;
+	size_t stride;
 
-	if (kfd_criu_queue_is_sdma(sp->type)) {
-		ref = qf_reference_mqd(test, q, f->sdma_size);
+	if (kfd_criu_queue_is_sdma(q->properties.type))
 		return qt_stray_from(q->mqd, ref, f->sdma_size, f->sdma_off,
 				     QT_SDMA_FIELDS, 0, 0);
-	}
-	if (qf_ctl_len(sp)) {
-		lo = PAGE_SIZE + QT_DYN_OFF;
-		hi = PAGE_SIZE + QT_DYN_CTL;
-	}
-	ref = qf_reference_mqd(test, q, stride * nxcc);
+	stride = mm->mqd_stride(mm, &q->properties);
 	for (xcc = 0; xcc < nxcc; xcc++)
 		n += qt_stray_from(q->mqd + stride * xcc, ref + stride * xcc,
 				   stride, f->cp_off, QT_CP_FIELDS, lo, hi);
 	return n;
+}
+
+/*
+ * Bytes of @q's MQDs from neither init_mqd(), the DQM's updates of @r nor
+ * the whitelist; anywhere in the MQD page of a GPU that keeps the control
+ * stack after it
+ */
+static unsigned int qf_stray_after(struct kunit *test, struct queue *q,
+				   const struct qf_replay *r)
+{
+	const struct qt_family *f = qf_family(q->device->id - QF_GPU_ID);
+	size_t size = qf_mqd_size(q);
+	u8 *ref = qf_reference_mqd(test, q, r, size);
+
+	if (f->ctl_in_mqd && !kfd_criu_queue_is_sdma(q->properties.type))
+		return qf_stray_of(q, ref, PAGE_SIZE, SIZE_MAX);
+	return qf_stray_of(q, ref, 0, 0);
+}
+
+/*
+ * Bytes of @sp's restored queue @q's MQDs that are neither whitelisted
+ * nor what init_mqd() and the DQM's updates wrote; of the control stack,
+ * only its live part may come from the image.
+ */
+static unsigned int qf_stray(struct kunit *test, const struct qf_spec *sp,
+			     struct queue *q)
+{
+	struct qf_replay r;
+	size_t lo = 0, hi = 0;
+
+	qf_replay_of(q, &r);
+	if (qf_ctl_len(sp)) {
+		lo = PAGE_SIZE + QT_DYN_OFF;
+		hi = PAGE_SIZE + QT_DYN_CTL;
+	}
+	return qf_stray_of(q, qf_reference_mqd(test, q, &r, qf_mqd_size(q)),
+			   lo, hi);
 }
 
 /* What a restored queue must have of its dumped original. */
@@ -1730,7 +1858,7 @@ static void qf_expect_same(struct kunit *test, const struct qf_spec *sp,
  * GPUs of different families: the restored queues keep their ids, ring,
  * buffers, CU mask and GWS, and each XCC's new MQD holds the dumped
  * dynamic state and control stack, through the family's own ops, and
- * otherwise only what init_mqd() wrote.
+ * otherwise only what init_mqd() and the DQM's updates wrote.
  */
 static void qt_test_restore_on_fakes(struct kunit *test)
 {
@@ -1991,6 +2119,7 @@ static void qf_check_restored(struct kunit *test, struct kfd_process *p,
 	struct queue_properties qp;
 	struct mqd_manager *mm;
 	u32 i, xcc, len, k = 0;
+	struct qf_replay r;
 	struct queue *q;
 	u8 *ctl;
 
@@ -2023,9 +2152,15 @@ static void qf_check_restored(struct kunit *test, struct kfd_process *p,
 				    "%s: queue %u", what, i);
 		KUNIT_EXPECT_EQ_MSG(test, !!q->gws, !!rec->gws,
 				    "%s: queue %u", what, i);
+		KUNIT_EXPECT_EQ_MSG(test, q->properties.is_gws, !!rec->gws,
+				    "%s: queue %u", what, i);
 		KUNIT_EXPECT_EQ_MSG(test, q->cu_mask_count,
 				    le32_to_cpu(rec->num_cu_mask),
 				    "%s: queue %u", what, i);
+		qf_replay_of(q, &r);
+		KUNIT_EXPECT_EQ_MSG(test, qf_stray_after(test, q, &r), 0,
+				    "%s: queue %u: MQD bytes from the image outside the whitelist",
+				    what, i);
 		mm = kfd_criu_mqd_mgr(q->device, q->properties.type);
 		for (xcc = 0; xcc < le32_to_cpu(rec->num_xcc); xcc++, k++) {
 			hdr = img->states[k].payload;
@@ -2043,9 +2178,6 @@ static void qf_check_restored(struct kunit *test, struct kfd_process *p,
 		}
 	}
 }
-
-/* A CU mask a process sets next: CUs in pairs, as WGP GPUs want them */
-static const u32 qf_next_cu_mask[2] = { 0x0000ffff, 0xffff0000 };
 
 /* Gives @q the next CU mask, as SET_CU_MASK does. */
 static int qf_set_next_cu_mask(struct kfd_process *p, u32 qid)
@@ -2069,39 +2201,103 @@ static int qf_stop_queue(struct kfd_process *p, struct queue *q, u32 qid)
 	return pqm_update_queue_properties(&p->pqm, qid, &qp);
 }
 
+/* The dynamic state of each of @q's XCCs; QT_DYN_CTL bytes of @ctl each */
+static struct kfd_criu_queue_dyn *qf_dyn_all(struct kunit *test,
+					     struct queue *q, u8 *ctl,
+					     u32 *len)
+{
+	u32 xcc, nxcc = kfd_criu_queue_num_xcc(q);
+	struct kfd_criu_queue_dyn *dyn;
+
+	dyn = kunit_kcalloc(test, nxcc, sizeof(*dyn), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, dyn);
+	for (xcc = 0; xcc < nxcc; xcc++)
+		qf_get_dyn(test, q, xcc, &dyn[xcc], ctl + xcc * QT_DYN_CTL,
+			   &len[xcc]);
+	return dyn;
+}
+
 /*
- * What a process does next with the queues an image gave it, through the
- * real queue manager down to each family's update_mqd() on the restored
- * MQDs: a new CU mask on each compute queue, then each queue without its
+ * What a process does next with a queue an image gave it, through the
+ * real queue manager down to its family's update_mqd() on the restored
+ * MQDs: a new CU mask on a compute queue, then the queue without its
  * ring, as UPDATE_QUEUE stops a queue (a new ring would need the GPU's
- * VM). Each must work as on a queue that was never dumped.
+ * VM). Each must work as on a queue that was never dumped: the MQD is
+ * then what the same updates make of one (outside the whitelist), and
+ * the dynamic state the image put there is kept.
  */
+static void qf_next_ops_on(struct kunit *test, struct kfd_process *p,
+			   u32 qid, const char *what)
+{
+	struct queue *q = pqm_get_user_queue(&p->pqm, qid);
+	u32 nxcc = kfd_criu_queue_num_xcc(q), len[2], len_after[2];
+	struct kfd_criu_queue_dyn *dyn, *dyn_after;
+	u8 *ctl, *ctl_after;
+	struct qf_replay r;
+	u32 xcc;
+
+	KUNIT_ASSERT_LE(test, nxcc, ARRAY_SIZE(len));
+	ctl = kunit_kcalloc(test, nxcc, QT_DYN_CTL, GFP_KERNEL);
+	ctl_after = kunit_kcalloc(test, nxcc, QT_DYN_CTL, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctl);
+	KUNIT_ASSERT_NOT_NULL(test, ctl_after);
+	qf_replay_of(q, &r);
+	if (r.cu_mask) {
+		r.cu_mask = kunit_kmalloc_array(test, r.cu_mask_count / 32,
+						sizeof(u32), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, r.cu_mask);
+		memcpy((u32 *)r.cu_mask, q->cu_mask,
+		       r.cu_mask_count / 32 * sizeof(u32));
+	}
+	r.next = true;
+	dyn = qf_dyn_all(test, q, ctl, len);
+
+	if (q->properties.type == KFD_QUEUE_TYPE_COMPUTE) {
+		KUNIT_EXPECT_EQ_MSG(test, qf_set_next_cu_mask(p, qid), 0,
+				    "%s: queue %u", what, qid);
+		KUNIT_EXPECT_EQ_MSG(test, q->cu_mask_count,
+				    32 * ARRAY_SIZE(qf_next_cu_mask),
+				    "%s: queue %u", what, qid);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, qf_stop_queue(p, q, qid), 0,
+			    "%s: queue %u", what, qid);
+	KUNIT_EXPECT_EQ_MSG(test, q->properties.queue_address, 0,
+			    "%s: queue %u", what, qid);
+	KUNIT_EXPECT_FALSE_MSG(test, q->properties.is_active,
+			       "%s: queue %u", what, qid);
+	KUNIT_EXPECT_EQ_MSG(test, qf_stray_after(test, q, &r), 0,
+			    "%s: queue %u: its MQD differs from a never-dumped queue's after the same updates",
+			    what, qid);
+
+	dyn_after = qf_dyn_all(test, q, ctl_after, len_after);
+	for (xcc = 0; xcc < nxcc; xcc++) {
+		KUNIT_EXPECT_MEMEQ_MSG(test, &dyn_after[xcc], &dyn[xcc],
+				       sizeof(*dyn),
+				       "%s: queue %u XCC %u: state lost",
+				       what, qid, xcc);
+		KUNIT_EXPECT_EQ(test, len_after[xcc], len[xcc]);
+		KUNIT_EXPECT_MEMEQ(test, ctl_after + xcc * QT_DYN_CTL,
+				   ctl + xcc * QT_DYN_CTL, len[xcc]);
+	}
+}
+
+/* qf_next_ops_on() for every queue of @img, with the fake CP idle */
 static void qf_next_ops(struct kunit *test, struct kfd_process *p,
 			const struct kfd_criu_queues_image *img,
 			const char *what)
 {
-	struct queue *q;
 	u32 i, qid;
 
+	qf->clobber_dyn = false;
 	mutex_lock(&p->mutex);
 	for (i = 0; i < img->num_queues; i++) {
 		qid = le32_to_cpu(img->queues[i].queue_id);
-		q = pqm_get_user_queue(&p->pqm, qid);
-		if (!q)
-			continue;	/* qf_check_restored() said so */
-		if (q->properties.type == KFD_QUEUE_TYPE_COMPUTE) {
-			KUNIT_EXPECT_EQ_MSG(test, qf_set_next_cu_mask(p, qid), 0,
-					    "%s: queue %u", what, i);
-			KUNIT_EXPECT_EQ_MSG(test, q->cu_mask_count,
-					    32 * ARRAY_SIZE(qf_next_cu_mask),
-					    "%s: queue %u", what, i);
-		}
-		KUNIT_EXPECT_EQ_MSG(test, qf_stop_queue(p, q, qid), 0,
-				    "%s: queue %u", what, i);
-		KUNIT_EXPECT_FALSE_MSG(test, q->properties.is_active,
-				       "%s: queue %u", what, i);
+		/* A missing queue: qf_check_restored() said so */
+		if (pqm_get_user_queue(&p->pqm, qid))
+			qf_next_ops_on(test, p, qid, what);
 	}
 	mutex_unlock(&p->mutex);
+	qf->clobber_dyn = true;
 }
 
 /* Restores @e's stream, as it is now, into a fresh process; judges it. */
