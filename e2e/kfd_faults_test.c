@@ -2,7 +2,7 @@
 /*
  * DOC: kfd_faults_test - faults and races around CRIU image mode
  *
- * Usage: kfd_faults_test
+ * Usage: kfd_faults_test, or the same program as kfd_failnth_test
  *
  * Runs as root in the test VM; needs no GPU. A child process (the dumpee)
  * builds KFD state: manual-reset signal events, two of them signaled, the
@@ -29,6 +29,13 @@
  * recoverable (a later CHECKPOINT writes the same image, UNPAUSE works), a
  * restoring process must be left without KFD state, and the kernel log
  * must show no splat. Every test is one TAP result.
+ *
+ * As kfd_failnth_test (debug kernel only: fault injection), it fails each
+ * allocation of RESTORE and of CHECKPOINT in turn, through
+ * /proc/thread-self/fail-nth and failslab, until the op passes them all:
+ * every failure must be ENOMEM and leave the process as it was (no KFD
+ * state after a RESTORE, which then works; the dumpee intact and paused
+ * after a CHECKPOINT, which then writes the same image).
  */
 
 #define _GNU_SOURCE
@@ -1331,6 +1338,227 @@ static bool test_kill_restore(void)
 	return CHECK(status == 128 + SIGKILL);
 }
 
+/*
+ * Every allocation of an op failed in turn (kfd_failnth_test)
+ */
+
+#define FAILSLAB		"/sys/kernel/debug/failslab"
+/* Far more injection points than an op of the reference image passes */
+#define FAILNTH_MAX		5000
+
+/* What one op did with its n-th injection point failing */
+enum failnth_result {
+	FAILNTH_FAILED,		/* it failed, the fault was injected */
+	FAILNTH_COPED,		/* it succeeded all the same */
+	FAILNTH_PAST,		/* it passed fewer than n points: the last n */
+};
+
+static bool write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : write(fd, text, strlen(text));
+
+	if (fd >= 0)
+		close(fd);
+	return n == (ssize_t)strlen(text) ||
+	       diag("%s: %s", path, strerror(errno));
+}
+
+/*
+ * failslab with GFP_KERNEL allocations too, and quiet: a failure it
+ * forces is not a splat. Only fail-nth makes it fail anything.
+ */
+static bool failslab_setup(void)
+{
+	return write_text(FAILSLAB "/ignore-gfp-wait", "N") &&
+	       write_text(FAILSLAB "/verbose", "0") &&
+	       write_text(FAILSLAB "/probability", "0");
+}
+
+/*
+ * Runs @op on @kfd with the calling thread's @n-th fault-injection point
+ * failing. The fail-nth file is opened before, so that only the op
+ * passes injection points; reading it back tells whether one failed.
+ */
+static int criu_op_failing(int kfd, uint32_t op, int image_fd,
+			   unsigned int n, enum failnth_result *res)
+{
+	int nth = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+	char num[16];
+	ssize_t len;
+	int ret;
+
+	*res = FAILNTH_FAILED;	/* an error of its own fails the check */
+	if (nth < 0)
+		return -errno;
+	len = snprintf(num, sizeof(num), "%u", n);
+	if (pwrite(nth, num, len, 0) != len) {
+		close(nth);
+		return -EIO;
+	}
+	ret = criu_op(kfd, op, image_fd, NULL);
+	len = pread(nth, num, sizeof(num) - 1, 0);
+	if (pwrite(nth, "0", 1, 0) != 1 || len <= 0) {
+		close(nth);
+		return -EIO;
+	}
+	num[len] = '\0';
+	close(nth);
+	if (strtoul(num, NULL, 10))
+		*res = FAILNTH_PAST;
+	else
+		*res = ret ? FAILNTH_FAILED : FAILNTH_COPED;
+	return ret;
+}
+
+/* Says which check of allocation @n failed; the child's exit status. */
+static int failnth_bad(unsigned int n, int line)
+{
+	printf("# allocation %u: check at line %d failed (errno %d)\n", n, line,
+	       errno);
+	return 10;
+}
+
+/*
+ * In a fresh process: RESTORE of the reference image with its @n-th
+ * injection point failing. A failure must be ENOMEM and leave the process
+ * without KFD state, and then the restore must work; a success must give
+ * the image's state. Returns FAILNTH_* + 1 for the parent, or 10 after a
+ * failed check.
+ */
+static int failnth_restore_child(unsigned int n)
+{
+	int fd = kfd_open(), memfd = memfd_with(&reference), ret;
+	enum failnth_result res;
+
+	if (fd < 0 || memfd < 0)
+		return failnth_bad(n, __LINE__);
+	ret = criu_op_failing(fd, KFD_CRIU_OP_RESTORE, memfd, n, &res);
+	if (res == FAILNTH_FAILED) {
+		if (ret != -ENOMEM) {
+			printf("# allocation %u: RESTORE failed with %d\n", n, ret);
+			return failnth_bad(n, __LINE__);
+		}
+		ret = pristine(fd);
+		if (ret)
+			return failnth_bad(n, ret);
+		if (criu_op(fd, KFD_CRIU_OP_RESTORE, memfd, NULL))
+			return failnth_bad(n, __LINE__);
+	} else if (ret) {
+		return failnth_bad(n, __LINE__);
+	}
+	if (criu_resume(fd, getpid()))
+		return failnth_bad(n, __LINE__);
+	ret = check_image_events(fd, &reference);
+	return ret ? failnth_bad(n, ret) : (int)res + 1;
+}
+
+static bool test_failnth_restore(void)
+{
+	unsigned int n, failed = 0;
+	int status = 0;
+	pid_t pid;
+
+	for (n = 1; n <= FAILNTH_MAX; n++) {
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0)
+			_exit(failnth_restore_child(n));
+		status = wait_child(pid);
+		if (status == FAILNTH_FAILED + 1)
+			failed++;
+		else if (status != FAILNTH_COPED + 1)
+			break;
+	}
+	if (status != FAILNTH_PAST + 1)
+		return diag("allocation %u: child status %d", n, status);
+	printf("# RESTORE: %u allocations, %u failed it, each unwound\n",
+	       n - 1, failed);
+	return CHECK(failed > 0);
+}
+
+/*
+ * CHECKPOINT of the paused dumpee with its @n-th injection point failing:
+ * a failure must be ENOMEM and leave the dumpee intact and paused (the
+ * next CHECKPOINT writes the reference, UNPAUSE works); a success writes
+ * the reference.
+ */
+static bool failnth_checkpoint(struct dumpee *d, unsigned int n,
+			       enum failnth_result *res)
+{
+	int fd = memfd_create("kfd-faults-image", MFD_CLOEXEC), ret;
+	struct image img = { 0 };
+	bool ok;
+
+	if (!CHECK(fd >= 0) ||
+	    !CHECK(criu_op(d->kfd, KFD_CRIU_OP_PROCESS_INFO, -1, NULL) == 0))
+		return false;
+	ret = criu_op_failing(d->kfd, KFD_CRIU_OP_CHECKPOINT, fd, n, res);
+	if (*res == FAILNTH_FAILED)
+		ok = CHECK(ret == -ENOMEM) && checkpoint_matches(d->kfd);
+	else
+		ok = CHECK(ret == 0) && CHECK(read_fd_image(fd, &img)) &&
+		     CHECK(same_image(&img, &reference));
+	close(fd);
+	free(img.data);
+	if (!ok)
+		diag("allocation %u: CHECKPOINT returned %d", n, ret);
+	return ok && dumpee_intact_paused(d);
+}
+
+static bool test_failnth_checkpoint(void)
+{
+	enum failnth_result res = FAILNTH_FAILED;
+	unsigned int n, failed = 0;
+	struct dumpee d;
+	bool ok;
+
+	ok = dumpee_start(&d, true, false);
+	for (n = 1; ok && n <= FAILNTH_MAX; n++) {
+		ok = failnth_checkpoint(&d, n, &res);
+		failed += res == FAILNTH_FAILED;
+		if (res == FAILNTH_PAST)
+			break;
+	}
+	dumpee_stop(&d);
+	if (!ok)
+		return false;
+	if (res != FAILNTH_PAST)
+		return diag("still failing after %u allocations", n - 1);
+	printf("# CHECKPOINT: %u allocations, %u failed it, each unwound\n",
+	       n - 1, failed);
+	return CHECK(failed > 0);
+}
+
+/*
+ * kfd_failnth_test: the same program under another name, in the debug
+ * lane only (the stock kernel has no fault injection).
+ */
+static int failnth_main(void)
+{
+	if (access("/proc/thread-self/fail-nth", F_OK)) {
+		printf("1..0 # SKIP kernel without CONFIG_FAULT_INJECTION\n");
+		return 4;
+	}
+	printf("1..4\n");
+	tap(test_reference() && no_new_splats(),
+	    "dump and restore of the dumpee (the reference image)");
+	if (!reference.len) {
+		printf("Bail out! no reference image\n");
+		return 1;
+	}
+	if (!failslab_setup()) {
+		printf("Bail out! failslab cannot be set up\n");
+		return 1;
+	}
+	tap(test_failnth_restore() && no_new_splats(),
+	    "RESTORE with each of its allocations failed in turn: ENOMEM, no state left, restore works");
+	tap(test_failnth_checkpoint() && no_new_splats(),
+	    "CHECKPOINT with each of its allocations failed in turn: ENOMEM, dumpee intact and paused");
+	tap(no_new_splats(), "no kernel splat at the end");
+	return tap_failed;
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1346,6 +1574,8 @@ int main(void)
 	kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (kmsg_fd >= 0)
 		lseek(kmsg_fd, 0, SEEK_END);
+	if (!strcmp(program_invocation_short_name, "kfd_failnth_test"))
+		return failnth_main();
 
 	printf("1..17\n");
 	tap(test_reference() && no_new_splats(),
