@@ -71,10 +71,14 @@ run_host_test() {
 	echo "# exit status $rc" >> "$tap"
 }
 
+# Written when the host tests end, however they end: the fuzzer's run
+# waits for it, as a PID alone could be another process's by then.
+HOST_DONE=$BUILD_DIR/.host-tests.done
+
 # A host test that never ran must not be read from a previous run's TAP.
 start_host_tests() {
 	HOST_START=$SECONDS
-	rm -f "$BUILD_DIR"/host-*.tap
+	rm -f "$BUILD_DIR"/host-*.tap "$HOST_DONE"
 	log "host tests started in the background"
 	setsid nice -n 19 "$0" --host-tests &
 	HOST_PID=$!
@@ -258,12 +262,14 @@ main() {
 		# kernel weighs CPU time per session (autogroup), so nice alone
 		# would rank the tests only against themselves.
 		echo 19 > /proc/self/autogroup 2>/dev/null || true
+		trap 'touch "$HOST_DONE"' EXIT
 		run_host_tests
 		return
 		;;
 	--fuzz-after)
-		# Internal: start_host_tier runs this in its own session.
-		while pid_running "$2"; do
+		# Internal: start_host_tier runs this in its own session. The
+		# PID is only the fallback of a run killed before its trap.
+		while [ ! -e "$HOST_DONE" ] && pid_running "$2"; do
 			sleep 1
 		done
 		log "host tests: done"
