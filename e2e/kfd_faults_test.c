@@ -1442,7 +1442,9 @@ static int failnth_restore_child(unsigned int n)
 		ret = pristine(fd);
 		if (ret)
 			return failnth_bad(n, ret);
-		if (criu_op(fd, KFD_CRIU_OP_RESTORE, memfd, NULL))
+		/* The failed RESTORE read part of the stream */
+		if (lseek(memfd, 0, SEEK_SET) ||
+		    criu_op(fd, KFD_CRIU_OP_RESTORE, memfd, NULL))
 			return failnth_bad(n, __LINE__);
 	} else if (ret) {
 		return failnth_bad(n, __LINE__);
