@@ -700,12 +700,15 @@ static void bt_check_accepted(struct kunit *test, struct kfd_process *q,
 	const struct kfd_criu_bo_rec *rec;
 	struct kfd_process_device *pdd;
 	struct kgd_mem *mem;
-	u32 i;
+	u64 mapped;
+	u32 i, g;
 
 	for (i = 0; i < img->num_bos; i++) {
 		rec = &img->bos[i];
 		pdd = q->pdds[st->target[le32_to_cpu(rec->gpu_index)]];
-		mem = idr_find(&pdd->alloc_idr, le32_to_cpu(rec->handle));
+		/* The lookup MAP, UNMAP and FREE make of a handle */
+		mem = kfd_process_device_translate_handle(pdd,
+							  le32_to_cpu(rec->handle));
 		KUNIT_EXPECT_NOT_NULL_MSG(test, mem, "%s: BO %u missing", what, i);
 		if (!mem)
 			continue;
@@ -714,6 +717,14 @@ static void bt_check_accepted(struct kunit *test, struct kfd_process *q,
 		KUNIT_EXPECT_EQ_MSG(test, mem->alloc_flags,
 				    le32_to_cpu(rec->alloc_flags),
 				    "%s: BO %u", what, i);
+		/* Mapped on exactly the GPUs its record names */
+		mapped = le64_to_cpu(rec->mapped_gpus);
+		for (g = 0; g < 2; g++)
+			KUNIT_EXPECT_EQ_MSG(test,
+					    kfd_fake_on_vm(q->pdds[st->target[g]]->drm_priv,
+							   mem),
+					    !!(mapped & BIT_ULL(g)),
+					    "%s: BO %u on GPU %u", what, i, g);
 	}
 	mutex_lock(&q->mutex);
 	kfd_criu_bos_unwind(q, img, st);
