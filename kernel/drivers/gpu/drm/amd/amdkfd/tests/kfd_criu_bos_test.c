@@ -48,13 +48,13 @@
  */
 unsigned int kfd_criu_test_random_images = 16;
 module_param_named(kfd_criu_test_random, kfd_criu_test_random_images, uint,
-		   0400);
+		   0444);
 MODULE_PARM_DESC(kfd_criu_test_random,
 		 "Random hostile images per record of the CRIU KUnit sweeps (default 16)");
 
 unsigned long long kfd_criu_test_random_seed = 1;
 module_param_named(kfd_criu_test_seed, kfd_criu_test_random_seed, ullong,
-		   0400);
+		   0444);
 MODULE_PARM_DESC(kfd_criu_test_seed,
 		 "Seed of those random images (default 1)");
 
@@ -706,9 +706,11 @@ static void bt_check_accepted(struct kunit *test, struct kfd_process *q,
 	for (i = 0; i < img->num_bos; i++) {
 		rec = &img->bos[i];
 		pdd = q->pdds[st->target[le32_to_cpu(rec->gpu_index)]];
-		/* The lookup MAP, UNMAP and FREE make of a handle */
+		/* The lookup MAP, UNMAP and FREE make of a handle, as they do */
+		mutex_lock(&q->mutex);
 		mem = kfd_process_device_translate_handle(pdd,
 							  le32_to_cpu(rec->handle));
+		mutex_unlock(&q->mutex);
 		KUNIT_EXPECT_NOT_NULL_MSG(test, mem, "%s: BO %u missing", what, i);
 		if (!mem)
 			continue;

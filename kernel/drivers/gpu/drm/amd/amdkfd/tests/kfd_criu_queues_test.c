@@ -1049,10 +1049,12 @@ static const char * const qf_step_name[QF_STEPS] = {
  *	before it fails with -EINTR, or 0 for a call that fails with -EIO
  * @held: holds on queue buffers taken and not given back
  * @live: fake queues alive, of every process
- * @clobber_dyn: update_queue overwrites the registers of the dynamic
- *	state after update_mqd(), as the CP writes back a queue the DQM
- *	unmaps to update it: a restore must install the state after its
- *	updates. Off for what a process does after its restore.
+ * @guard_order: update_queue fails the test for a queue whose dynamic
+ *	state is installed already. An ordering guard, not a model of the
+ *	hardware: the restore must install the state after every update it
+ *	makes through the DQM, as update_mqd() may rewrite the MQD (none of
+ *	v9-v12 writes the whitelisted registers today, so only this guard
+ *	sees the order). Off for what a process does after its restore.
  */
 struct qf_fake {
 	unsigned int calls[QF_STEPS];
@@ -1061,7 +1063,7 @@ struct qf_fake {
 	int fail_signal;
 	int held;
 	unsigned int live;
-	bool clobber_dyn;
+	bool guard_order;
 };
 
 static struct qf_fake *qf;
@@ -1219,7 +1221,7 @@ static void qf_fake_new(struct kunit *test)
 	qf = kunit_kzalloc(test, sizeof(*qf), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, qf);
 	qf->fail_step = QF_STEPS;
-	qf->clobber_dyn = true;
+	qf->guard_order = true;
 	kunit_activate_static_stub(test, kfd_criu_queue_acquire_buffers,
 				   qf_acquire_buffers);
 	kunit_activate_static_stub(test, kfd_criu_queue_release_buffers,
@@ -1246,10 +1248,11 @@ static u32 qf_gfx_target(u32 gpu)
 	return gpu ? 110000 : 90403;
 }
 
-#define QF_CLOBBER	0x5a	/* what the fake CP writes back */
-
-/* Overwrites the dynamic-state registers of each of @q's MQDs. */
-static void qf_clobber_dyn(struct queue *q)
+/*
+ * Whether any whitelisted register of @q's MQDs holds something else than
+ * init_mqd()'s memory (QT_FILL): its dynamic state is installed.
+ */
+static bool qf_dyn_installed(struct queue *q)
 {
 	const struct qt_family *f = qf_family(q->device->id - QF_GPU_ID);
 	struct mqd_manager *mm = kfd_criu_mqd_mgr(q->device,
@@ -1259,13 +1262,16 @@ static void qf_clobber_dyn(struct queue *q)
 
 	if (kfd_criu_queue_is_sdma(q->properties.type)) {
 		for (i = 0; i < QT_SDMA_FIELDS; i++)
-			memset(q->mqd + f->sdma_off[i], QF_CLOBBER, sizeof(u32));
-		return;
+			if (qt_reg(q->mqd, f->sdma_off[i]) != QT_FILL32)
+				return true;
+		return false;
 	}
 	for (xcc = 0; xcc < nxcc; xcc++)
 		for (i = 0; i < QT_CP_FIELDS; i++)
-			memset(q->mqd + stride * xcc + f->cp_off[i], QF_CLOBBER,
-			       sizeof(u32));
+			if (qt_reg(q->mqd + stride * xcc, f->cp_off[i]) !=
+			    QT_FILL32)
+				return true;
+	return false;
 }
 
 /*
@@ -1273,7 +1279,8 @@ static void qf_clobber_dyn(struct queue *q)
  * pqm_set_gws() for GWS and pqm_update_queue_properties() for a new ring:
  * the family's update_mqd() rewrites the MQD from the queue's properties,
  * then the GWS flag follows the queue's GWS as update_queue() keeps it
- * (the restored queues are inactive, so no counter moves).
+ * (the restored queues are inactive, so no counter moves). During a
+ * restore, a queue whose state is installed already fails the test.
  */
 static int qf_update_queue(struct device_queue_manager *dqm, struct queue *q,
 			   struct mqd_update_info *minfo)
@@ -1292,10 +1299,14 @@ static int qf_update_queue(struct device_queue_manager *dqm, struct queue *q,
 				   q->properties.queue_id);
 		return -EINVAL;
 	}
+	if (qf->guard_order && qf_dyn_installed(q)) {
+		if (test)
+			KUNIT_FAIL(test, "queue %u: updated after its state was installed",
+				   q->properties.queue_id);
+		return -EINVAL;
+	}
 	mm->update_mqd(mm, q->mqd, &q->properties, minfo);
 	q->properties.is_gws = !!q->gws;
-	if (qf->clobber_dyn)
-		qf_clobber_dyn(q);
 	return 0;
 }
 
@@ -1760,19 +1771,30 @@ static unsigned int qf_stray_of(struct queue *q, const u8 *ref, size_t lo,
 
 /*
  * Bytes of @q's MQDs from neither init_mqd(), the DQM's updates of @r nor
- * the whitelist; anywhere in the MQD page of a GPU that keeps the control
- * stack after it
+ * the whitelist; on a GPU that keeps the control stack after each XCC's
+ * MQD, its live part too: the last bytes of ctl_stack_size, as many as
+ * the longest state get_dyn_state() reads back.
  */
 static unsigned int qf_stray_after(struct kunit *test, struct queue *q,
 				   const struct qf_replay *r)
 {
 	const struct qt_family *f = qf_family(q->device->id - QF_GPU_ID);
+	u32 xcc, len, live = 0, top = q->properties.ctl_stack_size;
 	size_t size = qf_mqd_size(q);
 	u8 *ref = qf_reference_mqd(test, q, r, size);
+	struct kfd_criu_queue_dyn dyn;
+	u8 *ctl;
 
-	if (f->ctl_in_mqd && !kfd_criu_queue_is_sdma(q->properties.type))
-		return qf_stray_of(q, ref, PAGE_SIZE, SIZE_MAX);
-	return qf_stray_of(q, ref, 0, 0);
+	if (!f->ctl_in_mqd || kfd_criu_queue_is_sdma(q->properties.type))
+		return qf_stray_of(q, ref, 0, 0);
+	ctl = kunit_kmalloc(test, QT_DYN_CTL, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctl);
+	for (xcc = 0; xcc < kfd_criu_queue_num_xcc(q); xcc++) {
+		qf_get_dyn(test, q, xcc, &dyn, ctl, &len);
+		live = max(live, len);
+	}
+	KUNIT_EXPECT_LE(test, live, top);
+	return qf_stray_of(q, ref, PAGE_SIZE + top - live, PAGE_SIZE + top);
 }
 
 /*
@@ -2235,6 +2257,7 @@ static void qf_next_ops_on(struct kunit *test, struct kfd_process *p,
 	u8 *ctl, *ctl_after;
 	struct qf_replay r;
 	u32 xcc;
+	int ret;
 
 	KUNIT_ASSERT_LE(test, nxcc, ARRAY_SIZE(len));
 	ctl = kunit_kcalloc(test, nxcc, QT_DYN_CTL, GFP_KERNEL);
@@ -2252,15 +2275,20 @@ static void qf_next_ops_on(struct kunit *test, struct kfd_process *p,
 	r.next = true;
 	dyn = qf_dyn_all(test, q, ctl, len);
 
+	/* p->mutex as the ioctls hold it, and no assertion under it */
 	if (q->properties.type == KFD_QUEUE_TYPE_COMPUTE) {
-		KUNIT_EXPECT_EQ_MSG(test, qf_set_next_cu_mask(p, qid), 0,
-				    "%s: queue %u", what, qid);
+		mutex_lock(&p->mutex);
+		ret = qf_set_next_cu_mask(p, qid);
+		mutex_unlock(&p->mutex);
+		KUNIT_EXPECT_EQ_MSG(test, ret, 0, "%s: queue %u", what, qid);
 		KUNIT_EXPECT_EQ_MSG(test, q->cu_mask_count,
 				    32 * ARRAY_SIZE(qf_next_cu_mask),
 				    "%s: queue %u", what, qid);
 	}
-	KUNIT_EXPECT_EQ_MSG(test, qf_stop_queue(p, q, qid), 0,
-			    "%s: queue %u", what, qid);
+	mutex_lock(&p->mutex);
+	ret = qf_stop_queue(p, q, qid);
+	mutex_unlock(&p->mutex);
+	KUNIT_EXPECT_EQ_MSG(test, ret, 0, "%s: queue %u", what, qid);
 	KUNIT_EXPECT_EQ_MSG(test, q->properties.queue_address, 0,
 			    "%s: queue %u", what, qid);
 	KUNIT_EXPECT_FALSE_MSG(test, q->properties.is_active,
@@ -2281,23 +2309,21 @@ static void qf_next_ops_on(struct kunit *test, struct kfd_process *p,
 	}
 }
 
-/* qf_next_ops_on() for every queue of @img, with the fake CP idle */
+/* qf_next_ops_on() for every queue of @img, with the ordering guard off */
 static void qf_next_ops(struct kunit *test, struct kfd_process *p,
 			const struct kfd_criu_queues_image *img,
 			const char *what)
 {
 	u32 i, qid;
 
-	qf->clobber_dyn = false;
-	mutex_lock(&p->mutex);
+	qf->guard_order = false;
 	for (i = 0; i < img->num_queues; i++) {
 		qid = le32_to_cpu(img->queues[i].queue_id);
 		/* A missing queue: qf_check_restored() said so */
 		if (pqm_get_user_queue(&p->pqm, qid))
 			qf_next_ops_on(test, p, qid, what);
 	}
-	mutex_unlock(&p->mutex);
-	qf->clobber_dyn = true;
+	qf->guard_order = true;
 }
 
 /* Restores @e's stream, as it is now, into a fresh process; judges it. */
