@@ -1533,6 +1533,18 @@ static bool test_failnth_checkpoint(void)
 }
 
 /*
+ * The first test of both programs: the reference image, which every later
+ * test compares with. Without it there is nothing to run.
+ */
+static bool reference_tap(const char *desc)
+{
+	tap(test_reference() && no_new_splats(), "%s", desc);
+	if (!reference.len)
+		printf("Bail out! no reference image\n");
+	return reference.len;
+}
+
+/*
  * kfd_failnth_test: the same program under another name, in the debug
  * lane only (the stock kernel has no fault injection).
  */
@@ -1543,12 +1555,8 @@ static int failnth_main(void)
 		return 4;
 	}
 	printf("1..4\n");
-	tap(test_reference() && no_new_splats(),
-	    "dump and restore of the dumpee (the reference image)");
-	if (!reference.len) {
-		printf("Bail out! no reference image\n");
+	if (!reference_tap("dump and restore of the dumpee (the reference image)"))
 		return 1;
-	}
 	if (!failslab_setup()) {
 		printf("Bail out! failslab cannot be set up\n");
 		return 1;
@@ -1580,12 +1588,8 @@ int main(void)
 		return failnth_main();
 
 	printf("1..17\n");
-	tap(test_reference() && no_new_splats(),
-	    "dump, retry, UNPAUSE and restore of the dumpee (the reference image)");
-	if (!reference.len) {
-		printf("Bail out! no reference image\n");
+	if (!reference_tap("dump, retry, UNPAUSE and restore of the dumpee (the reference image)"))
 		return 1;
-	}
 	tap(test_exit_before_checkpoint() && no_new_splats(),
 	    "dumpee exits between PROCESS_INFO and CHECKPOINT: zombie dumps, reaped refused");
 	tap(test_killed_during_checkpoint() && no_new_splats(),
