@@ -1033,12 +1033,22 @@ enum qf_step {
 	QF_ACQUIRE,
 	QF_CREATE,
 	QF_UPDATE,
+	QF_SET_DYN,
 	QF_STEPS,
 };
 
 static const char * const qf_step_name[QF_STEPS] = {
-	"acquire buffers", "create", "update queue",
+	"acquire buffers", "create", "update queue", "set dynamic state",
 };
+
+#define QF_GPUS		2
+#define QF_GPU_ID	0x4100
+
+/* The family's own set_dyn_state(), which the fake's wraps */
+typedef int (*qf_set_dyn_fn)(struct mqd_manager *mm, void *mqd,
+			     struct queue_properties *q, u32 xcc,
+			     const struct kfd_criu_queue_dyn *dyn,
+			     const void *ctl_stack, u32 ctl_stack_len);
 
 /**
  * struct qf_fake - the fake queue manager
@@ -1055,6 +1065,8 @@ static const char * const qf_step_name[QF_STEPS] = {
  *	makes through the DQM, as update_mqd() may rewrite the MQD (none of
  *	v9-v12 writes the whitelisted registers today, so only this guard
  *	sees the order). Off for what a process does after its restore.
+ * @set_dyn: the family's set_dyn_state() of each fake GPU's CP and SDMA
+ *	MQD managers, which the fake's calls after counting the step
  */
 struct qf_fake {
 	unsigned int calls[QF_STEPS];
@@ -1064,6 +1076,7 @@ struct qf_fake {
 	int held;
 	unsigned int live;
 	bool guard_order;
+	qf_set_dyn_fn set_dyn[QF_GPUS][KFD_MQD_TYPE_MAX];
 };
 
 static struct qf_fake *qf;
@@ -1231,8 +1244,6 @@ static void qf_fake_new(struct kunit *test)
 				   qf_destroy);
 }
 
-#define QF_GPUS		2
-#define QF_GPU_ID	0x4100
 #define QF_SDMA_DB	0x100U	/* doorbell of SDMA engine 0, queue 0 */
 #define QF_SDMA_STEP	0x20U	/* doorbells between two engines */
 #define QF_ENGINES	4	/* two PCIe, two XGMI */
@@ -1310,6 +1321,36 @@ static int qf_update_queue(struct device_queue_manager *dqm, struct queue *q,
 	return 0;
 }
 
+/*
+ * The family's own set_dyn_state() of @mm, as a step of the fake that
+ * can fail: it then fails before it wrote anything.
+ */
+static int qf_set_dyn_state(struct mqd_manager *mm, void *mqd,
+			    struct queue_properties *qp, u32 xcc,
+			    const struct kfd_criu_queue_dyn *dyn,
+			    const void *ctl_stack, u32 ctl_stack_len)
+{
+	struct device_queue_manager *dqm = mm->dev->dqm;
+	enum KFD_MQD_TYPE type;
+	int ret = qf_step(QF_SET_DYN);
+
+	if (ret)
+		return ret;
+	type = mm == dqm->mqd_mgrs[KFD_MQD_TYPE_SDMA] ? KFD_MQD_TYPE_SDMA :
+							KFD_MQD_TYPE_CP;
+	return qf->set_dyn[mm->dev->id - QF_GPU_ID][type](mm, mqd, qp, xcc, dyn,
+							 ctl_stack,
+							 ctl_stack_len);
+}
+
+/* Makes the set_dyn_state() of @gpu's MQD manager of @type the fake's. */
+static void qf_wrap_set_dyn(struct device_queue_manager *dqm, u32 gpu,
+			    enum KFD_MQD_TYPE type)
+{
+	qf->set_dyn[gpu][type] = dqm->mqd_mgrs[type]->set_dyn_state;
+	dqm->mqd_mgrs[type]->set_dyn_state = qf_set_dyn_state;
+}
+
 /* A node of @gpu's family with a device queue manager and SDMA engines */
 static struct kfd_node *qf_node(struct kunit *test, u32 gpu)
 {
@@ -1342,6 +1383,8 @@ static struct kfd_node *qf_node(struct kunit *test, u32 gpu)
 		qt_family_mm_on(test, f, KFD_MQD_TYPE_CP, node);
 	dqm->mqd_mgrs[KFD_MQD_TYPE_SDMA] =
 		qt_family_mm_on(test, f, KFD_MQD_TYPE_SDMA, node);
+	qf_wrap_set_dyn(dqm, gpu, KFD_MQD_TYPE_CP);
+	qf_wrap_set_dyn(dqm, gpu, KFD_MQD_TYPE_SDMA);
 	/* GFX11 schedules with MES, where GWS is only a flag on the queue */
 	node->kfd->shared_resources.enable_mes = gpu == 1;
 	return node;
@@ -1959,6 +2002,7 @@ static void qt_test_restore_unwinds_on_fakes(struct kunit *test)
 	int ret;
 
 	p = qf_process(test, e->nodes);
+	memset(qf->calls, 0, sizeof(qf->calls));
 	KUNIT_ASSERT_EQ(test, qf_restore(e, p), 0);
 	memcpy(counted, qf->calls, sizeof(counted));
 	qf_process_release(p);
@@ -2129,6 +2173,78 @@ static const struct kfd_criu_test_field qf_state_fields[] = {
 	{ "eop_wptr", QF_DYN(eop_wptr), 4 },
 };
 
+/*
+ * The queue type of a record's KFD_IOC_QUEUE_TYPE_*, decoded here rather
+ * than by the code under test; -1 for one RESTORE must refuse.
+ */
+static int qf_rec_type(const struct kfd_criu_queue_rec *rec)
+{
+	switch (le32_to_cpu(rec->type)) {
+	case KFD_IOC_QUEUE_TYPE_COMPUTE:
+		return KFD_QUEUE_TYPE_COMPUTE;
+	case KFD_IOC_QUEUE_TYPE_SDMA:
+		return KFD_QUEUE_TYPE_SDMA;
+	case KFD_IOC_QUEUE_TYPE_SDMA_XGMI:
+		return KFD_QUEUE_TYPE_SDMA_XGMI;
+	}
+	return -1;
+}
+
+#define QF_EXPECT_REC(test, got, want, what, i, field)			\
+	KUNIT_EXPECT_EQ_MSG(test, (u64)(got), (u64)(want),		\
+			    "%s: queue %u: %s", what, i, field)
+
+/* The properties of restored queue @q are those record @rec gives. */
+static void qf_expect_rec(struct kunit *test, const struct queue *q,
+			  const struct kfd_criu_queue_rec *rec,
+			  const char *what, u32 i)
+{
+	const struct queue_properties *qp = &q->properties;
+	bool aql = le32_to_cpu(rec->format) == KFD_CRIU_QUEUE_FORMAT_AQL;
+
+	QF_EXPECT_REC(test, qp->type, qf_rec_type(rec), what, i, "type");
+	QF_EXPECT_REC(test, qp->format,
+		      aql ? KFD_QUEUE_FORMAT_AQL : KFD_QUEUE_FORMAT_PM4,
+		      what, i, "format");
+	QF_EXPECT_REC(test, qp->queue_address, le64_to_cpu(rec->ring_base),
+		      what, i, "ring");
+	QF_EXPECT_REC(test, qp->queue_size, le32_to_cpu(rec->ring_size),
+		      what, i, "ring size");
+	QF_EXPECT_REC(test, (uintptr_t)qp->read_ptr,
+		      le64_to_cpu(rec->read_ptr_addr), what, i, "read pointer");
+	QF_EXPECT_REC(test, (uintptr_t)qp->write_ptr,
+		      le64_to_cpu(rec->write_ptr_addr), what, i,
+		      "write pointer");
+	QF_EXPECT_REC(test, qp->priority, le32_to_cpu(rec->priority), what, i,
+		      "priority");
+	QF_EXPECT_REC(test, qp->queue_percent, le32_to_cpu(rec->queue_percent),
+		      what, i, "queue percent");
+	QF_EXPECT_REC(test, qp->pm4_target_xcc,
+		      le32_to_cpu(rec->pm4_target_xcc), what, i, "target XCC");
+	QF_EXPECT_REC(test, qp->eop_ring_buffer_address,
+		      le64_to_cpu(rec->eop_base), what, i, "EOP buffer");
+	QF_EXPECT_REC(test, qp->eop_ring_buffer_size,
+		      le32_to_cpu(rec->eop_size), what, i, "EOP size");
+	QF_EXPECT_REC(test, qp->ctx_save_restore_area_address,
+		      le64_to_cpu(rec->ctx_save_restore_base), what, i,
+		      "CWSR area");
+	QF_EXPECT_REC(test, qp->ctx_save_restore_area_size,
+		      le32_to_cpu(rec->ctx_save_restore_size), what, i,
+		      "CWSR size");
+	QF_EXPECT_REC(test, qp->ctl_stack_size, le32_to_cpu(rec->ctl_stack_size),
+		      what, i, "control stack size");
+	if (qf_rec_type(rec) != KFD_QUEUE_TYPE_COMPUTE)
+		QF_EXPECT_REC(test, qp->sdma_engine_id,
+			      le32_to_cpu(rec->sdma_engine_id), what, i,
+			      "SDMA engine");
+	QF_EXPECT_REC(test, q->doorbell_id, le32_to_cpu(rec->doorbell_offset),
+		      what, i, "doorbell");
+	QF_EXPECT_REC(test, !!q->gws, !!rec->gws, what, i, "GWS");
+	QF_EXPECT_REC(test, qp->is_gws, !!rec->gws, what, i, "is_gws");
+	QF_EXPECT_REC(test, q->cu_mask_count, le32_to_cpu(rec->num_cu_mask),
+		      what, i, "CU mask bits");
+}
+
 /* A restored queue is what its record and its states say. */
 static void qf_check_restored(struct kunit *test, struct kfd_process *p,
 			      const struct kfd_criu_queues_image *img,
@@ -2138,7 +2254,6 @@ static void qf_check_restored(struct kunit *test, struct kfd_process *p,
 	const struct kfd_criu_queue_state_hdr *hdr;
 	const struct kfd_criu_queue_rec *rec;
 	struct kfd_criu_queue_dyn dyn;
-	struct queue_properties qp;
 	struct mqd_manager *mm;
 	u32 i, xcc, len, k = 0;
 	struct qf_replay r;
@@ -2152,33 +2267,11 @@ static void qf_check_restored(struct kunit *test, struct kfd_process *p,
 		q = pqm_get_user_queue(&p->pqm, le32_to_cpu(rec->queue_id));
 		KUNIT_ASSERT_NOT_NULL_MSG(test, q, "%s: queue %u missing", what,
 					  i);
-		kfd_criu_queue_props(rec, &qp);
 		KUNIT_EXPECT_PTR_EQ_MSG(test, q->device,
 					kfd_criu_gpus_pdd(p, st,
 							  le32_to_cpu(rec->gpu_index))->dev,
 					"%s: queue %u", what, i);
-		KUNIT_EXPECT_EQ_MSG(test, q->properties.type, qp.type,
-				    "%s: queue %u", what, i);
-		KUNIT_EXPECT_EQ_MSG(test, q->properties.format, qp.format,
-				    "%s: queue %u", what, i);
-		KUNIT_EXPECT_EQ_MSG(test, q->properties.queue_address,
-				    qp.queue_address, "%s: queue %u", what, i);
-		KUNIT_EXPECT_EQ_MSG(test, q->properties.queue_size,
-				    qp.queue_size, "%s: queue %u", what, i);
-		KUNIT_EXPECT_EQ_MSG(test,
-				    q->properties.ctx_save_restore_area_size,
-				    qp.ctx_save_restore_area_size,
-				    "%s: queue %u", what, i);
-		KUNIT_EXPECT_EQ_MSG(test, q->doorbell_id,
-				    le32_to_cpu(rec->doorbell_offset),
-				    "%s: queue %u", what, i);
-		KUNIT_EXPECT_EQ_MSG(test, !!q->gws, !!rec->gws,
-				    "%s: queue %u", what, i);
-		KUNIT_EXPECT_EQ_MSG(test, q->properties.is_gws, !!rec->gws,
-				    "%s: queue %u", what, i);
-		KUNIT_EXPECT_EQ_MSG(test, q->cu_mask_count,
-				    le32_to_cpu(rec->num_cu_mask),
-				    "%s: queue %u", what, i);
+		qf_expect_rec(test, q, rec, what, i);
 		qf_replay_of(q, &r);
 		KUNIT_EXPECT_EQ_MSG(test, qf_stray_after(test, q, &r), 0,
 				    "%s: queue %u: MQD bytes from the image outside the whitelist",
@@ -2193,10 +2286,15 @@ static void qf_check_restored(struct kunit *test, struct kfd_process *p,
 			KUNIT_EXPECT_MEMEQ_MSG(test, &dyn, hdr + 1, sizeof(dyn),
 					       "%s: queue %u XCC %u", what, i,
 					       xcc);
-			KUNIT_EXPECT_EQ_MSG(test, len,
+			KUNIT_ASSERT_EQ_MSG(test, len,
 					    le32_to_cpu(hdr->data_len),
 					    "%s: queue %u XCC %u", what, i,
 					    xcc);
+			KUNIT_EXPECT_MEMEQ_MSG(test, ctl,
+					       (const u8 *)(hdr + 1) + sizeof(dyn),
+					       len,
+					       "%s: queue %u XCC %u: control stack",
+					       what, i, xcc);
 		}
 	}
 }
