@@ -691,6 +691,64 @@ static const struct kfd_criu_test_field bt_data_fields[] = {
 	{ "offset", offsetof(struct kfd_criu_bo_data_hdr, offset), 8 },
 };
 
+/*
+ * The contents of accepted BO @i: the sweep changes no payload byte, so
+ * they are those of bt_bos[@i], whose record is the image's record @i.
+ */
+static void bt_expect_contents(struct kunit *test, struct kfd_fake_bo *fb,
+			       u32 i, const char *what)
+{
+	u64 off, bad = U64_MAX;
+
+	for (off = 0; off < fb->bo.tbo.base.size && bad == U64_MAX; off++)
+		if (fb->data[off] != kfd_fake_pattern(i, off))
+			bad = off;
+	KUNIT_EXPECT_EQ_MSG(test, bad, U64_MAX,
+			    "%s: BO %u contents differ at this offset", what, i);
+}
+
+/*
+ * The mmap offsets RESTORE reports for the BOs of @img that had one: the
+ * offset in the record, now the one the fake gave the new BO. BOs at the
+ * fixed doorbell and MMIO offsets are left out.
+ */
+static void bt_expect_offsets(struct kunit *test, struct kfd_process *q,
+			      struct kfd_criu_bos_image *img,
+			      struct kfd_criu_gpus_restore *st,
+			      struct kgd_mem **mems, const char *what)
+{
+	const u32 fixed = KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL |
+			  KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP;
+	const struct kfd_criu_bo_rec *rec;
+	struct kfd_criu_offset_map *map;
+	u32 i, k, n, found;
+	u64 old;
+
+	map = kunit_kcalloc(test, img->num_bos, sizeof(*map), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, map);
+	mutex_lock(&q->mutex);
+	n = kfd_criu_bos_offsets(q, img, st, map, img->num_bos);
+	mutex_unlock(&q->mutex);
+	KUNIT_ASSERT_LE(test, n, img->num_bos);
+	for (i = 0, found = 0; i < img->num_bos; i++) {
+		rec = &img->bos[i];
+		old = le64_to_cpu(rec->mmap_offset);
+		if (!mems[i] || !old || le32_to_cpu(rec->alloc_flags) & fixed)
+			continue;
+		for (k = 0; k < n && map[k].old_offset != old; k++)
+			;
+		KUNIT_EXPECT_LT_MSG(test, k, n, "%s: BO %u: no new mmap offset",
+				    what, i);
+		if (k == n)
+			continue;
+		KUNIT_EXPECT_EQ_MSG(test, map[k].new_offset,
+				    kfd_fake_bo_of(mems[i])->gem_offset,
+				    "%s: BO %u: new mmap offset", what, i);
+		found++;
+	}
+	KUNIT_EXPECT_EQ_MSG(test, found, n, "%s: mmap offsets of no BO", what);
+}
+
 /* An accepted image: its BOs as the records say, then unwound cleanly */
 static void bt_check_accepted(struct kunit *test, struct kfd_process *q,
 			      struct kfd_criu_bos_image *img,
@@ -699,10 +757,13 @@ static void bt_check_accepted(struct kunit *test, struct kfd_process *q,
 {
 	const struct kfd_criu_bo_rec *rec;
 	struct kfd_process_device *pdd;
-	struct kgd_mem *mem;
-	u64 mapped;
-	u32 i, g;
+	struct kgd_mem *mem, **mems;
+	u64 mapped, size, vram[2] = {};
+	struct kfd_fake_bo *fb;
+	u32 i, g, flags;
 
+	mems = kunit_kcalloc(test, img->num_bos, sizeof(*mems), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mems);
 	for (i = 0; i < img->num_bos; i++) {
 		rec = &img->bos[i];
 		pdd = q->pdds[st->target[le32_to_cpu(rec->gpu_index)]];
@@ -714,11 +775,24 @@ static void bt_check_accepted(struct kunit *test, struct kfd_process *q,
 		KUNIT_EXPECT_NOT_NULL_MSG(test, mem, "%s: BO %u missing", what, i);
 		if (!mem)
 			continue;
+		mems[i] = mem;
+		fb = kfd_fake_bo_of(mem);
+		flags = le32_to_cpu(rec->alloc_flags);
+		size = le64_to_cpu(rec->size);
 		KUNIT_EXPECT_EQ_MSG(test, mem->va, le64_to_cpu(rec->va),
 				    "%s: BO %u", what, i);
-		KUNIT_EXPECT_EQ_MSG(test, mem->alloc_flags,
-				    le32_to_cpu(rec->alloc_flags),
+		KUNIT_EXPECT_EQ_MSG(test, mem->alloc_flags, flags,
 				    "%s: BO %u", what, i);
+		/* amdgpu backs an AQL queue's VA with half as much, twice */
+		KUNIT_EXPECT_EQ_MSG(test, fb->bo.tbo.base.size,
+				    flags & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM ?
+				    size / 2 : size, "%s: BO %u size", what, i);
+		KUNIT_EXPECT_EQ_MSG(test, fb->userptr, le64_to_cpu(rec->userptr),
+				    "%s: BO %u userptr", what, i);
+		if (flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM)
+			vram[pdd == q->pdds[1]] += size;
+		if (kfd_criu_bo_has_contents(flags))
+			bt_expect_contents(test, fb, i, what);
 		/* Mapped on exactly the GPUs its record names */
 		mapped = le64_to_cpu(rec->mapped_gpus);
 		for (g = 0; g < 2; g++)
@@ -728,6 +802,10 @@ static void bt_check_accepted(struct kunit *test, struct kfd_process *q,
 					    !!(mapped & BIT_ULL(g)),
 					    "%s: BO %u on GPU %u", what, i, g);
 	}
+	for (g = 0; g < 2; g++)
+		KUNIT_EXPECT_EQ_MSG(test, atomic64_read(&q->pdds[g]->vram_usage),
+				    vram[g], "%s: VRAM usage of GPU %u", what, g);
+	bt_expect_offsets(test, q, img, st, mems, what);
 	mutex_lock(&q->mutex);
 	kfd_criu_bos_unwind(q, img, st);
 	mutex_unlock(&q->mutex);
