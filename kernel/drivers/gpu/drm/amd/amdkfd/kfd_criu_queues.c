@@ -826,11 +826,12 @@ static int kfd_criu_queue_slot_free(u32 qid, enum kfd_criu_slot_kind kind,
 }
 
 /*
- * The GPU of a queue can take it, its ids are free. Allocates the doorbell
- * page of a GPU with a VM, as the create ioctl does, which
- * kfd_criu_gpus_unwind() frees again with the VM the restore acquired.
+ * Readies the GPU of a queue for it: checks that the GPU can take the
+ * queue and that its ids are free, and allocates the GPU's doorbell page
+ * as the create ioctl does (kfd_criu_gpus_unwind() frees it again with
+ * the VM the restore acquired).
  */
-static int kfd_criu_queue_check_target(struct kfd_process *p,
+static int kfd_criu_queue_prepare_target(struct kfd_process *p,
 				       struct kfd_process_device *pdd,
 				       const struct kfd_criu_queue_rec *rec)
 {
@@ -890,7 +891,7 @@ static int kfd_criu_queues_check_target(struct kfd_process *p,
 	for (i = 0; i < img->num_queues; i++) {
 		rec = &img->queues[i];
 		pdd = kfd_criu_gpus_pdd(p, st, le32_to_cpu(rec->gpu_index));
-		ret = kfd_criu_queue_check_target(p, pdd, rec);
+		ret = kfd_criu_queue_prepare_target(p, pdd, rec);
 		if (ret)
 			return ret;
 	}
