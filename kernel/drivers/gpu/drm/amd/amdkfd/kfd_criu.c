@@ -934,8 +934,6 @@ static int kfd_criu_stream_contents(struct kfd_process *p,
 		if (ret)
 			return ret;
 	}
-	if (bos->cursor.bo_index != bos->num_bos)
-		return -EINVAL;
 	return kfd_criu_bos_finish_contents(p, bos);
 }
 

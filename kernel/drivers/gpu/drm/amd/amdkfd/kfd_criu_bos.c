@@ -976,10 +976,11 @@ int kfd_criu_bos_write_contents(struct kfd_process *p,
 /**
  * kfd_criu_bos_finish_contents - complete the copies into the BOs
  * @p: the process being restored
- * @img: BO records whose contents were all written
+ * @img: BO records whose contents the image ended after
  *
  * Context: p->mutex held.
- * Return: 0, -EINTR, or the errno of a copy.
+ * Return: 0, -EINVAL when the image ended before the contents of every
+ * BO that has them, -EINTR, or the errno of a copy.
  */
 int kfd_criu_bos_finish_contents(struct kfd_process *p,
 				 struct kfd_criu_bos_image *img)
@@ -988,6 +989,11 @@ int kfd_criu_bos_finish_contents(struct kfd_process *p,
 
 	lockdep_assert_held(&p->mutex);
 
+	if (img->cursor.bo_index != img->num_bos) {
+		pr_debug("CRIU image: the contents of BO %u are missing\n",
+			 img->cursor.bo_index);
+		return -EINVAL;
+	}
 	if (!img->xfer)
 		return 0;
 	ret = kfd_criu_xfer_flush(&img->xfer->x);
