@@ -831,7 +831,7 @@ static int kfd_criu_queue_slot_free(u32 qid, enum kfd_criu_slot_kind kind,
  * as the create ioctl does (kfd_criu_gpus_unwind() frees it again with
  * the VM the restore acquired).
  */
-static int kfd_criu_queue_prepare_target(struct kfd_process *p,
+static int kfd_criu_queue_ready_target(struct kfd_process *p,
 				       struct kfd_process_device *pdd,
 				       const struct kfd_criu_queue_rec *rec)
 {
@@ -878,8 +878,11 @@ static int kfd_criu_queue_prepare_target(struct kfd_process *p,
 	return ret;
 }
 
-/* The checks that need the target, before any queue is created. */
-static int kfd_criu_queues_check_target(struct kfd_process *p,
+/*
+ * The checks that need the target, and its doorbell pages, before any
+ * queue is created.
+ */
+static int kfd_criu_queues_ready_target(struct kfd_process *p,
 					const struct kfd_criu_queues_image *img,
 					const struct kfd_criu_gpus_restore *st)
 {
@@ -891,7 +894,7 @@ static int kfd_criu_queues_check_target(struct kfd_process *p,
 	for (i = 0; i < img->num_queues; i++) {
 		rec = &img->queues[i];
 		pdd = kfd_criu_gpus_pdd(p, st, le32_to_cpu(rec->gpu_index));
-		ret = kfd_criu_queue_prepare_target(p, pdd, rec);
+		ret = kfd_criu_queue_ready_target(p, pdd, rec);
 		if (ret)
 			return ret;
 	}
@@ -1022,7 +1025,8 @@ static int kfd_criu_queue_create(struct kfd_process *p,
  * @img: validated queue records and states
  * @st: where the image GPUs were placed
  *
- * Checks the target for every queue first, then creates the queues in
+ * Checks the target for every queue first and allocates the doorbell
+ * pages of their GPUs, then creates the queues in
  * record order with their ids, CU masks and GWS, and writes their
  * dynamic state into the new MQDs. All or nothing: on error every queue
  * created is destroyed again.
@@ -1044,7 +1048,7 @@ int kfd_criu_queues_restore(struct kfd_process *p,
 
 	lockdep_assert_held(&p->mutex);
 
-	ret = kfd_criu_queues_check_target(p, img, st);
+	ret = kfd_criu_queues_ready_target(p, img, st);
 	if (ret)
 		return ret;
 	for (i = 0; i < img->num_queues; i++) {
