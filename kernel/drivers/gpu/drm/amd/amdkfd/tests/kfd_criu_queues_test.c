@@ -696,27 +696,46 @@ struct qt_family {
 	bool ctl_in_mqd;
 };
 
+/* Indices in qt_families[] */
+enum qt_family_id {
+	QT_GFX942,
+	QT_GFX943,
+	QT_GFX10,
+	QT_GFX11,
+	QT_GFX12,
+};
+
 static const struct qt_family qt_families[] = {
-	{ "v9 gfx9.4.2", mqd_manager_init_v9, IP_VERSION(9, 4, 2), 1,
-	  sizeof(struct v9_mqd), sizeof(struct v9_sdma_mqd),
-	  QT_CP_OFFSETS(struct v9_mqd), QT_SDMA_OFFSETS(struct v9_sdma_mqd),
-	  true },
-	{ "v9 gfx9.4.3 two XCCs", mqd_manager_init_v9, IP_VERSION(9, 4, 3), 2,
-	  sizeof(struct v9_mqd), sizeof(struct v9_sdma_mqd),
-	  QT_CP_OFFSETS(struct v9_mqd), QT_SDMA_OFFSETS(struct v9_sdma_mqd),
-	  true },
-	{ "v10 gfx10.3.0", mqd_manager_init_v10, IP_VERSION(10, 3, 0), 1,
-	  sizeof(struct v10_compute_mqd), sizeof(struct v10_sdma_mqd),
-	  QT_CP_OFFSETS(struct v10_compute_mqd),
-	  QT_SDMA_OFFSETS(struct v10_sdma_mqd), false },
-	{ "v11 gfx11.0.0", mqd_manager_init_v11, IP_VERSION(11, 0, 0), 1,
-	  sizeof(struct v11_compute_mqd), sizeof(struct v11_sdma_mqd),
-	  QT_CP_OFFSETS(struct v11_compute_mqd),
-	  QT_SDMA_OFFSETS(struct v11_sdma_mqd), false },
-	{ "v12 gfx12.0.0", mqd_manager_init_v12, IP_VERSION(12, 0, 0), 1,
-	  sizeof(struct v12_compute_mqd), sizeof(struct v12_sdma_mqd),
-	  QT_CP_OFFSETS(struct v12_compute_mqd),
-	  QT_SDMA_OFFSETS(struct v12_sdma_mqd), false },
+	[QT_GFX942] = {
+		"v9 gfx9.4.2", mqd_manager_init_v9, IP_VERSION(9, 4, 2), 1,
+		sizeof(struct v9_mqd), sizeof(struct v9_sdma_mqd),
+		QT_CP_OFFSETS(struct v9_mqd),
+		QT_SDMA_OFFSETS(struct v9_sdma_mqd), true
+	},
+	[QT_GFX943] = {
+		"v9 gfx9.4.3 two XCCs", mqd_manager_init_v9, IP_VERSION(9, 4, 3), 2,
+		sizeof(struct v9_mqd), sizeof(struct v9_sdma_mqd),
+		QT_CP_OFFSETS(struct v9_mqd),
+		QT_SDMA_OFFSETS(struct v9_sdma_mqd), true
+	},
+	[QT_GFX10] = {
+		"v10 gfx10.3.0", mqd_manager_init_v10, IP_VERSION(10, 3, 0), 1,
+		sizeof(struct v10_compute_mqd), sizeof(struct v10_sdma_mqd),
+		QT_CP_OFFSETS(struct v10_compute_mqd),
+		QT_SDMA_OFFSETS(struct v10_sdma_mqd), false
+	},
+	[QT_GFX11] = {
+		"v11 gfx11.0.0", mqd_manager_init_v11, IP_VERSION(11, 0, 0), 1,
+		sizeof(struct v11_compute_mqd), sizeof(struct v11_sdma_mqd),
+		QT_CP_OFFSETS(struct v11_compute_mqd),
+		QT_SDMA_OFFSETS(struct v11_sdma_mqd), false
+	},
+	[QT_GFX12] = {
+		"v12 gfx12.0.0", mqd_manager_init_v12, IP_VERSION(12, 0, 0), 1,
+		sizeof(struct v12_compute_mqd), sizeof(struct v12_sdma_mqd),
+		QT_CP_OFFSETS(struct v12_compute_mqd),
+		QT_SDMA_OFFSETS(struct v12_sdma_mqd), false
+	},
 };
 
 static void qt_family_desc(const struct qt_family *f, char *desc)
@@ -1022,7 +1041,8 @@ static void qt_test_family_sdma_dyn(struct kunit *test)
  * (QT_FILL here). Everything else is the real code: kfd_criu_queues.c,
  * pqm_update_mqd() and kfd_dqm_sdma_id_by_doorbell() of the queue
  * managers, pqm_set_gws() and each family's MQD ops on that memory, for
- * two fake GPUs: a GFX 9.4.3 with two XCCs and a GFX11 with MES. The
+ * two fake GPUs: a GFX 9.4.3 with two XCCs and a GFX11 with MES; for the
+ * round trip, the second is in turn a GFX10, a GFX11 and a GFX12. The
  * DQM's update_queue(), which the CU mask and GWS end in, runs the
  * family's update_mqd() on the queue's MQD as the real one does, without
  * the unmap and map around it. The fakes take the buffers as
@@ -1067,6 +1087,7 @@ typedef int (*qf_set_dyn_fn)(struct mqd_manager *mm, void *mqd,
  *	sees the order). Off for what a process does after its restore.
  * @set_dyn: the family's set_dyn_state() of each fake GPU's CP and SDMA
  *	MQD managers, which the fake's calls after counting the step
+ * @gpu1: the family of the second fake GPU
  */
 struct qf_fake {
 	unsigned int calls[QF_STEPS];
@@ -1077,6 +1098,7 @@ struct qf_fake {
 	unsigned int live;
 	bool guard_order;
 	qf_set_dyn_fn set_dyn[QF_GPUS][KFD_MQD_TYPE_MAX];
+	enum qt_family_id gpu1;
 };
 
 static struct qf_fake *qf;
@@ -1229,12 +1251,13 @@ static int qf_destroy(struct kfd_process *p, u32 qid)
 	return 0;
 }
 
-static void qf_fake_new(struct kunit *test)
+static void qf_fake_new(struct kunit *test, enum qt_family_id gpu1)
 {
 	qf = kunit_kzalloc(test, sizeof(*qf), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, qf);
 	qf->fail_step = QF_STEPS;
 	qf->guard_order = true;
+	qf->gpu1 = gpu1;
 	kunit_activate_static_stub(test, kfd_criu_queue_acquire_buffers,
 				   qf_acquire_buffers);
 	kunit_activate_static_stub(test, kfd_criu_queue_release_buffers,
@@ -1248,15 +1271,23 @@ static void qf_fake_new(struct kunit *test)
 #define QF_SDMA_STEP	0x20U	/* doorbells between two engines */
 #define QF_ENGINES	4	/* two PCIe, two XGMI */
 
-/* The GFX9 with two XCCs and the GFX11 of qt_families[] */
+/* The GFX9 with two XCCs, and the family of the second GPU */
 static const struct qt_family *qf_family(u32 gpu)
 {
-	return &qt_families[gpu ? 3 : 1];
+	return &qt_families[gpu ? qf->gpu1 : QT_GFX943];
 }
 
+/*
+ * A gfx_target_version for the family's GC version: major, minor and
+ * stepping (the topology gives GC 9.4.3 other values; only the family
+ * matters to the restore).
+ */
 static u32 qf_gfx_target(u32 gpu)
 {
-	return gpu ? 110000 : 90403;
+	u32 v = qf_family(gpu)->gc_version;
+
+	return IP_VERSION_MAJ(v) * 10000 + IP_VERSION_MIN(v) * 100 +
+	       IP_VERSION_REV(v);
 }
 
 /*
@@ -1366,7 +1397,16 @@ static struct kfd_node *qf_node(struct kunit *test, u32 gpu)
 	KUNIT_ASSERT_NOT_NULL(test, db);
 	node->id = QF_GPU_ID + gpu;
 	node->dqm = dqm;
-	node->gws = node;	/* a key, never dereferenced */
+	/* GFX11 and later schedule with MES, where GWS is a flag on a queue */
+	node->kfd->shared_resources.enable_mes =
+		f->gc_version >= IP_VERSION(11, 0, 0);
+	/*
+	 * GWS only where pqm_set_gws() needs no amdgpu memory object: with
+	 * MES and on GFX 9.4.3. The key is never dereferenced.
+	 */
+	if (node->kfd->shared_resources.enable_mes ||
+	    f->gc_version == IP_VERSION(9, 4, 3))
+		node->gws = node;
 	node->kfd->num_nodes = 1;
 	node->kfd->device_info.num_sdma_queues_per_engine = 8;
 	node->adev->gmc.xgmi.supported = true;
@@ -1385,8 +1425,6 @@ static struct kfd_node *qf_node(struct kunit *test, u32 gpu)
 		qt_family_mm_on(test, f, KFD_MQD_TYPE_SDMA, node);
 	qf_wrap_set_dyn(dqm, gpu, KFD_MQD_TYPE_CP);
 	qf_wrap_set_dyn(dqm, gpu, KFD_MQD_TYPE_SDMA);
-	/* GFX11 schedules with MES, where GWS is only a flag on the queue */
-	node->kfd->shared_resources.enable_mes = gpu == 1;
 	return node;
 }
 
@@ -1621,8 +1659,12 @@ static void qf_env_release(void *data)
 	kfd_criu_queues_image_free(&e->img);
 }
 
-/* Dumps the source process and reads its queues back from the stream. */
-static struct qf_env *qf_env_new(struct kunit *test)
+/*
+ * Dumps the source process, on a GFX 9.4.3 and a GPU of family @gpu1, and
+ * reads its queues back from the stream.
+ */
+static struct qf_env *qf_env_new_on(struct kunit *test,
+				    enum qt_family_id gpu1)
 {
 	struct kfd_criu_queues_image dumped;
 	struct kfd_criu_image_writer w;
@@ -1630,7 +1672,7 @@ static struct qf_env *qf_env_new(struct kunit *test)
 	u32 i, records;
 	int ret;
 
-	qf_fake_new(test);
+	qf_fake_new(test, gpu1);
 	e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, e);
 	e->s = kfd_criu_test_stream_new(test);
@@ -1672,6 +1714,12 @@ static struct qf_env *qf_env_new(struct kunit *test)
 					   &records), 0);
 	KUNIT_EXPECT_EQ(test, e->img.num_states, ARRAY_SIZE(qf_specs) + 1);
 	return e;
+}
+
+/* The environment of most cases: a GFX 9.4.3 and a GFX11 */
+static struct qf_env *qf_env_new(struct kunit *test)
+{
+	return qf_env_new_on(test, QT_GFX11);
 }
 
 static int qf_restore_img(struct kfd_process *p,
@@ -1918,6 +1966,18 @@ static void qf_expect_same(struct kunit *test, const struct qf_spec *sp,
 	KUNIT_EXPECT_EQ(test, qf_stray(test, sp, b), 0);
 }
 
+/* The families the second fake GPU takes in turn */
+static const enum qt_family_id qf_gpu1_families[] = {
+	QT_GFX10, QT_GFX11, QT_GFX12,
+};
+
+static void qf_gpu1_desc(const enum qt_family_id *f, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "GPU 1 %s", qt_families[*f].name);
+}
+
+KUNIT_ARRAY_PARAM(qf_gpu1, qf_gpu1_families, qf_gpu1_desc);
+
 /*
  * The real CHECKPOINT and RESTORE of a queue of every class on two fake
  * GPUs of different families: the restored queues keep their ids, ring,
@@ -1927,12 +1987,15 @@ static void qf_expect_same(struct kunit *test, const struct qf_spec *sp,
  */
 static void qt_test_restore_on_fakes(struct kunit *test)
 {
-	struct qf_env *e = qf_env_new(test);
+	const enum qt_family_id *gpu1 = test->param_value;
+	struct qf_env *e = qf_env_new_on(test, *gpu1);
 	struct kfd_process *p = qf_process(test, e->nodes);
 	const struct qf_spec *sp;
 	struct queue *a, *b;
 	u32 i;
 
+	/* The source's queues were set up through the same MQD ops */
+	memset(qf->calls, 0, sizeof(qf->calls));
 	KUNIT_ASSERT_EQ(test, qf_restore(e, p), 0);
 	KUNIT_EXPECT_EQ(test, qf->live, 2 * ARRAY_SIZE(qf_specs));
 	KUNIT_EXPECT_EQ(test, qf->held, ARRAY_SIZE(qf_specs));
@@ -1949,6 +2012,7 @@ static void qt_test_restore_on_fakes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, qf->calls[QF_ACQUIRE], ARRAY_SIZE(qf_specs));
 	KUNIT_EXPECT_EQ(test, qf->calls[QF_CREATE], ARRAY_SIZE(qf_specs));
 	KUNIT_EXPECT_EQ(test, qf->calls[QF_UPDATE], 3);
+	KUNIT_EXPECT_EQ(test, qf->calls[QF_SET_DYN], e->img.num_states);
 	KUNIT_EXPECT_NE(test, p->pdds[0]->qpd.num_gws, 0);
 	KUNIT_EXPECT_EQ(test, p->pdds[1]->qpd.num_gws, 0);
 }
@@ -2190,6 +2254,18 @@ static int qf_rec_type(const struct kfd_criu_queue_rec *rec)
 	return -1;
 }
 
+/* The queue format of a record's format; -1 for one RESTORE must refuse */
+static int qf_rec_format(const struct kfd_criu_queue_rec *rec)
+{
+	switch (le32_to_cpu(rec->format)) {
+	case KFD_CRIU_QUEUE_FORMAT_PM4:
+		return KFD_QUEUE_FORMAT_PM4;
+	case KFD_CRIU_QUEUE_FORMAT_AQL:
+		return KFD_QUEUE_FORMAT_AQL;
+	}
+	return -1;
+}
+
 #define QF_EXPECT_REC(test, got, want, what, i, field)			\
 	KUNIT_EXPECT_EQ_MSG(test, (u64)(got), (u64)(want),		\
 			    "%s: queue %u: %s", what, i, field)
@@ -2200,12 +2276,9 @@ static void qf_expect_rec(struct kunit *test, const struct queue *q,
 			  const char *what, u32 i)
 {
 	const struct queue_properties *qp = &q->properties;
-	bool aql = le32_to_cpu(rec->format) == KFD_CRIU_QUEUE_FORMAT_AQL;
 
 	QF_EXPECT_REC(test, qp->type, qf_rec_type(rec), what, i, "type");
-	QF_EXPECT_REC(test, qp->format,
-		      aql ? KFD_QUEUE_FORMAT_AQL : KFD_QUEUE_FORMAT_PM4,
-		      what, i, "format");
+	QF_EXPECT_REC(test, qp->format, qf_rec_format(rec), what, i, "format");
 	QF_EXPECT_REC(test, qp->queue_address, le64_to_cpu(rec->ring_base),
 		      what, i, "ring");
 	QF_EXPECT_REC(test, qp->queue_size, le32_to_cpu(rec->ring_size),
@@ -2245,57 +2318,98 @@ static void qf_expect_rec(struct kunit *test, const struct queue *q,
 		      what, i, "CU mask bits");
 }
 
+/*
+ * The states of XCC @xcc of restored queue @q, which record @i and
+ * QUEUE_STATE payload @hdr give: dynamic fields and control stack bytes,
+ * read back through the family's get_dyn_state().
+ */
+static void qf_expect_state(struct kunit *test, struct queue *q, u32 xcc,
+			    const struct kfd_criu_queue_state_hdr *hdr,
+			    u8 *ctl, const char *what, u32 i)
+{
+	struct mqd_manager *mm = kfd_criu_mqd_mgr(q->device,
+						  q->properties.type);
+	const u8 *data = (const u8 *)(hdr + 1) + sizeof(struct kfd_criu_queue_dyn);
+	struct kfd_criu_queue_dyn dyn;
+	u32 len;
+	int ret;
+
+	KUNIT_EXPECT_EQ_MSG(test, le32_to_cpu(hdr->queue_index), i,
+			    "%s: queue %u XCC %u: state of another queue", what,
+			    i, xcc);
+	KUNIT_EXPECT_EQ_MSG(test, le32_to_cpu(hdr->xcc), xcc,
+			    "%s: queue %u XCC %u: state of another XCC", what,
+			    i, xcc);
+	ret = mm->get_dyn_state(mm, q->mqd, &q->properties, xcc, &dyn, ctl,
+				&len);
+	KUNIT_EXPECT_EQ_MSG(test, ret, 0, "%s: queue %u XCC %u", what, i, xcc);
+	if (ret)
+		return;
+	KUNIT_EXPECT_MEMEQ_MSG(test, &dyn, hdr + 1, sizeof(dyn),
+			       "%s: queue %u XCC %u", what, i, xcc);
+	KUNIT_EXPECT_EQ_MSG(test, len, le32_to_cpu(hdr->data_len),
+			    "%s: queue %u XCC %u", what, i, xcc);
+	KUNIT_EXPECT_MEMEQ_MSG(test, ctl, data,
+			       min(len, le32_to_cpu(hdr->data_len)),
+			       "%s: queue %u XCC %u: control stack", what, i,
+			       xcc);
+}
+
+/* The CU mask of restored queue @q is the words record @i carried. */
+static void qf_expect_cu_mask(struct kunit *test, const struct queue *q,
+			      const struct kfd_criu_queues_image *img,
+			      const char *what, u32 i)
+{
+	const __le32 *cu = img->cu_masks + i * KFD_CRIU_CU_MASK_WORDS;
+	u32 w, words = le32_to_cpu(img->queues[i].num_cu_mask) / 32;
+
+	if (!words)
+		return;
+	KUNIT_EXPECT_NOT_NULL_MSG(test, q->cu_mask, "%s: queue %u", what, i);
+	for (w = 0; q->cu_mask && w < words; w++)
+		KUNIT_EXPECT_EQ_MSG(test, q->cu_mask[w], le32_to_cpu(cu[w]),
+				    "%s: queue %u: CU mask word %u", what, i,
+				    w);
+}
+
 /* A restored queue is what its record and its states say. */
 static void qf_check_restored(struct kunit *test, struct kfd_process *p,
 			      const struct kfd_criu_queues_image *img,
 			      const struct kfd_criu_gpus_restore *st,
 			      const char *what)
 {
-	const struct kfd_criu_queue_state_hdr *hdr;
 	const struct kfd_criu_queue_rec *rec;
-	struct kfd_criu_queue_dyn dyn;
-	struct mqd_manager *mm;
-	u32 i, xcc, len, k = 0;
+	u32 i, xcc, first = 0;
 	struct qf_replay r;
 	struct queue *q;
 	u8 *ctl;
 
 	ctl = kunit_kmalloc(test, QT_DYN_CTL, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, ctl);
-	for (i = 0; i < img->num_queues; i++) {
+	for (i = 0; i < img->num_queues; first += le32_to_cpu(rec->num_xcc),
+	     i++) {
 		rec = &img->queues[i];
 		q = pqm_get_user_queue(&p->pqm, le32_to_cpu(rec->queue_id));
-		KUNIT_ASSERT_NOT_NULL_MSG(test, q, "%s: queue %u missing", what,
+		KUNIT_EXPECT_NOT_NULL_MSG(test, q, "%s: queue %u missing", what,
 					  i);
+		if (!q)
+			continue;
 		KUNIT_EXPECT_PTR_EQ_MSG(test, q->device,
-					kfd_criu_gpus_pdd(p, st,
-							  le32_to_cpu(rec->gpu_index))->dev,
+					p->pdds[st->target[le32_to_cpu(rec->gpu_index)]]->dev,
 					"%s: queue %u", what, i);
+		/* Created evicted: nothing runs before RESUME */
+		KUNIT_EXPECT_FALSE_MSG(test, q->properties.is_active,
+				       "%s: queue %u", what, i);
 		qf_expect_rec(test, q, rec, what, i);
+		qf_expect_cu_mask(test, q, img, what, i);
 		qf_replay_of(q, &r);
 		KUNIT_EXPECT_EQ_MSG(test, qf_stray_after(test, q, &r), 0,
 				    "%s: queue %u: MQD bytes from the image outside the whitelist",
 				    what, i);
-		mm = kfd_criu_mqd_mgr(q->device, q->properties.type);
-		for (xcc = 0; xcc < le32_to_cpu(rec->num_xcc); xcc++, k++) {
-			hdr = img->states[k].payload;
-			KUNIT_ASSERT_EQ(test, mm->get_dyn_state(mm, q->mqd,
-								&q->properties,
-								xcc, &dyn, ctl,
-								&len), 0);
-			KUNIT_EXPECT_MEMEQ_MSG(test, &dyn, hdr + 1, sizeof(dyn),
-					       "%s: queue %u XCC %u", what, i,
-					       xcc);
-			KUNIT_ASSERT_EQ_MSG(test, len,
-					    le32_to_cpu(hdr->data_len),
-					    "%s: queue %u XCC %u", what, i,
-					    xcc);
-			KUNIT_EXPECT_MEMEQ_MSG(test, ctl,
-					       (const u8 *)(hdr + 1) + sizeof(dyn),
-					       len,
-					       "%s: queue %u XCC %u: control stack",
-					       what, i, xcc);
-		}
+		for (xcc = 0; xcc < le32_to_cpu(rec->num_xcc); xcc++)
+			qf_expect_state(test, q, xcc,
+					img->states[first + xcc].payload, ctl,
+					what, i);
 	}
 }
 
@@ -2502,7 +2616,7 @@ static struct kunit_case kfd_criu_queues_test_cases[] = {
 	KUNIT_CASE(qt_test_mqd_sdma_dyn),
 	KUNIT_CASE_PARAM(qt_test_family_cp_dyn, qt_family_gen_params),
 	KUNIT_CASE_PARAM(qt_test_family_sdma_dyn, qt_family_gen_params),
-	KUNIT_CASE(qt_test_restore_on_fakes),
+	KUNIT_CASE_PARAM(qt_test_restore_on_fakes, qf_gpu1_gen_params),
 	KUNIT_CASE(qt_test_restore_unwinds_on_fakes),
 	KUNIT_CASE(qt_test_restore_checks_target),
 	KUNIT_CASE(qt_test_snapshot_refusals),
