@@ -1088,7 +1088,9 @@ static int kfd_criu_bo_destroy(struct kfd_process *p,
 	kfd_process_device_remove_obj_handle(pdd, le32_to_cpu(rec->handle));
 	/* What kfd_criu_restore_memory_of_gpu() added for it */
 	if (le32_to_cpu(rec->alloc_flags) & KFD_IOC_ALLOC_MEM_FLAGS_VRAM)
-		atomic64_sub(le64_to_cpu(rec->size), &pdd->vram_usage);
+		atomic64_sub(kfd_vram_usage_of(le32_to_cpu(rec->alloc_flags),
+					       le64_to_cpu(rec->size)),
+			     &pdd->vram_usage);
 	return 0;
 }
 

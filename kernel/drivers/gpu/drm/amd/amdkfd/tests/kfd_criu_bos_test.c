@@ -71,6 +71,8 @@ MODULE_PARM_DESC(kfd_criu_test_seed,
 #define BT_USERPTR	(KFD_IOC_ALLOC_MEM_FLAGS_USERPTR | \
 			 KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE)
 #define BT_AQL		(BT_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM)
+/* The VRAM an AQL queue's BO of @va bytes of VA takes: half, in pages */
+#define BT_AQL_VRAM(va)	PAGE_ALIGN((va) / 2)
 
 /**
  * struct bt_bo - a BO of the test process
@@ -328,7 +330,7 @@ static void test_bos_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic64_read(&q->pdds[0]->vram_usage),
 			bt_bos[0].size);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&q->pdds[1]->vram_usage),
-			bt_bos[3].size);
+			BT_AQL_VRAM(bt_bos[3].size));
 	KUNIT_EXPECT_EQ(test, fake->bounce_bytes, 0);
 	KUNIT_EXPECT_GT(test, fake->tlb_flushes, 0);
 
@@ -405,7 +407,7 @@ static void test_bos_round_trip_swapped_gpus(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic64_read(&q->pdds[1]->vram_usage),
 			bt_bos[0].size);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&q->pdds[0]->vram_usage),
-			bt_bos[3].size);
+			BT_AQL_VRAM(bt_bos[3].size));
 	bt_expect_pairing(test, q, map, n);
 	kfd_criu_bos_image_free(&img);
 }
@@ -799,7 +801,9 @@ static void bt_check_accepted(struct kunit *test, struct kfd_process *q,
 		KUNIT_EXPECT_EQ_MSG(test, fb->userptr, le64_to_cpu(rec->userptr),
 				    "%s: BO %u userptr", what, i);
 		if (flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM)
-			vram[pdd == q->pdds[1]] += size;
+			vram[pdd == q->pdds[1]] +=
+				flags & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM ?
+				BT_AQL_VRAM(size) : size;
 		if (kfd_criu_bo_has_contents(flags))
 			bt_expect_contents(test, fb, i, what);
 		/* Mapped on exactly the GPUs its record names */
@@ -812,8 +816,9 @@ static void bt_check_accepted(struct kunit *test, struct kfd_process *q,
 					    "%s: BO %u on GPU %u", what, i, g);
 	}
 	/*
-	 * As kfd_criu_restore_memory_of_gpu() counts, which the fake's
-	 * allocation copies: the VA size, also of an AQL queue's BO.
+	 * As the allocation ioctl counts, and kfd_criu_restore_memory_of_gpu()
+	 * with it (the fake's allocation counts the same way): an AQL
+	 * queue's BO takes half its VA size.
 	 */
 	for (g = 0; g < 2; g++)
 		KUNIT_EXPECT_EQ_MSG(test, atomic64_read(&q->pdds[g]->vram_usage),

@@ -319,7 +319,9 @@ static int kfd_fake_alloc(struct kfd_process_device *pdd,
 	fb->userptr = priv->user_addr;
 	/* As kfd_criu_restore_memory_of_gpu() counts it */
 	if (bucket->alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM)
-		atomic64_add(bucket->size, &pdd->vram_usage);
+		atomic64_add(kfd_vram_usage_of(bucket->alloc_flags,
+					       bucket->size),
+			     &pdd->vram_usage);
 	*mem = &fb->mem;
 	return 0;
 }
