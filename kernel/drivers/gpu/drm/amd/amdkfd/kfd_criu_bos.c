@@ -980,7 +980,8 @@ int kfd_criu_bos_write_contents(struct kfd_process *p,
  *
  * Context: p->mutex held.
  * Return: 0, -EINVAL when the image ended before the contents of every
- * BO that has them, -EINTR, or the errno of a copy.
+ * BO that has them (the copies are left to kfd_criu_bos_unwind(), which
+ * frees them), -EINTR, or the errno of a copy.
  */
 int kfd_criu_bos_finish_contents(struct kfd_process *p,
 				 struct kfd_criu_bos_image *img)

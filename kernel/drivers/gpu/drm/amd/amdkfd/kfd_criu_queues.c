@@ -847,10 +847,6 @@ static int kfd_criu_queue_ready_target(struct kfd_process *p,
 			 qid, dev->id);
 		return -EINVAL;
 	}
-	/* As the create ioctl does; the doorbell bitmap comes with it */
-	ret = kfd_alloc_process_doorbells(dev->kfd, pdd);
-	if (ret)
-		return ret;
 	if (!kfd_criu_mqd_mgr(dev, qp.type)->set_dyn_state) {
 		pr_warn_ratelimited("CRIU image: queue %u: GPU 0x%x cannot restore queue state\n",
 				    qid, dev->id);
@@ -862,6 +858,10 @@ static int kfd_criu_queue_ready_target(struct kfd_process *p,
 				    qid, dev->id);
 		return -ENODEV;
 	}
+	/* As the create ioctl does; the doorbell bitmap comes with it */
+	ret = kfd_alloc_process_doorbells(dev->kfd, pdd);
+	if (ret)
+		return ret;
 	ret = kfd_criu_queue_slot_free(qid, KFD_CRIU_SLOT_QUEUE_ID, qid,
 				       p->pqm.queue_slot_bitmap);
 	if (ret)
