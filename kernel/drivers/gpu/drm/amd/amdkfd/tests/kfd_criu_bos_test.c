@@ -149,8 +149,12 @@ static struct kfd_process *bt_source(struct kunit *test)
 	return p;
 }
 
-/* CHECKPOINT's part for the BOs: records, then contents, then END. */
-static int bt_dump(struct kfd_process *p, struct kfd_criu_test_stream *s)
+/*
+ * CHECKPOINT's part for the BOs: records, then contents unless
+ * @no_contents, then END.
+ */
+static int bt_dump_as(struct kfd_process *p, struct kfd_criu_test_stream *s,
+		      bool no_contents)
 {
 	struct kfd_criu_bos_image img;
 	struct kfd_criu_image_writer w;
@@ -165,12 +169,17 @@ static int bt_dump(struct kfd_process *p, struct kfd_criu_test_stream *s)
 	ret = kfd_criu_image_write_header(&w, "kunit");
 	if (!ret)
 		ret = kfd_criu_bos_write(&w, &img);
-	if (!ret)
+	if (!ret && !no_contents)
 		ret = kfd_criu_bos_dump_contents(&w, p, &img);
 	if (!ret)
 		ret = kfd_criu_image_write_end(&w);
 	kfd_criu_bos_image_free(&img);
 	return ret;
+}
+
+static int bt_dump(struct kfd_process *p, struct kfd_criu_test_stream *s)
+{
+	return bt_dump_as(p, s, false);
 }
 
 /* Reads the BO records up to the first BO_DATA or END into @img. */
@@ -651,6 +660,31 @@ static void test_bos_vram_lost(struct kunit *test)
 	bt_expect_nothing_left(test, q, KFD_FAKE_COPY, 2);
 }
 
+/*
+ * An image that ends before the contents of its BOs is refused with
+ * -EINVAL, and the BOs it created are gone again.
+ */
+static void test_bos_contents_missing(struct kunit *test)
+{
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
+	struct kfd_fake_gpus *fake = kfd_fake_gpus_new(test);
+	struct kfd_criu_gpus_restore *st;
+	struct kfd_criu_bos_image img;
+	struct kfd_process *q;
+	u32 g;
+
+	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, st);
+	bt_stub(test);
+	KUNIT_ASSERT_EQ(test, bt_dump_as(bt_source(test), s, true), 0);
+	q = kfd_fake_process(test, 2, BT_GPU0);
+	KUNIT_EXPECT_EQ(test, bt_restore(q, s, &img, st, false), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kfd_fake_bos_of(q), 0);
+	for (g = 0; g < 2; g++)
+		KUNIT_EXPECT_EQ(test, atomic64_read(&q->pdds[g]->vram_usage), 0);
+	KUNIT_EXPECT_EQ(test, fake->bounce_bytes, 0);
+}
+
 /* What an image cannot carry is refused at the snapshot. */
 static void test_bos_snapshot_refuses_imported(struct kunit *test)
 {
@@ -976,6 +1010,7 @@ static struct kunit_case kfd_criu_bos_cases[] = {
 	KUNIT_CASE(test_bos_dump_refuses_a_freed_bo),
 	KUNIT_CASE(test_bos_dump_copy_error),
 	KUNIT_CASE(test_bos_vram_lost),
+	KUNIT_CASE(test_bos_contents_missing),
 	KUNIT_CASE(test_bos_snapshot_refuses_imported),
 	KUNIT_CASE(test_bos_restore_unwinds_with_a_signal_pending),
 	KUNIT_CASE(test_runtime_restore_unwinds),
