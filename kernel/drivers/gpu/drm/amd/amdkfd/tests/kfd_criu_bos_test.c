@@ -27,7 +27,12 @@
  * sets each field of BO and BO_DATA records to boundary values, with
  * good CRCs, and restores each image on the fakes; a refusal must use a
  * documented errno and leave nothing, an acceptance must restore what
- * the records say. The runtime case restores and unwinds the XNACK mode
+ * the records say. The BOs of an accepted image, and those of the round
+ * trips, then go through what a process does next with them, with the
+ * real MAP, UNMAP and FREE ioctl handlers: each BO is unmapped, mapped
+ * again, unmapped and freed, after which no BO, handle or VRAM usage may
+ * be left. A second restore of an accepted image checks its unwind. The
+ * runtime case restores and unwinds the XNACK mode
  * and an enabled runtime, which a restore sets before its BOs.
  */
 
@@ -123,6 +128,7 @@ static void bt_stub(struct kunit *test)
 	kunit_activate_static_stub(test, kfd_criu_bo_vram_epoch,
 				   kfd_fake_vram_epoch);
 	kunit_activate_static_stub(test, kfd_criu_bo_copy, kfd_fake_copy);
+	kfd_fake_stub_ioctls(test);
 }
 
 /* The process to dump: two GPUs with the BOs of bt_bos[]. */
@@ -315,6 +321,12 @@ static void bt_expect_restored(struct kunit *test, struct kfd_process *q,
 	}
 }
 
+/* Below, with the hostile records it also judges */
+static void bt_check_accepted(struct kunit *test, struct kfd_process *q,
+			      struct kfd_criu_bos_image *img,
+			      struct kfd_criu_gpus_restore *st,
+			      const char *what);
+
 static void test_bos_round_trip(struct kunit *test)
 {
 	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
@@ -358,7 +370,7 @@ static void test_bos_round_trip(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, map[i].gpu_id, BT_GPU0 + bt_bos[i].gpu);
 		KUNIT_EXPECT_EQ(test, map[i].reserved, 0);
 	}
-	kfd_criu_bos_image_free(&img);
+	bt_check_accepted(test, q, &img, st, "round trip");
 }
 
 /* Image GPU 0 placed on local GPU 1 and the other way round. */
@@ -418,7 +430,7 @@ static void test_bos_round_trip_swapped_gpus(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic64_read(&q->pdds[0]->vram_usage),
 			BT_AQL_VRAM(bt_bos[3].size));
 	bt_expect_pairing(test, q, map, n);
-	kfd_criu_bos_image_free(&img);
+	bt_check_accepted(test, q, &img, st, "swapped GPUs");
 }
 
 /* Too little room for the pairing writes nothing and says so */
@@ -794,7 +806,132 @@ static void bt_expect_offsets(struct kunit *test, struct kfd_process *q,
 	KUNIT_EXPECT_EQ_MSG(test, found, n, "%s: mmap offsets of no BO", what);
 }
 
-/* An accepted image: its BOs as the records say, then unwound cleanly */
+/*
+ * MAP or UNMAP (@map false) of the BO at @handle on the GPUs of @gpus
+ * (image indexes), through the ioctl handler, as a process calls it.
+ */
+static int bt_ioctl_map(struct kunit *test, struct kfd_process *q, u64 handle,
+			u64 gpus, bool map)
+{
+	struct kfd_ioctl_unmap_memory_from_gpu_args unmap = {};
+	struct kfd_ioctl_map_memory_to_gpu_args args = {};
+	u32 ids[2], n = 0, g;
+	int ret;
+
+	for (g = 0; g < 2; g++)
+		if (gpus & BIT_ULL(g))
+			ids[n++] = BT_GPU0 + g;
+	args.handle = handle;
+	args.device_ids_array_ptr = kfd_fake_user_ids(test, ids, n);
+	args.n_devices = n;
+	if (map) {
+		ret = kfd_ioctl_map_memory_to_gpu(NULL, q, &args);
+	} else {
+		unmap.handle = args.handle;
+		unmap.device_ids_array_ptr = args.device_ids_array_ptr;
+		unmap.n_devices = n;
+		ret = kfd_ioctl_unmap_memory_from_gpu(NULL, q, &unmap);
+		args.n_success = unmap.n_success;
+	}
+	if (!ret && args.n_success != n)
+		ret = -EPROTO;
+	return ret;
+}
+
+/* The GPUs (image indexes) @mem is mapped on */
+static u64 bt_mapped_on(struct kfd_process *q, struct kfd_criu_gpus_restore *st,
+			struct kgd_mem *mem)
+{
+	u64 mapped = 0;
+	u32 g;
+
+	for (g = 0; g < 2; g++)
+		if (kfd_fake_on_vm(q->pdds[st->target[g]]->drm_priv, mem))
+			mapped |= BIT_ULL(g);
+	return mapped;
+}
+
+/*
+ * What a process does next with the BOs a restore gave it, through the
+ * ioctl handlers it calls, each of which must succeed: unmap each BO
+ * from the GPUs it is mapped on, map it there again, unmap it and free
+ * it. Then nothing may be left: no BO, no handle, and no VRAM usage, so
+ * that FREE gave back exactly what the restore charged. Frees @img.
+ */
+static void bt_next_ops(struct kunit *test, struct kfd_process *q,
+			struct kfd_criu_bos_image *img,
+			struct kfd_criu_gpus_restore *st, struct kgd_mem **mems,
+			const char *what)
+{
+	struct kfd_ioctl_free_memory_of_gpu_args args = {};
+	const struct kfd_criu_bo_rec *rec;
+	u64 mapped, handle;
+	u32 i, g;
+	int ret;
+
+	for (i = 0; i < img->num_bos; i++) {
+		if (!mems[i])
+			continue;
+		rec = &img->bos[i];
+		mapped = le64_to_cpu(rec->mapped_gpus);
+		handle = MAKE_HANDLE(BT_GPU0 + le32_to_cpu(rec->gpu_index),
+				     le32_to_cpu(rec->handle));
+		if (mapped) {
+			ret = bt_ioctl_map(test, q, handle, mapped, false);
+			KUNIT_EXPECT_EQ_MSG(test, ret, 0, "%s: BO %u: UNMAP",
+					    what, i);
+			KUNIT_EXPECT_EQ_MSG(test, bt_mapped_on(q, st, mems[i]), 0,
+					    "%s: BO %u: mapped after UNMAP",
+					    what, i);
+			ret = bt_ioctl_map(test, q, handle, mapped, true);
+			KUNIT_EXPECT_EQ_MSG(test, ret, 0, "%s: BO %u: MAP",
+					    what, i);
+			KUNIT_EXPECT_EQ_MSG(test, bt_mapped_on(q, st, mems[i]),
+					    mapped, "%s: BO %u: GPUs after MAP",
+					    what, i);
+			ret = bt_ioctl_map(test, q, handle, mapped, false);
+			KUNIT_EXPECT_EQ_MSG(test, ret, 0, "%s: BO %u: UNMAP",
+					    what, i);
+		}
+		args.handle = handle;
+		ret = kfd_ioctl_free_memory_of_gpu(NULL, q, &args);
+		KUNIT_EXPECT_EQ_MSG(test, ret, 0, "%s: BO %u: FREE", what, i);
+	}
+	kfd_criu_bos_image_free(img);
+	KUNIT_EXPECT_EQ_MSG(test, kfd_fake_bos_of(q), 0,
+			    "%s: BOs left after FREE", what);
+	for (g = 0; g < 2; g++) {
+		KUNIT_EXPECT_TRUE_MSG(test, idr_is_empty(&q->pdds[g]->alloc_idr),
+				      "%s: handles left after FREE", what);
+		KUNIT_EXPECT_EQ_MSG(test, atomic64_read(&q->pdds[g]->vram_usage),
+				    0, "%s: VRAM usage of GPU %u after FREE",
+				    what, g);
+	}
+}
+
+/* The unwind of an accepted image leaves nothing. Frees @img. */
+static void bt_check_unwind(struct kunit *test, struct kfd_process *q,
+			    struct kfd_criu_bos_image *img,
+			    struct kfd_criu_gpus_restore *st, const char *what)
+{
+	u32 g;
+
+	mutex_lock(&q->mutex);
+	kfd_criu_bos_unwind(q, img, st);
+	mutex_unlock(&q->mutex);
+	kfd_criu_bos_image_free(img);
+	KUNIT_EXPECT_EQ_MSG(test, kfd_fake_bos_of(q), 0,
+			    "%s: BOs left after the unwind", what);
+	for (g = 0; g < 2; g++)
+		KUNIT_EXPECT_EQ_MSG(test, atomic64_read(&q->pdds[g]->vram_usage),
+				    0, "%s: VRAM usage of GPU %u after the unwind",
+				    what, g);
+}
+
+/*
+ * An accepted image: its BOs as the records say, and then what a process
+ * does next with them works. Frees @img.
+ */
 static void bt_check_accepted(struct kunit *test, struct kfd_process *q,
 			      struct kfd_criu_bos_image *img,
 			      struct kfd_criu_gpus_restore *st,
@@ -858,19 +995,13 @@ static void bt_check_accepted(struct kunit *test, struct kfd_process *q,
 		KUNIT_EXPECT_EQ_MSG(test, atomic64_read(&q->pdds[g]->vram_usage),
 				    vram[g], "%s: VRAM usage of GPU %u", what, g);
 	bt_expect_offsets(test, q, img, st, mems, what);
-	mutex_lock(&q->mutex);
-	kfd_criu_bos_unwind(q, img, st);
-	mutex_unlock(&q->mutex);
-	kfd_criu_bos_image_free(img);
-	KUNIT_EXPECT_EQ_MSG(test, kfd_fake_bos_of(q), 0,
-			    "%s: BOs left after the unwind", what);
-	for (g = 0; g < 2; g++)
-		KUNIT_EXPECT_EQ_MSG(test, atomic64_read(&q->pdds[g]->vram_usage),
-				    0, "%s: VRAM usage of GPU %u after the unwind",
-				    what, g);
+	bt_next_ops(test, q, img, st, mems, what);
 }
 
-/* Restores @s into a fresh process and judges the outcome */
+/*
+ * Restores @s into a fresh process and judges the outcome. An accepted
+ * image is restored twice: once to go on with its BOs, once to unwind.
+ */
 static bool bt_try_hostile(struct kunit *test, struct kfd_criu_test_stream *s,
 			   struct kfd_criu_gpus_restore *st, const char *what)
 {
@@ -883,6 +1014,11 @@ static bool bt_try_hostile(struct kunit *test, struct kfd_criu_test_stream *s,
 	ret = bt_restore(q, s, &img, st, false);
 	if (!ret) {
 		bt_check_accepted(test, q, &img, st, what);
+		q = kfd_fake_process(test, 2, BT_GPU0);
+		ret = bt_restore(q, s, &img, st, false);
+		KUNIT_EXPECT_EQ_MSG(test, ret, 0, "%s: second restore", what);
+		if (!ret)
+			bt_check_unwind(test, q, &img, st, what);
 		return true;
 	}
 	KUNIT_EXPECT_TRUE_MSG(test, kfd_criu_test_documented(ret),

@@ -13,8 +13,15 @@
  *
  * The fakes count their calls per kind of step, and fail one chosen call
  * of one kind, so that a test can make every step of a restore fail in
- * turn and check that nothing is left behind. The device pointers of the
- * fake nodes are keys only the fakes see; nothing dereferences them.
+ * turn and check that nothing is left behind.
+ *
+ * What a process does next with a restored BO, MAP, UNMAP and FREE, runs
+ * the real ioctl handlers of kfd_chardev.c; their calls into amdgpu (map,
+ * unmap, DMA unmap, sync, free, TLB flush) go to fakes of their own,
+ * which keep the same map of what is mapped where and give back VRAM as
+ * amdgpu does. For the handlers, the fake GPUs have zeroed amdgpu
+ * devices (a reset domain with a workqueue, a GC version) and each
+ * process-device a DRM file; the fakes never look inside them.
  */
 
 #ifndef KFD_CRIU_FAKE_GPU_H_INCLUDED
@@ -23,8 +30,14 @@
 #include <kunit/test.h>
 #include <linux/idr.h>
 #include <linux/list.h>
+#include <linux/mman.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/workqueue.h>
+#include <drm/drm_file.h>
+
+#include "amdgpu_reset.h"
 
 #define KFD_FAKE_MAX_GPUS	4
 
@@ -66,6 +79,11 @@ static const char * const kfd_fake_step_name[KFD_FAKE_NUM_STEPS] = {
  * @vram_epoch: the VRAM-lost count of every fake GPU
  * @lose_vram_at: the copy (by number) during which the GPUs lose their
  *	VRAM, or -1
+ * @adev: the device of each fake GPU, shared by all fake processes
+ * @kfd: the KFD device of each fake GPU
+ * @reset_domain: the reset domain of every @adev
+ * @fpriv: what the DRM file of every process-device points to
+ * @user_page: a page of user memory the ioctl arguments point into, or 0
  */
 struct kfd_fake_gpus {
 	struct kunit *test;
@@ -80,6 +98,11 @@ struct kfd_fake_gpus {
 	int fail_signal;
 	int vram_epoch;
 	int lose_vram_at;
+	struct amdgpu_device *adev[KFD_FAKE_MAX_GPUS];
+	struct kfd_dev kfd[KFD_FAKE_MAX_GPUS];
+	struct amdgpu_reset_domain reset_domain;
+	struct amdgpu_fpriv *fpriv;
+	unsigned long user_page;
 };
 
 /**
@@ -149,10 +172,40 @@ static void kfd_fake_cleanup(void *data)
 {
 	struct kfd_fake_gpus *fake = data;
 	struct kfd_fake_bo *fb, *tmp;
+	int i;
 
 	list_for_each_entry_safe(fb, tmp, &fake->bos, link)
 		kfd_fake_bo_free(fb);
+	for (i = 0; i < KFD_FAKE_MAX_GPUS; i++)
+		kvfree(fake->adev[i]);
+	if (fake->reset_domain.wq)
+		destroy_workqueue(fake->reset_domain.wq);
+	kfree(fake->fpriv);
 	kfd_fake = NULL;
+}
+
+/*
+ * The devices the ioctl handlers reach through a fake GPU: the reset
+ * domain FREE flushes, and the GC version UNMAP reads. GPU 0 is a GFX
+ * 9.4.3, which flushes TLBs after an unmap; the others are not.
+ */
+static int kfd_fake_devices_new(struct kfd_fake_gpus *fake)
+{
+	int i;
+
+	fake->reset_domain.wq = alloc_ordered_workqueue("kfd_fake_reset", 0);
+	fake->fpriv = kzalloc(sizeof(*fake->fpriv), GFP_KERNEL);
+	if (!fake->reset_domain.wq || !fake->fpriv)
+		return -ENOMEM;
+	for (i = 0; i < KFD_FAKE_MAX_GPUS; i++) {
+		fake->adev[i] = kvzalloc(sizeof(*fake->adev[i]), GFP_KERNEL);
+		if (!fake->adev[i])
+			return -ENOMEM;
+		fake->adev[i]->reset_domain = &fake->reset_domain;
+		fake->kfd[i].adev = fake->adev[i];
+	}
+	fake->adev[0]->ip_versions[GC_HWIP][0] = IP_VERSION(9, 4, 3);
+	return 0;
 }
 
 static struct kfd_fake_gpus *kfd_fake_gpus_new(struct kunit *test)
@@ -169,6 +222,7 @@ static struct kfd_fake_gpus *kfd_fake_gpus_new(struct kunit *test)
 	kfd_fake = fake;
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, kfd_fake_cleanup,
 							fake), 0);
+	KUNIT_ASSERT_EQ(test, kfd_fake_devices_new(fake), 0);
 	return fake;
 }
 
@@ -181,16 +235,22 @@ static void kfd_fake_process_release(void *data)
 		idr_destroy(&p->pdds[i]->alloc_idr);
 }
 
-/* A process with @num_gpus fake GPUs, gpu_ids @first_gpu_id and up. */
+/*
+ * A process with @num_gpus fake GPUs, gpu_ids @first_gpu_id and up, bound
+ * to them as after their first use (runtime PM already taken).
+ */
 static struct kfd_process *kfd_fake_process(struct kunit *test, u32 num_gpus,
 					    u32 first_gpu_id)
 {
 	struct kfd_process_device *pdd;
 	struct kfd_process *p;
 	struct kfd_node *node;
+	struct drm_file *file;
 	u32 i;
 
 	KUNIT_ASSERT_LE(test, num_gpus, KFD_FAKE_MAX_GPUS);
+	/* The fake GPUs' devices come first */
+	KUNIT_ASSERT_TRUE(test, !num_gpus || kfd_fake);
 	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	mutex_init(&p->mutex);
@@ -200,17 +260,20 @@ static struct kfd_process *kfd_fake_process(struct kunit *test, u32 num_gpus,
 	for (i = 0; i < num_gpus; i++) {
 		pdd = kunit_kzalloc(test, sizeof(*pdd), GFP_KERNEL);
 		node = kunit_kzalloc(test, sizeof(*node), GFP_KERNEL);
+		file = kunit_kzalloc(test, sizeof(*file), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, pdd);
 		KUNIT_ASSERT_NOT_NULL(test, node);
+		KUNIT_ASSERT_NOT_NULL(test, file);
 		node->id = first_gpu_id + i;
-		/* Keys the fakes compare, never dereferenced */
-		node->adev = kunit_kzalloc(test, 1, GFP_KERNEL);
-		pdd->drm_priv = kunit_kzalloc(test, 1, GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, node->adev);
-		KUNIT_ASSERT_NOT_NULL(test, pdd->drm_priv);
+		node->adev = kfd_fake->adev[i];
+		node->kfd = &kfd_fake->kfd[i];
+		/* A key of the fakes' map of mappings, one per VM */
+		file->driver_priv = kfd_fake->fpriv;
+		pdd->drm_priv = file;
 		pdd->dev = node;
 		pdd->process = p;
 		pdd->user_gpu_id = node->id;
+		pdd->runtime_inuse = true;
 		idr_init(&pdd->alloc_idr);
 		p->pdds[i] = pdd;
 		p->n_pdds = i + 1;
@@ -472,6 +535,118 @@ static int kfd_fake_copy(struct kgd_mem *mem, u64 offset, void *bounce,
 	}
 	st->cpu_bytes += len;
 	return 0;
+}
+
+/*
+ * The calls of the MAP, UNMAP and FREE ioctl handlers into amdgpu. As
+ * amdgpu: mapping a BO where it is mapped already does nothing,
+ * unmapping it where it is not fails, a BO still mapped somewhere is not
+ * freed, and a free gives back the BO's own size for a VRAM BO (half
+ * the VA of an AQL queue's BO), nothing for the others.
+ */
+static int kfd_fake_gpuvm_map(struct amdgpu_device *adev, struct kgd_mem *mem,
+			      void *drm_priv)
+{
+	struct kfd_fake_bo *fb = kfd_fake_bo_of(mem);
+	int slot;
+
+	if (kfd_fake_map_slot(fb, drm_priv) >= 0)
+		return 0;
+	slot = kfd_fake_map_slot(fb, NULL);
+	if (slot < 0)
+		return -ENOSPC;
+	fb->mapped_on[slot] = drm_priv;
+	return 0;
+}
+
+static int kfd_fake_gpuvm_unmap(struct amdgpu_device *adev,
+				struct kgd_mem *mem, void *drm_priv)
+{
+	struct kfd_fake_bo *fb = kfd_fake_bo_of(mem);
+	int slot = kfd_fake_map_slot(fb, drm_priv);
+
+	if (slot < 0)
+		return -EINVAL;
+	fb->mapped_on[slot] = NULL;
+	return 0;
+}
+
+/* UNMAP drops the DMA mappings only of a BO it unmapped first */
+static int kfd_fake_gpuvm_dmaunmap(struct kgd_mem *mem, void *drm_priv)
+{
+	KUNIT_EXPECT_FALSE_MSG(kfd_fake->test, kfd_fake_on_vm(drm_priv, mem),
+			       "DMA unmap of the BO at 0x%llx, still mapped",
+			       mem->va);
+	return 0;
+}
+
+static int kfd_fake_gpuvm_sync(struct amdgpu_device *adev,
+			       struct kgd_mem *mem, bool intr)
+{
+	return 0;
+}
+
+static int kfd_fake_gpuvm_free(struct amdgpu_device *adev, struct kgd_mem *mem,
+			       void *drm_priv, u64 *size)
+{
+	struct kfd_fake_bo *fb = kfd_fake_bo_of(mem);
+	int i;
+
+	for (i = 0; i < KFD_FAKE_MAX_GPUS; i++)
+		if (fb->mapped_on[i])
+			return -EBUSY;
+	if (size)
+		*size = mem->alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM ?
+			fb->bo.tbo.base.size : 0;
+	kfd_fake_bo_free(fb);
+	return 0;
+}
+
+static int kfd_fake_flush_compute_tlb(struct amdgpu_device *adev,
+				      struct amdgpu_vm *vm, u32 flush_type,
+				      u32 xcc_mask)
+{
+	kfd_fake->tlb_flushes++;
+	return 0;
+}
+
+/* The fakes of the calls the memory ioctl handlers make */
+static void kfd_fake_stub_ioctls(struct kunit *test)
+{
+	kunit_activate_static_stub(test, amdgpu_amdkfd_gpuvm_map_memory_to_gpu,
+				   kfd_fake_gpuvm_map);
+	kunit_activate_static_stub(test,
+				   amdgpu_amdkfd_gpuvm_unmap_memory_from_gpu,
+				   kfd_fake_gpuvm_unmap);
+	kunit_activate_static_stub(test, amdgpu_amdkfd_gpuvm_dmaunmap_mem,
+				   kfd_fake_gpuvm_dmaunmap);
+	kunit_activate_static_stub(test, amdgpu_amdkfd_gpuvm_sync_memory,
+				   kfd_fake_gpuvm_sync);
+	kunit_activate_static_stub(test, amdgpu_amdkfd_gpuvm_free_memory_of_gpu,
+				   kfd_fake_gpuvm_free);
+	kunit_activate_static_stub(test, amdgpu_vm_flush_compute_tlb,
+				   kfd_fake_flush_compute_tlb);
+}
+
+/*
+ * @n u32 GPU ids in user memory, as the MAP and UNMAP ioctls read them;
+ * the page is mapped on first use, into an address space KUnit gives the
+ * test's thread.
+ */
+static u64 kfd_fake_user_ids(struct kunit *test, const u32 *ids, u32 n)
+{
+	if (!kfd_fake->user_page) {
+		kfd_fake->user_page = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE,
+						    PROT_READ | PROT_WRITE,
+						    MAP_ANONYMOUS | MAP_PRIVATE,
+						    0);
+		KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(kfd_fake->user_page));
+		KUNIT_ASSERT_NE(test, kfd_fake->user_page, 0);
+	}
+	KUNIT_ASSERT_LE(test, n * sizeof(*ids), PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)kfd_fake->user_page,
+					   ids, n * sizeof(*ids)), 0);
+	return kfd_fake->user_page;
 }
 
 #endif
