@@ -7,6 +7,9 @@
 SERIES_DIR=${SERIES_DIR:-$BUILD_DIR/series}
 SERIES_WORK=$BUILD_DIR/series-work
 SERIES_DEFS=$TOP/scripts/series.d
+# The series is in the byte order of the names in $SERIES_DEFS
+# ("13-x" before "13a-y"), which a glob gives only in the C locale.
+export LC_COLLATE=C
 SERIES_BRANCH=amdkfd-criu
 SERIES_BASE_TAG=base
 SERIES_AUTHOR=${SERIES_AUTHOR:-amdkfd-criu developers <amdkfd-criu@example.org>}

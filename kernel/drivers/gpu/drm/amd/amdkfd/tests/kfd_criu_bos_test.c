@@ -31,9 +31,10 @@
  * trips, then go through what a process does next with them, with the
  * real MAP, UNMAP and FREE ioctl handlers: each BO is unmapped, mapped
  * again, unmapped and freed, after which no BO, handle or VRAM usage may
- * be left. A second restore of an accepted image checks its unwind. The
- * runtime case restores and unwinds the XNACK mode
- * and an enabled runtime, which a restore sets before its BOs.
+ * be left. A second restore of an accepted image checks its unwind.
+ *
+ * The runtime case restores and unwinds the XNACK mode and an enabled
+ * runtime, which a restore sets before its BOs.
  */
 
 #include <kunit/static_stub.h>
@@ -129,6 +130,7 @@ static void bt_stub(struct kunit *test)
 				   kfd_fake_vram_epoch);
 	kunit_activate_static_stub(test, kfd_criu_bo_copy, kfd_fake_copy);
 	kfd_fake_stub_ioctls(test);
+	kfd_fake_user_page_new(test);
 }
 
 /* The process to dump: two GPUs with the BOs of bt_bos[]. */
@@ -745,13 +747,34 @@ static const struct kfd_criu_test_field bt_data_fields[] = {
  * only in (bo_index, offset) order, so they are those of bt_bos[@i],
  * whose record is the image's record @i.
  */
-static void bt_expect_contents(struct kunit *test, struct kfd_fake_bo *fb,
-			       u32 i, const char *what)
+/*
+ * The byte at @off of the BO restored from record @i, @va_size bytes of
+ * VA: the last contents byte written there. The image holds bt_bos[i]'s
+ * contents for each byte of VA, its BO's bytes over and over for an AQL
+ * queue's BO, and a restore writes them in VA order. An AQL queue's BO
+ * takes its VA twice, so that byte comes from the last VA offset that
+ * lands on @off; a record the sweep made AQL thus restores a BO whose
+ * halves differ.
+ */
+static u8 bt_expected_byte(u32 i, u64 off, u64 va_size, u64 bo_size)
 {
-	u64 off, bad = U64_MAX;
+	u64 src = PAGE_ALIGN(bt_bos[i].flags & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM ?
+			     bt_bos[i].size >> 1 : bt_bos[i].size);
+	u64 va;
 
-	for (off = 0; off < fb->bo.tbo.base.size && bad == U64_MAX; off++)
-		if (fb->data[off] != kfd_fake_pattern(i, off))
+	if (off >= va_size)
+		return 0;
+	va = off + (va_size - 1 - off) / bo_size * bo_size;
+	return kfd_fake_pattern(i, va % src);
+}
+
+static void bt_expect_contents(struct kunit *test, struct kfd_fake_bo *fb,
+			       u32 i, u64 va_size, const char *what)
+{
+	u64 off, size = fb->bo.tbo.base.size, bad = U64_MAX;
+
+	for (off = 0; off < size && bad == U64_MAX; off++)
+		if (fb->data[off] != bt_expected_byte(i, off, va_size, size))
 			bad = off;
 	KUNIT_EXPECT_EQ_MSG(test, bad, U64_MAX,
 			    "%s: BO %u contents differ at this offset", what, i);
@@ -815,7 +838,7 @@ static int bt_ioctl_map(struct kunit *test, struct kfd_process *q, u64 handle,
 {
 	struct kfd_ioctl_unmap_memory_from_gpu_args unmap = {};
 	struct kfd_ioctl_map_memory_to_gpu_args args = {};
-	u32 ids[2], n = 0, g;
+	u32 ids[2], n = 0, done, g;
 	int ret;
 
 	for (g = 0; g < 2; g++)
@@ -826,15 +849,17 @@ static int bt_ioctl_map(struct kunit *test, struct kfd_process *q, u64 handle,
 	args.n_devices = n;
 	if (map) {
 		ret = kfd_ioctl_map_memory_to_gpu(NULL, q, &args);
+		done = args.n_success;
 	} else {
 		unmap.handle = args.handle;
 		unmap.device_ids_array_ptr = args.device_ids_array_ptr;
 		unmap.n_devices = n;
 		ret = kfd_ioctl_unmap_memory_from_gpu(NULL, q, &unmap);
-		args.n_success = unmap.n_success;
+		done = unmap.n_success;
 	}
-	if (!ret && args.n_success != n)
-		ret = -EPROTO;
+	/* All GPUs on success, none when the first one failed */
+	if (done != (ret ? 0 : n))
+		return -EPROTO;
 	return ret;
 }
 
@@ -851,51 +876,100 @@ static u64 bt_mapped_on(struct kfd_process *q, struct kfd_criu_gpus_restore *st,
 	return mapped;
 }
 
+/* FREE of the BO at @handle, through the ioctl handler */
+static int bt_ioctl_free(struct kfd_process *q, u64 handle)
+{
+	struct kfd_ioctl_free_memory_of_gpu_args args = { .handle = handle };
+
+	return kfd_ioctl_free_memory_of_gpu(NULL, q, &args);
+}
+
+/* Whether @pdd's handle @handle still names a BO */
+static bool bt_has_handle(struct kfd_process *q,
+			  struct kfd_process_device *pdd, u32 handle)
+{
+	bool found;
+
+	mutex_lock(&q->mutex);
+	found = kfd_process_device_translate_handle(pdd, handle);
+	mutex_unlock(&q->mutex);
+	return found;
+}
+
+/*
+ * The calls a process makes on a mapped BO before it frees it, and what
+ * each must do: FREE refuses a mapped BO and changes nothing, UNMAP
+ * unmaps it from every GPU and a second UNMAP fails, MAP maps it on
+ * exactly those GPUs again and a second MAP changes nothing. Leaves the
+ * BO unmapped.
+ */
+static void bt_next_ops_mapped(struct kunit *test, struct kfd_process *q,
+			       struct kfd_criu_gpus_restore *st,
+			       struct kgd_mem *mem, u64 handle, u64 mapped,
+			       struct kfd_process_device *pdd, u32 i,
+			       const char *what)
+{
+	s64 vram = atomic64_read(&pdd->vram_usage);
+
+	KUNIT_EXPECT_EQ_MSG(test, bt_ioctl_free(q, handle), -EBUSY,
+			    "%s: BO %u: FREE while mapped", what, i);
+	KUNIT_EXPECT_TRUE_MSG(test, bt_has_handle(q, pdd, (u32)handle),
+			      "%s: BO %u: handle gone after a refused FREE",
+			      what, i);
+	KUNIT_EXPECT_EQ_MSG(test, atomic64_read(&pdd->vram_usage), vram,
+			    "%s: BO %u: VRAM usage after a refused FREE",
+			    what, i);
+	KUNIT_EXPECT_EQ_MSG(test, bt_ioctl_map(test, q, handle, mapped, false),
+			    0, "%s: BO %u: UNMAP", what, i);
+	KUNIT_EXPECT_EQ_MSG(test, bt_mapped_on(q, st, mem), 0,
+			    "%s: BO %u: mapped after UNMAP", what, i);
+	KUNIT_EXPECT_EQ_MSG(test, bt_ioctl_map(test, q, handle, mapped, false),
+			    -EINVAL, "%s: BO %u: second UNMAP", what, i);
+	KUNIT_EXPECT_EQ_MSG(test, bt_ioctl_map(test, q, handle, mapped, true),
+			    0, "%s: BO %u: MAP", what, i);
+	KUNIT_EXPECT_EQ_MSG(test, bt_ioctl_map(test, q, handle, mapped, true),
+			    0, "%s: BO %u: second MAP", what, i);
+	KUNIT_EXPECT_EQ_MSG(test, bt_mapped_on(q, st, mem), mapped,
+			    "%s: BO %u: GPUs after MAP", what, i);
+	KUNIT_EXPECT_EQ_MSG(test, bt_ioctl_map(test, q, handle, mapped, false),
+			    0, "%s: BO %u: UNMAP after MAP", what, i);
+}
+
 /*
  * What a process does next with the BOs a restore gave it, through the
- * ioctl handlers it calls, each of which must succeed: unmap each BO
- * from the GPUs it is mapped on, map it there again, unmap it and free
- * it. Then nothing may be left: no BO, no handle, and no VRAM usage, so
- * that FREE gave back exactly what the restore charged. Frees @img.
+ * ioctl handlers it calls (bt_next_ops_mapped() for a mapped BO), then
+ * FREE of each, which must succeed and take its handle. Then nothing may
+ * be left: no BO, no handle, and no VRAM usage, so that FREE gave back
+ * what the restore charged: the restore counts with kfd_vram_usage_of(),
+ * the fake free gives back the BO's size as amdgpu does. Frees @img.
  */
 static void bt_next_ops(struct kunit *test, struct kfd_process *q,
 			struct kfd_criu_bos_image *img,
 			struct kfd_criu_gpus_restore *st, struct kgd_mem **mems,
 			const char *what)
 {
-	struct kfd_ioctl_free_memory_of_gpu_args args = {};
 	const struct kfd_criu_bo_rec *rec;
+	struct kfd_process_device *pdd;
 	u64 mapped, handle;
-	u32 i, g;
-	int ret;
+	u32 i, g, gpu;
 
 	for (i = 0; i < img->num_bos; i++) {
 		if (!mems[i])
 			continue;
 		rec = &img->bos[i];
 		mapped = le64_to_cpu(rec->mapped_gpus);
-		handle = MAKE_HANDLE(BT_GPU0 + le32_to_cpu(rec->gpu_index),
-				     le32_to_cpu(rec->handle));
-		if (mapped) {
-			ret = bt_ioctl_map(test, q, handle, mapped, false);
-			KUNIT_EXPECT_EQ_MSG(test, ret, 0, "%s: BO %u: UNMAP",
-					    what, i);
-			KUNIT_EXPECT_EQ_MSG(test, bt_mapped_on(q, st, mems[i]), 0,
-					    "%s: BO %u: mapped after UNMAP",
-					    what, i);
-			ret = bt_ioctl_map(test, q, handle, mapped, true);
-			KUNIT_EXPECT_EQ_MSG(test, ret, 0, "%s: BO %u: MAP",
-					    what, i);
-			KUNIT_EXPECT_EQ_MSG(test, bt_mapped_on(q, st, mems[i]),
-					    mapped, "%s: BO %u: GPUs after MAP",
-					    what, i);
-			ret = bt_ioctl_map(test, q, handle, mapped, false);
-			KUNIT_EXPECT_EQ_MSG(test, ret, 0, "%s: BO %u: UNMAP",
-					    what, i);
-		}
-		args.handle = handle;
-		ret = kfd_ioctl_free_memory_of_gpu(NULL, q, &args);
-		KUNIT_EXPECT_EQ_MSG(test, ret, 0, "%s: BO %u: FREE", what, i);
+		gpu = le32_to_cpu(rec->gpu_index);
+		pdd = q->pdds[st->target[gpu]];
+		handle = MAKE_HANDLE(BT_GPU0 + gpu, le32_to_cpu(rec->handle));
+		if (mapped)
+			bt_next_ops_mapped(test, q, st, mems[i], handle, mapped,
+					   pdd, i, what);
+		KUNIT_EXPECT_EQ_MSG(test, bt_ioctl_free(q, handle), 0,
+				    "%s: BO %u: FREE", what, i);
+		KUNIT_EXPECT_FALSE_MSG(test,
+				       bt_has_handle(q, pdd, (u32)handle),
+				       "%s: BO %u: handle left after FREE",
+				       what, i);
 	}
 	kfd_criu_bos_image_free(img);
 	KUNIT_EXPECT_EQ_MSG(test, kfd_fake_bos_of(q), 0,
@@ -967,8 +1041,9 @@ static void bt_check_accepted(struct kunit *test, struct kfd_process *q,
 				    "%s: BO %u", what, i);
 		/* amdgpu backs an AQL queue's VA with half as much, twice */
 		KUNIT_EXPECT_EQ_MSG(test, fb->bo.tbo.base.size,
-				    flags & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM ?
-				    size / 2 : size, "%s: BO %u size", what, i);
+				    PAGE_ALIGN(flags & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM ?
+					       size >> 1 : size),
+				    "%s: BO %u size", what, i);
 		KUNIT_EXPECT_EQ_MSG(test, fb->userptr, le64_to_cpu(rec->userptr),
 				    "%s: BO %u userptr", what, i);
 		if (flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM)
@@ -976,7 +1051,7 @@ static void bt_check_accepted(struct kunit *test, struct kfd_process *q,
 				flags & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM ?
 				BT_AQL_VRAM(size) : size;
 		if (kfd_criu_bo_has_contents(flags))
-			bt_expect_contents(test, fb, i, what);
+			bt_expect_contents(test, fb, i, size, what);
 		/* Mapped on exactly the GPUs its record names */
 		mapped = le64_to_cpu(rec->mapped_gpus);
 		for (g = 0; g < 2; g++)
@@ -1059,7 +1134,8 @@ static bool bt_try_swept(struct kunit *test, void *ctx, const char *what)
  * into a fresh process on the fake GPUs. A refused image must fail with
  * an errno RESTORE documents and leave nothing behind; an accepted one
  * must have created each BO at the VA and with the flags its record
- * says, and unwind to nothing.
+ * says, take MAP, UNMAP and FREE as a process's own BOs do, and, restored
+ * again, unwind to nothing.
  */
 static void test_bos_hostile_records(struct kunit *test)
 {

@@ -16,12 +16,16 @@
  * turn and check that nothing is left behind.
  *
  * What a process does next with a restored BO, MAP, UNMAP and FREE, runs
- * the real ioctl handlers of kfd_chardev.c; their calls into amdgpu (map,
- * unmap, DMA unmap, sync, free, TLB flush) go to fakes of their own,
- * which keep the same map of what is mapped where and give back VRAM as
- * amdgpu does. For the handlers, the fake GPUs have zeroed amdgpu
- * devices (a reset domain with a workqueue, a GC version) and each
- * process-device a DRM file; the fakes never look inside them.
+ * the real ioctl handlers of kfd_chardev.c. Their calls into amdgpu that
+ * need a real BO and VM (map, unmap, DMA unmap, free) go to fakes of
+ * their own, which keep the same map of what is mapped where and give
+ * back VRAM as amdgpu does on a dGPU. The rest is real: the sync of a
+ * BO runs on the fake BO's empty sync object, and the TLB flush of a
+ * compute VM on a fake VM whose TLB sequence never moved. For the
+ * handlers the fake GPUs have zeroed amdgpu devices (a reset domain
+ * with a workqueue, a GC version) and each process-device a DRM file.
+ * A test that calls the handlers maps a page of user memory for their
+ * arguments first (kfd_fake_user_page_new()).
  */
 
 #ifndef KFD_CRIU_FAKE_GPU_H_INCLUDED
@@ -82,7 +86,8 @@ static const char * const kfd_fake_step_name[KFD_FAKE_NUM_STEPS] = {
  * @adev: the device of each fake GPU, shared by all fake processes
  * @kfd: the KFD device of each fake GPU
  * @reset_domain: the reset domain of every @adev
- * @fpriv: what the DRM file of every process-device points to
+ * @fpriv: what the DRM file of every process-device points to: a compute
+ *	VM with a stub fence as its last TLB flush
  * @user_page: a page of user memory the ioctl arguments point into, or 0
  */
 struct kfd_fake_gpus {
@@ -162,6 +167,8 @@ static int kfd_fake_step(enum kfd_fake_step step)
 
 static void kfd_fake_bo_free(struct kfd_fake_bo *fb)
 {
+	amdgpu_sync_free(&fb->mem.sync);
+	mutex_destroy(&fb->mem.lock);
 	list_del(&fb->link);
 	kfd_fake->live_bos--;
 	kvfree(fb->data);
@@ -180,6 +187,8 @@ static void kfd_fake_cleanup(void *data)
 		kvfree(fake->adev[i]);
 	if (fake->reset_domain.wq)
 		destroy_workqueue(fake->reset_domain.wq);
+	if (fake->fpriv)
+		dma_fence_put(fake->fpriv->vm.last_tlb_flush);
 	kfree(fake->fpriv);
 	kfd_fake = NULL;
 }
@@ -197,6 +206,8 @@ static int kfd_fake_devices_new(struct kfd_fake_gpus *fake)
 	fake->fpriv = kzalloc(sizeof(*fake->fpriv), GFP_KERNEL);
 	if (!fake->reset_domain.wq || !fake->fpriv)
 		return -ENOMEM;
+	fake->fpriv->vm.is_compute_context = true;
+	fake->fpriv->vm.last_tlb_flush = dma_fence_get_stub();
 	for (i = 0; i < KFD_FAKE_MAX_GPUS; i++) {
 		fake->adev[i] = kvzalloc(sizeof(*fake->adev[i]), GFP_KERNEL);
 		if (!fake->adev[i])
@@ -289,13 +300,16 @@ static u8 kfd_fake_pattern(u32 handle, u64 offset)
 	return (u8)(offset * 7 + (offset >> 12) * 13 + handle * 101 + 3);
 }
 
-/* A fake BO in @pdd's idr at @handle; the BO itself is @va_size or half. */
+/*
+ * A fake BO in @pdd's idr at @handle. As amdgpu allocates it: @va_size,
+ * or for an AQL queue's BO half of it, page-aligned.
+ */
 static struct kfd_fake_bo *kfd_fake_bo_new(struct kfd_process_device *pdd,
 					   int handle, u64 va, u64 va_size,
 					   u32 flags)
 {
 	bool aql = flags & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM;
-	u64 size = aql ? va_size / 2 : va_size;
+	u64 size = PAGE_ALIGN(aql ? va_size >> 1 : va_size);
 	struct kfd_fake_bo *fb;
 	int id;
 
@@ -314,6 +328,8 @@ static struct kfd_fake_bo *kfd_fake_bo_new(struct kfd_process_device *pdd,
 		kfree(fb);
 		return NULL;
 	}
+	mutex_init(&fb->mem.lock);
+	amdgpu_sync_create(&fb->mem.sync);
 	fb->mem.bo = &fb->bo;
 	fb->mem.va = va;
 	fb->mem.alloc_flags = flags;
@@ -542,7 +558,10 @@ static int kfd_fake_copy(struct kgd_mem *mem, u64 offset, void *bounce,
  * amdgpu: mapping a BO where it is mapped already does nothing,
  * unmapping it where it is not fails, a BO still mapped somewhere is not
  * freed, and a free gives back the BO's own size for a VRAM BO (half
- * the VA of an AQL queue's BO), nothing for the others.
+ * the VA of an AQL queue's BO, page-aligned), nothing for the others,
+ * as on a dGPU (the fake devices are no APUs). The fake map never fails:
+ * MAP's report of a failure reads the device's PCI location, which the
+ * fake devices do not have.
  */
 static int kfd_fake_gpuvm_map(struct amdgpu_device *adev, struct kgd_mem *mem,
 			      void *drm_priv)
@@ -553,8 +572,11 @@ static int kfd_fake_gpuvm_map(struct amdgpu_device *adev, struct kgd_mem *mem,
 	if (kfd_fake_map_slot(fb, drm_priv) >= 0)
 		return 0;
 	slot = kfd_fake_map_slot(fb, NULL);
-	if (slot < 0)
-		return -ENOSPC;
+	if (slot < 0) {
+		KUNIT_FAIL(kfd_fake->test, "BO at 0x%llx mapped on too many VMs",
+			   mem->va);
+		return 0;
+	}
 	fb->mapped_on[slot] = drm_priv;
 	return 0;
 }
@@ -580,12 +602,6 @@ static int kfd_fake_gpuvm_dmaunmap(struct kgd_mem *mem, void *drm_priv)
 	return 0;
 }
 
-static int kfd_fake_gpuvm_sync(struct amdgpu_device *adev,
-			       struct kgd_mem *mem, bool intr)
-{
-	return 0;
-}
-
 static int kfd_fake_gpuvm_free(struct amdgpu_device *adev, struct kgd_mem *mem,
 			       void *drm_priv, u64 *size)
 {
@@ -602,14 +618,6 @@ static int kfd_fake_gpuvm_free(struct amdgpu_device *adev, struct kgd_mem *mem,
 	return 0;
 }
 
-static int kfd_fake_flush_compute_tlb(struct amdgpu_device *adev,
-				      struct amdgpu_vm *vm, u32 flush_type,
-				      u32 xcc_mask)
-{
-	kfd_fake->tlb_flushes++;
-	return 0;
-}
-
 /* The fakes of the calls the memory ioctl handlers make */
 static void kfd_fake_stub_ioctls(struct kunit *test)
 {
@@ -620,29 +628,29 @@ static void kfd_fake_stub_ioctls(struct kunit *test)
 				   kfd_fake_gpuvm_unmap);
 	kunit_activate_static_stub(test, amdgpu_amdkfd_gpuvm_dmaunmap_mem,
 				   kfd_fake_gpuvm_dmaunmap);
-	kunit_activate_static_stub(test, amdgpu_amdkfd_gpuvm_sync_memory,
-				   kfd_fake_gpuvm_sync);
 	kunit_activate_static_stub(test, amdgpu_amdkfd_gpuvm_free_memory_of_gpu,
 				   kfd_fake_gpuvm_free);
-	kunit_activate_static_stub(test, amdgpu_vm_flush_compute_tlb,
-				   kfd_fake_flush_compute_tlb);
 }
 
 /*
- * @n u32 GPU ids in user memory, as the MAP and UNMAP ioctls read them;
- * the page is mapped on first use, into an address space KUnit gives the
- * test's thread.
+ * A page of user memory for the ioctl arguments, in an address space
+ * KUnit gives the test's thread. Mapped before anything else runs, so
+ * that the whole test runs with an mm, as a real RESTORE does; the
+ * unwind worker takes the caller's.
  */
+static void kfd_fake_user_page_new(struct kunit *test)
+{
+	kfd_fake->user_page = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE,
+					    PROT_READ | PROT_WRITE,
+					    MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(kfd_fake->user_page));
+	KUNIT_ASSERT_NE(test, kfd_fake->user_page, 0);
+}
+
+/* @n u32 GPU ids in user memory, as the MAP and UNMAP ioctls read them */
 static u64 kfd_fake_user_ids(struct kunit *test, const u32 *ids, u32 n)
 {
-	if (!kfd_fake->user_page) {
-		kfd_fake->user_page = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE,
-						    PROT_READ | PROT_WRITE,
-						    MAP_ANONYMOUS | MAP_PRIVATE,
-						    0);
-		KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(kfd_fake->user_page));
-		KUNIT_ASSERT_NE(test, kfd_fake->user_page, 0);
-	}
+	KUNIT_ASSERT_NE(test, kfd_fake->user_page, 0);
 	KUNIT_ASSERT_LE(test, n * sizeof(*ids), PAGE_SIZE);
 	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)kfd_fake->user_page,
 					   ids, n * sizeof(*ids)), 0);
