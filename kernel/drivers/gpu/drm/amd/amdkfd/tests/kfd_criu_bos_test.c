@@ -79,6 +79,10 @@ MODULE_PARM_DESC(kfd_criu_test_seed,
 #define BT_AQL		(BT_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM)
 /* The VRAM an AQL queue's BO of @va bytes of VA takes: half, in pages */
 #define BT_AQL_VRAM(va)	PAGE_ALIGN((va) / 2)
+/* The size of the BO amdgpu makes for @va bytes of VA and @flags */
+#define BT_BO_SIZE(flags, va) \
+	((flags) & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM ? \
+	 BT_AQL_VRAM(va) : PAGE_ALIGN(va))
 
 /**
  * struct bt_bo - a BO of the test process
@@ -275,6 +279,38 @@ static int bt_restore(struct kfd_process *q, struct kfd_criu_test_stream *s,
 	return ret;
 }
 
+/*
+ * The byte at @off of the BO restored from record @i, @va_size bytes of
+ * VA: the last contents byte written there. The image holds bt_bos[i]'s
+ * contents for each byte of VA, its BO's bytes over and over for an AQL
+ * queue's BO, and a restore writes them in VA order. An AQL queue's BO
+ * takes its VA twice, so that byte comes from the last VA offset that
+ * lands on @off; a record the sweep made AQL thus restores a BO whose
+ * halves differ.
+ */
+static u8 bt_expected_byte(u32 i, u64 off, u64 va_size, u64 bo_size)
+{
+	u64 src = BT_BO_SIZE(bt_bos[i].flags, bt_bos[i].size);
+	u64 va;
+
+	if (off >= va_size)
+		return 0;
+	va = off + (va_size - 1 - off) / bo_size * bo_size;
+	return kfd_fake_pattern(i, va % src);
+}
+
+static void bt_expect_contents(struct kunit *test, struct kfd_fake_bo *fb,
+			       u32 i, u64 va_size, const char *what)
+{
+	u64 off, size = fb->bo.tbo.base.size, bad = U64_MAX;
+
+	for (off = 0; off < size && bad == U64_MAX; off++)
+		if (fb->data[off] != bt_expected_byte(i, off, va_size, size))
+			bad = off;
+	KUNIT_EXPECT_EQ_MSG(test, bad, U64_MAX,
+			    "%s: BO %u contents differ at this offset", what, i);
+}
+
 /* The BO of bt_bos[@i] in @q, its GPUs swapped or not, or NULL. */
 static struct kfd_fake_bo *bt_find_on(struct kfd_process *q, u32 i, bool swap)
 {
@@ -295,7 +331,6 @@ static void bt_expect_restored(struct kunit *test, struct kfd_process *q,
 {
 	const struct bt_bo *b;
 	struct kfd_fake_bo *fb;
-	u64 off, bad;
 	u32 i, g;
 
 	for (i = 0; i < ARRAY_SIZE(bt_bos); i++) {
@@ -311,15 +346,8 @@ static void bt_expect_restored(struct kunit *test, struct kfd_process *q,
 							   &fb->mem),
 					    !!(b->mapped & BIT(g)),
 					    "BO %u on GPU %u", i, g);
-		if (!kfd_criu_bo_has_contents(b->flags))
-			continue;
-		bad = U64_MAX;
-		for (off = 0; off < fb->bo.tbo.base.size && bad == U64_MAX;
-		     off++)
-			if (fb->data[off] != kfd_fake_pattern(i, off))
-				bad = off;
-		KUNIT_EXPECT_EQ_MSG(test, bad, U64_MAX,
-				    "BO %u contents differ at this offset", i);
+		if (kfd_criu_bo_has_contents(b->flags))
+			bt_expect_contents(test, fb, i, b->size, "round trip");
 	}
 }
 
@@ -748,39 +776,6 @@ static const struct kfd_criu_test_field bt_data_fields[] = {
  * whose record is the image's record @i.
  */
 /*
- * The byte at @off of the BO restored from record @i, @va_size bytes of
- * VA: the last contents byte written there. The image holds bt_bos[i]'s
- * contents for each byte of VA, its BO's bytes over and over for an AQL
- * queue's BO, and a restore writes them in VA order. An AQL queue's BO
- * takes its VA twice, so that byte comes from the last VA offset that
- * lands on @off; a record the sweep made AQL thus restores a BO whose
- * halves differ.
- */
-static u8 bt_expected_byte(u32 i, u64 off, u64 va_size, u64 bo_size)
-{
-	u64 src = PAGE_ALIGN(bt_bos[i].flags & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM ?
-			     bt_bos[i].size >> 1 : bt_bos[i].size);
-	u64 va;
-
-	if (off >= va_size)
-		return 0;
-	va = off + (va_size - 1 - off) / bo_size * bo_size;
-	return kfd_fake_pattern(i, va % src);
-}
-
-static void bt_expect_contents(struct kunit *test, struct kfd_fake_bo *fb,
-			       u32 i, u64 va_size, const char *what)
-{
-	u64 off, size = fb->bo.tbo.base.size, bad = U64_MAX;
-
-	for (off = 0; off < size && bad == U64_MAX; off++)
-		if (fb->data[off] != bt_expected_byte(i, off, va_size, size))
-			bad = off;
-	KUNIT_EXPECT_EQ_MSG(test, bad, U64_MAX,
-			    "%s: BO %u contents differ at this offset", what, i);
-}
-
-/*
  * The mmap offsets RESTORE reports for the BOs of @img that had one: the
  * offset in the record, now the one the fake gave the new BO, of the
  * image GPU the BO's record names. BOs at the fixed doorbell and MMIO
@@ -1041,15 +1036,12 @@ static void bt_check_accepted(struct kunit *test, struct kfd_process *q,
 				    "%s: BO %u", what, i);
 		/* amdgpu backs an AQL queue's VA with half as much, twice */
 		KUNIT_EXPECT_EQ_MSG(test, fb->bo.tbo.base.size,
-				    PAGE_ALIGN(flags & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM ?
-					       size >> 1 : size),
-				    "%s: BO %u size", what, i);
+				    BT_BO_SIZE(flags, size), "%s: BO %u size",
+				    what, i);
 		KUNIT_EXPECT_EQ_MSG(test, fb->userptr, le64_to_cpu(rec->userptr),
 				    "%s: BO %u userptr", what, i);
 		if (flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM)
-			vram[pdd == q->pdds[1]] +=
-				flags & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM ?
-				BT_AQL_VRAM(size) : size;
+			vram[pdd == q->pdds[1]] += BT_BO_SIZE(flags, size);
 		if (kfd_criu_bo_has_contents(flags))
 			bt_expect_contents(test, fb, i, size, what);
 		/* Mapped on exactly the GPUs its record names */

@@ -369,6 +369,23 @@ static bool kfd_fake_on_vm(void *drm_priv, struct kgd_mem *mem)
 	return kfd_fake_map_slot(kfd_fake_bo_of(mem), drm_priv) >= 0;
 }
 
+/* Maps @fb in the VM of @drm_priv, where it is not mapped yet */
+static int kfd_fake_map_add(struct kfd_fake_bo *fb, void *drm_priv)
+{
+	int slot = kfd_fake_map_slot(fb, NULL);
+
+	if (slot < 0)
+		return -ENOSPC;
+	fb->mapped_on[slot] = drm_priv;
+	return 0;
+}
+
+/* Whether @fb is mapped in any VM */
+static bool kfd_fake_is_mapped(struct kfd_fake_bo *fb)
+{
+	return memchr_inv(fb->mapped_on, 0, sizeof(fb->mapped_on));
+}
+
 static int kfd_fake_userptr(struct kgd_mem *mem, u64 *addr)
 {
 	*addr = kfd_fake_bo_of(mem)->userptr;
@@ -409,18 +426,14 @@ static int kfd_fake_vm_map(struct kfd_process_device *pdd,
 			   struct kgd_mem *mem)
 {
 	struct kfd_fake_bo *fb = kfd_fake_bo_of(mem);
-	int ret, slot;
+	int ret;
 
 	ret = kfd_fake_step(KFD_FAKE_MAP);
 	if (ret)
 		return ret;
 	if (kfd_fake_map_slot(fb, pdd->drm_priv) >= 0)
 		return -EINVAL;
-	slot = kfd_fake_map_slot(fb, NULL);
-	if (slot < 0)
-		return -ENOSPC;
-	fb->mapped_on[slot] = pdd->drm_priv;
-	return 0;
+	return kfd_fake_map_add(fb, pdd->drm_priv);
 }
 
 static int kfd_fake_vm_sync(struct kgd_mem *mem)
@@ -464,11 +477,9 @@ static int kfd_fake_release(struct kfd_process_device *pdd,
 			    struct kgd_mem *mem)
 {
 	struct kfd_fake_bo *fb = kfd_fake_bo_of(mem);
-	int i;
 
-	for (i = 0; i < KFD_FAKE_MAX_GPUS; i++)
-		if (fb->mapped_on[i])
-			return -EBUSY;
+	if (kfd_fake_is_mapped(fb))
+		return -EBUSY;
 	if (fb->off_lists) {
 		KUNIT_FAIL(kfd_fake->test, "BO at 0x%llx freed twice",
 			   fb->mem.va);
@@ -567,17 +578,11 @@ static int kfd_fake_gpuvm_map(struct amdgpu_device *adev, struct kgd_mem *mem,
 			      void *drm_priv)
 {
 	struct kfd_fake_bo *fb = kfd_fake_bo_of(mem);
-	int slot;
 
-	if (kfd_fake_map_slot(fb, drm_priv) >= 0)
-		return 0;
-	slot = kfd_fake_map_slot(fb, NULL);
-	if (slot < 0) {
+	if (kfd_fake_map_slot(fb, drm_priv) < 0 &&
+	    kfd_fake_map_add(fb, drm_priv))
 		KUNIT_FAIL(kfd_fake->test, "BO at 0x%llx mapped on too many VMs",
 			   mem->va);
-		return 0;
-	}
-	fb->mapped_on[slot] = drm_priv;
 	return 0;
 }
 
@@ -606,11 +611,9 @@ static int kfd_fake_gpuvm_free(struct amdgpu_device *adev, struct kgd_mem *mem,
 			       void *drm_priv, u64 *size)
 {
 	struct kfd_fake_bo *fb = kfd_fake_bo_of(mem);
-	int i;
 
-	for (i = 0; i < KFD_FAKE_MAX_GPUS; i++)
-		if (fb->mapped_on[i])
-			return -EBUSY;
+	if (kfd_fake_is_mapped(fb))
+		return -EBUSY;
 	if (size)
 		*size = mem->alloc_flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM ?
 			fb->bo.tbo.base.size : 0;
