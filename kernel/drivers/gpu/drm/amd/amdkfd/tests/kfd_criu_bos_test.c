@@ -79,10 +79,14 @@ MODULE_PARM_DESC(kfd_criu_test_seed,
 #define BT_AQL		(BT_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM)
 /* The VRAM an AQL queue's BO of @va bytes of VA takes: half, in pages */
 #define BT_AQL_VRAM(va)	PAGE_ALIGN((va) / 2)
+
 /* The size of the BO amdgpu makes for @va bytes of VA and @flags */
-#define BT_BO_SIZE(flags, va) \
-	((flags) & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM ? \
-	 BT_AQL_VRAM(va) : PAGE_ALIGN(va))
+static u64 bt_bo_size(u32 flags, u64 va)
+{
+	if (flags & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM)
+		return BT_AQL_VRAM(va);
+	return PAGE_ALIGN(va);
+}
 
 /**
  * struct bt_bo - a BO of the test process
@@ -290,7 +294,7 @@ static int bt_restore(struct kfd_process *q, struct kfd_criu_test_stream *s,
  */
 static u8 bt_expected_byte(u32 i, u64 off, u64 va_size, u64 bo_size)
 {
-	u64 src = BT_BO_SIZE(bt_bos[i].flags, bt_bos[i].size);
+	u64 src = bt_bo_size(bt_bos[i].flags, bt_bos[i].size);
 	u64 va;
 
 	if (off >= va_size)
@@ -1036,12 +1040,12 @@ static void bt_check_accepted(struct kunit *test, struct kfd_process *q,
 				    "%s: BO %u", what, i);
 		/* amdgpu backs an AQL queue's VA with half as much, twice */
 		KUNIT_EXPECT_EQ_MSG(test, fb->bo.tbo.base.size,
-				    BT_BO_SIZE(flags, size), "%s: BO %u size",
+				    bt_bo_size(flags, size), "%s: BO %u size",
 				    what, i);
 		KUNIT_EXPECT_EQ_MSG(test, fb->userptr, le64_to_cpu(rec->userptr),
 				    "%s: BO %u userptr", what, i);
 		if (flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM)
-			vram[pdd == q->pdds[1]] += BT_BO_SIZE(flags, size);
+			vram[pdd == q->pdds[1]] += bt_bo_size(flags, size);
 		if (kfd_criu_bo_has_contents(flags))
 			bt_expect_contents(test, fb, i, size, what);
 		/* Mapped on exactly the GPUs its record names */
