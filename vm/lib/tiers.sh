@@ -102,14 +102,17 @@ run_into() {
 	esac > "$dir/$tier/$(echo "$name" | tr / _).out" 2>&1
 }
 
-# The guest has two CPUs and the tests are single threaded, so they run in
-# two lanes of about equal length: the second takes the mutation campaign,
-# the fault tests and the plain CRIU test, the first everything else,
-# led by the CRIU dump/restore test. CRIU restores processes at their old
-# pids: the lanes never wrap the pid space, so no other test can take one
-# meanwhile.
-LANE1_HEAD="e2e/kfd_criu_dump_restore_test.sh"
-LANE2="e2e/kfd_mutate_test e2e/kfd_faults_test e2e/criu_plain_test.sh"
+# The guest has two CPUs and the tests are single threaded, so two
+# workers run them, each taking the next program nobody has taken yet
+# from one list. The list starts with the longest programs (measured
+# under TCG with KASAN: the CRIU dump/restore test and the mutation
+# campaign about 100 s each, DRM reattach 40 s, the fault tests 20 s),
+# so that the short ones fill in at the end and the workers finish
+# within a few seconds of each other whatever a program's length on the
+# day. CRIU restores processes at their old pids: the tests never wrap
+# the pid space, so no other test can take one meanwhile.
+LONGEST_FIRST="e2e/kfd_criu_dump_restore_test.sh e2e/kfd_mutate_test"
+LONGEST_FIRST="$LONGEST_FIRST e2e/kfd_drm_reattach_test.sh e2e/kfd_faults_test"
 
 # test_programs TIER: the test programs of TIER, in name order.
 test_programs() {
@@ -127,31 +130,40 @@ in_list() {
 	return 1
 }
 
-# run_lanes DIR: every test program of both tiers, in two lanes.
-run_lanes() {
-	local dir=$1 lane1="" lane2="" t rel n=0
+# run_worker DIR PATH...: run each program of the list that no other
+# worker has taken. mkdir is atomic, so a program's claim directory
+# (its index in the list) is made by exactly one worker.
+run_worker() {
+	local dir=$1 t i=0
+	shift
 
-	for rel in $LANE1_HEAD; do
-		lane1="$lane1 $TESTROOT/$rel"
+	for t in "$@"; do
+		i=$((i + 1))
+		[ -f "$t" ] || continue
+		mkdir "$dir/.claimed/$i" 2>/dev/null || continue
+		run_into "$dir" "$t"
 	done
-	for rel in $LANE2; do
-		lane2="$lane2 $TESTROOT/$rel"
+}
+
+# run_lanes DIR: every test program of both tiers, by two workers.
+run_lanes() {
+	local dir=$1 list="" t rel n=0
+
+	for rel in $LONGEST_FIRST; do
+		list="$list $TESTROOT/$rel"
 	done
 	for t in $(test_programs selftests) $(test_programs e2e) \
 		 $(test_programs distro); do
 		rel=${t#$TESTROOT/}
-		in_list "$rel" $LANE1_HEAD $LANE2 || lane1="$lane1 $t"
+		in_list "$rel" $LONGEST_FIRST || list="$list $t"
 	done
-	for t in $lane1 $lane2; do
+	for t in $list; do
 		[ -f "$t" ] && n=$((n + 1))
 	done
 	progress plan "$n"
-	(for t in $lane1; do
-		[ -f "$t" ] && run_into "$dir" "$t"
-	done) &
-	(for t in $lane2; do
-		[ -f "$t" ] && run_into "$dir" "$t"
-	done) &
+	mkdir -p "$dir/.claimed"
+	run_worker "$dir" $list &
+	run_worker "$dir" $list &
 	wait
 }
 
@@ -182,7 +194,7 @@ run_distro_mode() {
 
 	rm -rf "$dir"
 	# The check of the module first: the rest means little without it
-	LANE1_HEAD="distro/kfd_module_test.sh $LANE1_HEAD"
+	LONGEST_FIRST="distro/kfd_module_test.sh $LONGEST_FIRST"
 	TIER_AS=distro run_lanes "$dir"
 	{
 		echo "### begin"
