@@ -138,7 +138,7 @@ build_module() {
 	kdir=$(kernel_build_dir)
 	check_kernel "$kdir"
 	stage_tree "$MODULE_DIR"
-	log "building amdgpu.ko for $KVER in $MODULE_DIR (about 20 minutes on 2 cores with an empty ccache)"
+	log "building amdgpu.ko for $KVER in $MODULE_DIR (10 to 20 minutes on 2 cores with an empty ccache)"
 	CCACHE_BASEDIR=$MODULE_DIR use_ccache \
 		make -C "$kdir" M="$MODULE_DIR" -j"$(nproc)" modules
 	log "built $MODULE_DIR/$AMD/amdgpu/amdgpu.ko"
@@ -245,7 +245,7 @@ dkms_install() {
 	src=$SYSROOT/usr/src/$MODULE_PKG-$MODULE_PKG_VERSION
 	$SUDO mkdir -p "$src"
 	$SUDO rsync -a --delete "$STAGE_DIR/" "$src/"
-	log "DKMS: building $MODULE_PKG/$MODULE_PKG_VERSION for $KVER (about 20 minutes on 2 cores with an empty ccache)"
+	log "DKMS: building $MODULE_PKG/$MODULE_PKG_VERSION for $KVER (10 to 20 minutes on 2 cores with an empty ccache)"
 	dkms_cmd add -m "$MODULE_PKG" -v "$MODULE_PKG_VERSION"
 	signing_in_sysroot "$kdir"
 	# DKMS copies the sources to a fresh build directory each time:

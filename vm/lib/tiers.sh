@@ -108,9 +108,11 @@ run_into() {
 # under TCG with KASAN: the CRIU dump/restore test and the mutation
 # campaign about 100 s each, DRM reattach 40 s, the fault tests 20 s),
 # so that the short ones fill in at the end and the workers finish
-# within a few seconds of each other whatever a program's length on the
-# day. CRIU restores processes at their old pids: the tests never wrap
-# the pid space, so no other test can take one meanwhile.
+# close together (at most one short program apart) whatever a program's
+# length on the day. Any two programs may run at once; a kernel splat
+# in the log fails the run whichever program it names. CRIU restores
+# processes at their old pids: the tests never wrap the pid space, so no
+# other test can take one meanwhile.
 LONGEST_FIRST="e2e/kfd_criu_dump_restore_test.sh e2e/kfd_mutate_test"
 LONGEST_FIRST="$LONGEST_FIRST e2e/kfd_drm_reattach_test.sh e2e/kfd_faults_test"
 
@@ -149,13 +151,13 @@ run_worker() {
 run_lanes() {
 	local dir=$1 list="" t rel n=0
 
-	for rel in $LONGEST_FIRST; do
+	for rel in ${FIRST:-$LONGEST_FIRST}; do
 		list="$list $TESTROOT/$rel"
 	done
 	for t in $(test_programs selftests) $(test_programs e2e) \
 		 $(test_programs distro); do
 		rel=${t#$TESTROOT/}
-		in_list "$rel" $LONGEST_FIRST || list="$list $t"
+		in_list "$rel" ${FIRST:-$LONGEST_FIRST} || list="$list $t"
 	done
 	for t in $list; do
 		[ -f "$t" ] && n=$((n + 1))
@@ -194,8 +196,8 @@ run_distro_mode() {
 
 	rm -rf "$dir"
 	# The check of the module first: the rest means little without it
-	LONGEST_FIRST="distro/kfd_module_test.sh $LONGEST_FIRST"
-	TIER_AS=distro run_lanes "$dir"
+	TIER_AS=distro FIRST="distro/kfd_module_test.sh $LONGEST_FIRST" \
+		run_lanes "$dir"
 	{
 		echo "### begin"
 		echo "### tier distro"
