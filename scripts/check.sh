@@ -117,17 +117,24 @@ start_host_tier() {
 	TIER_PID=$!
 }
 
-# On a busy machine the host tests can outlast the VM: say so while
-# waiting, as the progress lines do.
-wait_host_tier() {
-	local waited=0
+# await PID WHAT: wait until PID has ended, saying "WHAT, waited N s"
+# every 30 s meanwhile, as the progress lines do; WAITED is set to N.
+await() {
+	local pid=$1 what=$2
 
-	while pid_running "$TIER_PID"; do
-		[ $((waited % 30)) -ne 0 ] || [ "$waited" -eq 0 ] ||
-			log "host tier: still running, waited $waited s"
+	WAITED=0
+	while pid_running "$pid"; do
+		[ $((WAITED % 30)) -ne 0 ] || [ "$WAITED" -eq 0 ] ||
+			log "$what, waited $WAITED s"
 		sleep 1
-		waited=$((waited + 1))
+		WAITED=$((WAITED + 1))
 	done
+}
+
+# On a busy machine the host tests can outlast the VM: say so while
+# waiting.
+wait_host_tier() {
+	await "$TIER_PID" "host tier: still running"
 	wait "$TIER_PID" || true
 	TIER_PID=
 	wait "$HOST_PID" || true
@@ -214,18 +221,13 @@ start_distro_build() {
 # wait_distro_build: the background build's end, with a line every 30 s
 # meanwhile and its log after; or, when it did not start, the build itself.
 wait_distro_build() {
-	local rc=0 waited=0
+	local rc=0
 
 	if [ -z "$DISTRO_BUILD_PID" ]; then
 		step "distro module and initramfs" build_distro
 		return
 	fi
-	while pid_running "$DISTRO_BUILD_PID"; do
-		[ $((waited % 30)) -ne 0 ] || [ "$waited" -eq 0 ] ||
-			log "distro module and initramfs: still building, waited $waited s"
-		sleep 1
-		waited=$((waited + 1))
-	done
+	await "$DISTRO_BUILD_PID" "distro module and initramfs: still building"
 	wait "$DISTRO_BUILD_PID" || rc=$?
 	DISTRO_BUILD_PID=
 	sed 's/^/  /' "$DISTRO_BUILD_LOG"
@@ -233,7 +235,7 @@ wait_distro_build() {
 		log "distro module and initramfs: failed with status $rc"
 		return "$rc"
 	fi
-	log "distro module and initramfs: done $((SECONDS - DISTRO_BUILD_START)) s after they started, $waited s after the VM run"
+	log "distro module and initramfs: done $((SECONDS - DISTRO_BUILD_START)) s after they started, $WAITED s after the VM run"
 }
 
 run_distro_vm() {
