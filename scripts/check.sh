@@ -14,7 +14,8 @@ Usage: scripts/check.sh [--no-vm | --no-distro | --coverage]
 Runs the host tier, builds the kernel, test programs and initramfs, boots
 the test VM (kunit, selftests, e2e tiers) while it builds our amdgpu
 module with DKMS for Debian's stock kernel, then boots that (distro
-tier), and prints "TIER: N passed, N failed, N skipped" per tier and a total line.
+tier), and prints "TIER: N passed, N failed, N skipped" per tier and a
+total line.
 Exits non-zero if anything failed or an expected tier did not run.
 --no-vm      only the host tier (it needs the prepared tree, not a kernel
              build).

@@ -147,17 +147,18 @@ run_worker() {
 	done
 }
 
-# run_lanes DIR: every test program of both tiers, by two workers.
+# run_lanes DIR: every test program of both tiers, by two workers; FIRST,
+# when set, replaces LONGEST_FIRST at the head of the list.
 run_lanes() {
-	local dir=$1 list="" t rel n=0
+	local dir=$1 first=${FIRST:-$LONGEST_FIRST} list="" t rel n=0
 
-	for rel in ${FIRST:-$LONGEST_FIRST}; do
+	for rel in $first; do
 		list="$list $TESTROOT/$rel"
 	done
 	for t in $(test_programs selftests) $(test_programs e2e) \
 		 $(test_programs distro); do
 		rel=${t#$TESTROOT/}
-		in_list "$rel" ${FIRST:-$LONGEST_FIRST} || list="$list $t"
+		in_list "$rel" $first || list="$list $t"
 	done
 	for t in $list; do
 		[ -f "$t" ] && n=$((n + 1))
