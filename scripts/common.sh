@@ -10,10 +10,23 @@ KSRC=$BUILD_DIR/linux
 KHDR=$BUILD_DIR/headers
 CACHE_DIR=${AMDKFD_CRIU_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/amdkfd-criu}
 
+# The pins: Debian 12's 6.12 point release the series is based on, the
+# checksums of its packages, and the module's version. They move together,
+# by scripts/repin.sh, which checks a candidate release before it writes
+# them (README, "Follow Debian's point releases").
+PIN_UPSTREAM=6.12.118
+PIN_PKG_VERSION=6.12.118-1~deb12u1
+PIN_SHA256_SOURCE=896aff3b39299fa0dd36fef4f5db56ab189182e39abbbb1227dafdc7fcfe3fc3
+PIN_SHA256_IMAGE=628257aaa694038ae776ddc9cbc89c096b4df55e6fccd8a51352288af69b4ad9
+PIN_SHA256_HEADERS=a19e90266250d37e45448494da6e1bfd76a3b2935d28f99e6db2fbd34a5a7f8e
+PIN_SHA256_HEADERS_COMMON=ed74603a3ba75ea8dfa271cbf5bf79a9a272f56e898729b7d5d02c60703d74c5
+PIN_SHA256_KBUILD=1f35a2cbe452526944e3b89507a37ad607ea71ccfa21a5cb196f7fdcbb0af6f2
+PIN_MODULE_REV=1
+
 # The base tree: Debian's linux-source-6.12, pinned.
 KERNEL_PKG=linux-source-6.12
-KERNEL_PKG_VERSION=6.12.117-1~deb12u1
-KERNEL_PKG_SHA256=e849faf31ca3555757f3a8877cb01af92122f744f75d1f3102734651c4e14703
+KERNEL_PKG_VERSION=$PIN_PKG_VERSION
+KERNEL_PKG_SHA256=$PIN_SHA256_SOURCE
 
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE_DIR/ccache}
 export CCACHE_BASEDIR=$KSRC
@@ -36,13 +49,13 @@ die() { log "error: $*"; exit 1; }
 # The external amdgpu module (make module, make dkms-install): its DKMS
 # package and the version it reports (modinfo, /sys/module/amdgpu/version)
 MODULE_PKG=amdgpu-kfd-criu
-MODULE_PKG_VERSION=6.12.117-kfdcriu.1
+MODULE_PKG_VERSION=$PIN_UPSTREAM-kfdcriu.$PIN_MODULE_REV
 
 # The distro lane: Debian 12's stock 6.12 kernel, pinned, with our amdgpu
 # installed into an unpacked copy of it by DKMS (scripts/distro.sh). The
 # root is kept in the cache, at one path for every checkout: ccache then
 # finds DKMS's rebuilds of the module whichever clone asks for them.
-DISTRO_KVER=6.12.117+deb12-amd64
-DISTRO_PKG_VERSION=6.12.117-1~deb12u1
+DISTRO_KVER=$PIN_UPSTREAM+deb12-amd64
+DISTRO_PKG_VERSION=$PIN_PKG_VERSION
 DISTRO_DIR=$BUILD_DIR/distro
 DISTRO_ROOT=$CACHE_DIR/distro/$DISTRO_KVER

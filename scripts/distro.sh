@@ -28,11 +28,12 @@ TXT
 }
 
 # package sha256: the four packages of the pinned kernel release
+# (scripts/common.sh)
 DISTRO_DEBS=(
-	"linux-image-$DISTRO_KVER-unsigned 5de3e329c887173debec07ff1325c975cf4f286d364929d17fecb1e1325c5c46"
-	"linux-headers-$DISTRO_KVER 8ee4c67f8399bc6f9aa1c5256d9d1b1b7eace76c7acca519e63f1b7df5fc4bd0"
-	"linux-headers-${DISTRO_KVER%-amd64}-common 0c70107dda266a9d26dc119d80a71589202b17fbf4d4ddf544681c89e2002742"
-	"linux-kbuild-${DISTRO_KVER%-amd64} 69761d1daf39e43485d278cc7066f77c15edc3b881d6e47afd61cf0da0985677"
+	"linux-image-$DISTRO_KVER-unsigned $PIN_SHA256_IMAGE"
+	"linux-headers-$DISTRO_KVER $PIN_SHA256_HEADERS"
+	"linux-headers-${DISTRO_KVER%-amd64}-common $PIN_SHA256_HEADERS_COMMON"
+	"linux-kbuild-${DISTRO_KVER%-amd64} $PIN_SHA256_KBUILD"
 )
 
 # Modules the guest loads besides amdgpu's own dependencies: CRIU's
