@@ -50,6 +50,10 @@ die() { log "error: $*"; exit 1; }
 # package and the version it reports (modinfo, /sys/module/amdgpu/version)
 MODULE_PKG=amdgpu-kfd-criu
 MODULE_PKG_VERSION=$PIN_UPSTREAM-kfdcriu.$PIN_MODULE_REV
+# The kernels it serves: the pinned point release, as Debian names its
+# kernels (6.12.118+deb12-amd64), and the one the messages recommend.
+MODULE_KERNEL_RE="^${PIN_UPSTREAM//./\\.}([+-]|\$)"
+MODULE_SERVED_KVER=$PIN_UPSTREAM+deb12-amd64
 
 # The distro lane: Debian 12's stock 6.12 kernel, pinned, with our amdgpu
 # installed into an unpacked copy of it by DKMS (scripts/distro.sh). The

@@ -19,15 +19,20 @@ stage         write the module's source tree to DIR: amdgpu, amdkfd and
 build         build build/module/.../amdgpu.ko against the kernel headers
               of KVER (make module)
 dkms-install  register, build and install the module with DKMS for KVER,
-              replacing any version of ours already there, and update
-              KVER's initramfs (/boot/initrd.img-KVER, if there is one).
+              replacing any version of ours already there, install its
+              kernel hook (dkms/kernel-hook) and update KVER's initramfs
+              (/boot/initrd.img-KVER, if there is one). KVER must be
+              the pinned release; for another the refusal says which
+              kernel to install.
               Refuses while another DKMS package named amdgpu (AMD's
               amdgpu-dkms) is there, unless FORCE=1: both install
               updates/dkms/amdgpu.ko and would replace each other.
 dkms-remove   remove every version of ours from DKMS, for every kernel,
-              and update KVER's initramfs (that of other kernels is
+              and its kernel hook, and update KVER's initramfs (that of other kernels is
               updated when they next get a DKMS module, or by hand)
-dkms-status   what DKMS knows of ours
+dkms-status   what DKMS knows of ours, and for every kernel installed (in
+              SYSROOT) which amdgpu it runs: ours, with CRIU image
+              mode, or the stock one
 
 The sources are staged as the calling user (build/dkms-src); copying
 them to /usr/src, DKMS and update-initramfs run through sudo when the
@@ -68,8 +73,9 @@ kernel_build_dir() {
 	fi
 }
 
-# The sources are 6.12.117's amdgpu: refuse another kernel series before
-# a long build fails on it, and say what to install when headers lack.
+# The sources are one 6.12 release's amdgpu: refuse another kernel series
+# before a long build fails on it, and say what to install when headers
+# lack.
 check_kernel() {
 	local kdir=$1 rel
 
@@ -78,18 +84,30 @@ check_kernel() {
 	rel=$(cat "$kdir/include/config/kernel.release" 2>/dev/null || echo "$KVER")
 	case "$rel" in
 	6.12.*) ;;
-	*) die "kernel $rel: the module's sources are amdgpu of 6.12.117; it builds only for 6.12 kernels" ;;
+	*) die "kernel $rel: the module's sources are amdgpu of $PIN_UPSTREAM; it builds only for $MODULE_SERVED_KVER" ;;
 	esac
 }
 
-# DKMS builds only for the kernels dkms.conf names; say so before
-# anything is removed or staged.
+# DKMS builds only for the release the sources are of; say so, and what
+# to install, before anything is removed or staged.
 check_dkms_kernel() {
-	local re
+	[[ $KVER =~ $MODULE_KERNEL_RE ]] && return 0
+	log "kernel $KVER: the module's sources are amdgpu of $PIN_UPSTREAM, and a build"
+	log "for another release would drop or break on that release's own changes."
+	log "Install and boot Debian's $PIN_UPSTREAM kernel (bookworm-security):"
+	log "  apt-get install linux-image-$MODULE_SERVED_KVER linux-headers-$MODULE_SERVED_KVER"
+	log "then run make dkms-install again (KVER=$MODULE_SERVED_KVER to build before"
+	log "booting it). A maintainer moves the pins to another release with"
+	log "scripts/repin.sh (README, \"Follow Debian's point releases\")."
+	die "kernel $KVER is not $PIN_UPSTREAM"
+}
 
-	re=$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"$/\1/p' "$TOP/dkms/dkms.conf")
-	[[ $KVER =~ $re ]] ||
-		die "kernel $KVER: the module's sources are amdgpu of 6.12.117, whose core interfaces other 6.12 releases lack; dkms.conf builds it only for 6.12.117 kernels"
+# fill_in: standard input with the package's names and versions put in
+# for the @NAME@ placeholders of dkms/.
+fill_in() {
+	sed -e "s/@PACKAGE@/$MODULE_PKG/g" -e "s/@VERSION@/$MODULE_PKG_VERSION/g" \
+	    -e "s/@SERVED_KVER@/$MODULE_SERVED_KVER/g" \
+	    -e "s/@KERNEL_RE@/$(printf '%s' "$MODULE_KERNEL_RE" | sed 's/[\\&/]/\\&/g')/g"
 }
 
 # stage DIR: the source tree the top-level Kbuild describes. Only files
@@ -108,9 +126,10 @@ stage_tree() {
 		"$KSRC/$AMD/" "$dir/$AMD/"
 	rsync -a "$KSRC/include/uapi/linux/kfd_ioctl.h" "$dir/include/uapi/linux/"
 	write_if_changed "$dir/Kbuild" < "$TOP/Kbuild"
-	sed "s/@VERSION@/$MODULE_PKG_VERSION/" "$TOP/dkms/dkms.conf" |
-		write_if_changed "$dir/dkms.conf"
-	sed "s/@VERSION@/$MODULE_PKG_VERSION/" "$TOP/dkms/amdgpu_kfd_criu_version.c" |
+	fill_in < "$TOP/dkms/dkms.conf" | write_if_changed "$dir/dkms.conf"
+	fill_in < "$TOP/dkms/kernel-hook" | write_if_changed "$dir/kernel-hook"
+	chmod 755 "$dir/kernel-hook"
+	fill_in < "$TOP/dkms/amdgpu_kfd_criu_version.c" |
 		write_if_changed "$dir/$VERSION_FILE"
 	mk=$KSRC/$AMD/amdgpu/Makefile
 	{ cat "$mk"; printf '\n# make module, DKMS: the version of this build\n'
@@ -168,6 +187,26 @@ dkms_cmd() {
 	$SUDO dkms "$@" "${args[@]}"
 }
 
+# The kernel packages' hook directories our kernel hook goes into.
+HOOK_DIRS="etc/kernel/postinst.d etc/kernel/header_postinst.d"
+HOOK_NAME=dkms-$MODULE_PKG
+
+install_hooks() {
+	local d
+
+	for d in $HOOK_DIRS; do
+		$SUDO install -D -m 755 "$1/kernel-hook" "$SYSROOT/$d/$HOOK_NAME"
+	done
+}
+
+remove_hooks() {
+	local d
+
+	for d in $HOOK_DIRS; do
+		$SUDO rm -f "$SYSROOT/$d/$HOOK_NAME"
+	done
+}
+
 dkms_versions() {
 	dkms_cmd status -m "$MODULE_PKG" 2>/dev/null |
 		sed -n "s|^$MODULE_PKG/\([^,:]*\).*|\1|p" | sort -u
@@ -181,6 +220,7 @@ dkms_remove() {
 		dkms_cmd remove -m "$MODULE_PKG" -v "$v" --all
 	done
 	$SUDO rm -rf "${SYSROOT}/usr/src/$MODULE_PKG-"*
+	remove_hooks
 	run_depmod
 }
 
@@ -254,9 +294,45 @@ dkms_install() {
 	CCACHE_BASEDIR=${SYSROOT:-/} use_ccache \
 		dkms_cmd install -m "$MODULE_PKG" -v "$MODULE_PKG_VERSION" -k "$KVER" \
 		--kernelsourcedir "$kdir"
+	install_hooks "$src"
 	run_depmod
 	update_initramfs
+	dkms_status
+}
+
+# amdgpu_of KVER: which amdgpu modprobe loads for KVER, in one line.
+amdgpu_of() {
+	local dir=$SYSROOT/lib/modules/$1 ko ver
+
+	ko=$(ls "$dir"/updates/dkms/amdgpu.ko* 2>/dev/null | head -n1 || true)
+	if [ -n "$ko" ]; then
+		ver=$(modinfo -F version "$ko" 2>/dev/null || true)
+		case "$ver" in
+		*-kfdcriu.*) echo "$MODULE_PKG $ver (CRIU image mode)" ;;
+		*) echo "another DKMS amdgpu${ver:+ $ver} (no CRIU image mode)" ;;
+		esac
+	elif ls "$dir"/kernel/drivers/gpu/drm/amd/amdgpu/amdgpu.ko* > /dev/null 2>&1; then
+		if [[ $1 =~ $MODULE_KERNEL_RE ]]; then
+			echo "the stock amdgpu (no CRIU image mode; make dkms-install KVER=$1 builds ours)"
+		else
+			echo "the stock amdgpu (no CRIU image mode; ours serves $MODULE_SERVED_KVER only)"
+		fi
+	else
+		echo "no amdgpu"
+	fi
+}
+
+# What DKMS knows of ours, then for each installed kernel which amdgpu
+# it runs.
+dkms_status() {
+	local dir
+
 	dkms_cmd status -m "$MODULE_PKG"
+	for dir in "$SYSROOT"/lib/modules/*/; do
+		[ -d "$dir/kernel" ] || continue
+		dir=${dir%/}
+		echo "${dir##*/}: $(amdgpu_of "${dir##*/}")"
+	done
 }
 
 main() {
@@ -266,7 +342,7 @@ main() {
 	build) build_module ;;
 	dkms-install) dkms_install ;;
 	dkms-remove) dkms_uninstall ;;
-	dkms-status) dkms_cmd status -m "$MODULE_PKG" ;;
+	dkms-status) dkms_status ;;
 	*) usage >&2; exit 2 ;;
 	esac
 }
