@@ -211,7 +211,8 @@ DISTRO_BUILD_LOG=$BUILD_DIR/distro-build.log
 start_distro_build() {
 	DISTRO_BUILD_PID=
 	# A lane whose build fails must not be judged on a last run's logs
-	rm -f "$DISTRO_DIR/vm/console.log" "$DISTRO_DIR/vm/results.log"
+	rm -f "$DISTRO_DIR/vm/console.log" "$DISTRO_DIR/vm/results.log" \
+		"$DISTRO_DIR/kernel-hook.tap"
 	[ "$(id -u)" -eq 0 ] || return 0
 	DISTRO_BUILD_START=$SECONDS
 	log "distro module and initramfs: building in the background"
@@ -375,7 +376,8 @@ main() {
 		fi
 		[ "$drc" -eq 0 ] || log "distro lane: QEMU exited with status $drc (124: timeout)"
 		distro_logs=(--distro-console "$DISTRO_DIR/vm/console.log"
-			     --distro-results "$DISTRO_DIR/vm/results.log")
+			     --distro-results "$DISTRO_DIR/vm/results.log"
+			     --distro-tap "$DISTRO_DIR/kernel-hook.tap")
 	else
 		log "distro lane: not run (--no-distro)"
 		distro_logs=(--expect host,kunit,selftests,e2e)

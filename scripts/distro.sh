@@ -203,6 +203,18 @@ add_modules() {
 	done
 }
 
+# What a kernel upgrade sees of the package (dkms/tests/): TAP for the
+# distro tier, with the exit status, as the host tier's files have it.
+check_kernel_hooks() {
+	local tap=$DISTRO_DIR/kernel-hook.tap rc=0
+
+	"$TOP/dkms/tests/kernel_hook_test.sh" "$DISTRO_ROOT" "$DISTRO_KVER" \
+		"$MODULE_PKG" "$MODULE_PKG_VERSION" > "$tap.new" 2>&1 || rc=$?
+	echo "# exit status $rc" >> "$tap.new"
+	mv -f "$tap.new" "$tap"
+	log "kernel hooks: $(grep -c '^ok' "$tap") of $(sed -n 's/^1\.\.//p' "$tap" | head -n1) passed ($tap)"
+}
+
 build_initramfs() {
 	local out=$DISTRO_DIR/vm/initramfs.cpio.gz
 
@@ -232,6 +244,7 @@ main() {
 	prepare_root
 	[ "$what" != root ] || return 0
 	install_module
+	check_kernel_hooks
 	[ "$what" != module ] || return 0
 	build_initramfs
 	[ "$what" != initramfs ] || return 0

@@ -220,10 +220,11 @@ SANITIZER_RE = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer|"
 EXIT_RE = re.compile(r"^# exit status (\d+)\s*$")
 
 
-def check_host_program(path, lines, tier, problems):
+def check_host_program(path, lines, tier, problems, name=None):
     """The exit status check.sh appended, and no sanitizer report."""
-    name = re.sub(r"\.tap$", "", path.rsplit("/", 1)[-1])
-    prog = program("host", name)
+    if name is None:
+        name = re.sub(r"\.tap$", "", path.rsplit("/", 1)[-1])
+    prog = program(tier.name, name)
     statuses = [int(m.group(1)) for m in map(EXIT_RE.match, lines) if m]
     prog.rc = statuses[-1] if statuses else None
     if prog.rc is None:
@@ -237,8 +238,30 @@ def check_host_program(path, lines, tier, problems):
         why = "sanitizer report: " + reports[0].strip()
     if why:
         tier.add("fail", f"{name}: {why}")
-        problems.append(f"host: {name}: {why}")
+        problems.append(f"{tier.name}: {name}: {why}")
     return prog
+
+
+# The distro lane's checks that run on this machine, against its root:
+# TAP file name -> program name in the manifest.
+DISTRO_HOST_PROGRAMS = {"kernel-hook.tap": "distro/kernel_hook_test.sh"}
+
+
+def parse_distro_tap(path, tier, problems):
+    """A host-side program of the distro lane: its TAP and the exit
+    status the lane appended, judged as a guest program's are."""
+    base = path.rsplit("/", 1)[-1]
+    name = DISTRO_HOST_PROGRAMS.get(base, "distro/" + base)
+    lines = read_lines(path)
+    if lines is None:
+        problems.append(f"distro: {name} did not run (no {path})")
+        return
+    statuses = [int(m.group(1)) for m in map(EXIT_RE.match, lines) if m]
+    rc = statuses[-1] if statuses else None
+    if rc is None:
+        problems.append(f"distro: {name} did not finish, in {path}")
+        return
+    finish_program(tier, name, rc, lines, problems, path)
 
 
 def read_manifest(path):
@@ -438,6 +461,9 @@ def main():
                     help="kernel log of the distro lane's VM")
     ap.add_argument("--distro-results",
                     help="results port of the distro lane's VM")
+    ap.add_argument("--distro-tap", action="append", default=[],
+                    help="TAP of a host-side check of the distro lane "
+                         "(repeatable)")
     ap.add_argument("--expect", default=",".join(TIERS),
                     help="tiers that must have run (comma separated)")
     ap.add_argument("--manifest",
@@ -495,6 +521,8 @@ def main():
 
     if args.distro_results is not None:
         check_distro_lane(args, tiers, problems)
+    for path in args.distro_tap:
+        parse_distro_tap(path, tiers["distro"], problems)
 
     expected = [t for t in args.expect.split(",") if t]
     for name in expected:

@@ -87,6 +87,7 @@ def good_logs():
             "### exit distro e2e/e2e_prog 0",
             "### done",
         ],
+        "kernel-hook.tap": ["1..2", "ok 1 - a", "ok 2 - b", "# exit status 0"],
         "manifest": [
             "# tier program cases allowed-skip-reasons",
             "host host-one 2",
@@ -98,6 +99,7 @@ def good_logs():
             "e2e debug_prog 1",
             "debug-only e2e/debug_prog needs the debug kernel",
             "distro distro/module_prog 1",
+            "distro distro/kernel_hook_test.sh 2 needs root",
         ],
     }
 
@@ -210,6 +212,15 @@ def case_distro_splat(logs):
 
 def case_distro_not_run(logs):
     logs["distro-results.log"] = []
+    logs["kernel-hook.tap"] = []
+
+
+def case_distro_tap_exit_status(logs):
+    replace(logs, "kernel-hook.tap", "# exit status 0", "# exit status 1")
+
+
+def case_distro_tap_missing(logs):
+    del logs["kernel-hook.tap"]
 
 
 def case_sweep_miscounted(logs):
@@ -260,6 +271,10 @@ CASES = [
      "kernel splat on the distro lane's console"),
     (case_distro_not_run, 1, "a distro lane that ran nothing",
      "distro: the tier did not run at all"),
+    (case_distro_tap_exit_status, 1, "a host-side distro check that exited 1 after passes",
+     "distro: distro/kernel_hook_test.sh failed"),
+    (case_distro_tap_missing, 1, "a host-side distro check that did not run",
+     "distro: distro/kernel_hook_test.sh did not run"),
     (case_sweep_miscounted, 1, "a sweep whose figures do not add up",
      "kunit sweep gpu: 7 refused and 4 accepted of 10 images"),
 ]
@@ -283,6 +298,7 @@ def run_case(fn):
                "--results", p(d, "results.log"),
                "--distro-console", p(d, "distro-console.log"),
                "--distro-results", p(d, "distro-results.log"),
+               "--distro-tap", p(d, "kernel-hook.tap"),
                "--manifest", p(d, "manifest"),
                "--corpus", p(d, "corpus"), "--seed-images", "seed"]
         r = subprocess.run(cmd, capture_output=True, text=True)
