@@ -177,14 +177,15 @@ use_ccache() {
 # DKMS's own trees, or their counterparts under SYSROOT. DKMS wants
 # root, even for trees of its own.
 dkms_cmd() {
-	local -a args=()
+	$SUDO dkms "$@" $(dkms_tree_args)
+}
 
-	if [ -n "$SYSROOT" ]; then
-		$SUDO mkdir -p "$SYSROOT/var/lib/dkms"
-		args=(--dkmstree "$SYSROOT/var/lib/dkms" --sourcetree "$SYSROOT/usr/src"
-		      --installtree "$SYSROOT/lib/modules" --no-depmod)
-	fi
-	$SUDO dkms "$@" "${args[@]}"
+# The options that point DKMS at SYSROOT's trees (none without one).
+dkms_tree_args() {
+	[ -n "$SYSROOT" ] || return 0
+	$SUDO mkdir -p "$SYSROOT/var/lib/dkms"
+	echo "--dkmstree $SYSROOT/var/lib/dkms --sourcetree $SYSROOT/usr/src" \
+	     "--installtree $SYSROOT/lib/modules --no-depmod"
 }
 
 # The kernel packages' hook directories our kernel hook goes into.
@@ -271,6 +272,44 @@ signing_in_sysroot() {
 	export mok_certificate=$SYSROOT/var/lib/dkms/mok.pub
 }
 
+# The objects a DKMS build of the module compiles, for the progress
+# estimate: what the last build counted (in the cache), else the count
+# measured for Debian's configuration (876 and the version object).
+MODULE_OBJECTS=877
+
+expected_module_objects() {
+	local n
+
+	n=$(cat "$CACHE_DIR/module-objects" 2>/dev/null || true)
+	case "$n" in ''|*[!0-9]*) n=$MODULE_OBJECTS ;; esac
+	echo "$n"
+}
+
+# dkms install, showing the objects compiled out of those expected and
+# the time left (DKMS itself prints nothing until it is done). DKMS
+# copies the sources to a fresh build directory each time: ccache,
+# keyed on paths relative to the root the kernel and DKMS's tree are
+# in, makes a rebuild cheap, also in another root.
+dkms_build_with_progress() {
+	local tree=$SYSROOT/var/lib/dkms/$MODULE_PKG/$MODULE_PKG_VERSION
+	local out=$BUILD_DIR/dkms-install.log log n
+
+	mkdir -p "$BUILD_DIR"
+	CCACHE_BASEDIR=${SYSROOT:-/} use_ccache \
+		"$TOP/scripts/progress.py" kbuild --label "DKMS build" \
+		--total "$(expected_module_objects)" --output "$out" \
+		--follow "$tree/build/make.log" -- \
+		$SUDO dkms install -m "$MODULE_PKG" -v "$MODULE_PKG_VERSION" \
+		-k "$KVER" --kernelsourcedir "$1" $(dkms_tree_args) ||
+		die "DKMS failed for $KVER (its output: $out)"
+	log=$tree/$KVER/$(uname -m)/log/make.log
+	n=$(grep -c 'CC \[M\]' "$log" 2>/dev/null || true)
+	if [ "${n:-0}" -gt 0 ]; then
+		mkdir -p "$CACHE_DIR"
+		echo "$n" > "$CACHE_DIR/module-objects"
+	fi
+}
+
 dkms_install() {
 	local kdir src
 
@@ -288,12 +327,7 @@ dkms_install() {
 	log "DKMS: building $MODULE_PKG/$MODULE_PKG_VERSION for $KVER (10 to 20 minutes on 2 cores with an empty ccache)"
 	dkms_cmd add -m "$MODULE_PKG" -v "$MODULE_PKG_VERSION"
 	signing_in_sysroot "$kdir"
-	# DKMS copies the sources to a fresh build directory each time:
-	# ccache, keyed on paths relative to the root the kernel and DKMS's
-	# tree are in, makes a rebuild cheap, also in another root.
-	CCACHE_BASEDIR=${SYSROOT:-/} use_ccache \
-		dkms_cmd install -m "$MODULE_PKG" -v "$MODULE_PKG_VERSION" -k "$KVER" \
-		--kernelsourcedir "$kdir"
+	dkms_build_with_progress "$kdir"
 	install_hooks "$src"
 	run_depmod
 	update_initramfs

@@ -10,6 +10,8 @@ kbuild  COMMAND is a kernel build (kbuild's quiet output) writing to
         --output: objects compiled out of --total expected, time elapsed
         and an estimate of the time left. When it fails, the compiler's
         error (or the log's last lines) is printed with the log's name.
+        With --follow, the objects are counted in that file instead, for
+        a step whose build log is not its output (DKMS's make.log).
 vm      COMMAND runs the test VM: the phase read from --console (boot,
         KUnit suites) and from --results (the guest's "### progress"
         lines: which test programs run, how many are done).
@@ -243,7 +245,7 @@ def follow(args, proc, display):
     start = time.monotonic()
     if args.mode == "kbuild":
         state = KbuildProgress(args.total)
-        feeds = [(LogFollower(args.output), state.feed)]
+        feeds = [(LogFollower(args.follow or args.output), state.feed)]
     else:
         state = VmProgress()
         feeds = [(LogFollower(args.console), state.feed_console),
@@ -264,11 +266,14 @@ def follow(args, proc, display):
 def report_failure(args, rc):
     if args.mode != "kbuild":
         return
-    log = LogFollower(args.output).new_lines()
-    print(f"{args.label} failed (exit status {rc}); from {args.output}:", file=sys.stderr)
+    path = args.output
+    if args.follow and os.path.exists(args.follow):
+        path = args.follow
+    log = LogFollower(path).new_lines()
+    print(f"{args.label} failed (exit status {rc}); from {path}:", file=sys.stderr)
     for line in failure_excerpt(log):
         print("  " + line, file=sys.stderr)
-    print(f"(the whole log: {args.output})", file=sys.stderr)
+    print(f"(the whole log: {path})", file=sys.stderr)
 
 
 def interrupted(signum, frame):
@@ -300,6 +305,9 @@ def parse_args(argv):
     ap.add_argument("--label", default="progress", help="prefix of each line")
     ap.add_argument("--total", type=int, default=0,
                     help="kbuild: objects the build is expected to compile (0: unknown)")
+    ap.add_argument("--follow",
+                    help="kbuild: the build log to count objects in, when "
+                         "it is not COMMAND's output")
     ap.add_argument("--console", help="vm: the kernel console log")
     ap.add_argument("--results", help="vm: the guest's results port log")
     ap.add_argument("--interval", type=float, default=30,

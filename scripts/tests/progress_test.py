@@ -256,6 +256,25 @@ def script_reports_failed_build():
 
 
 @case
+def script_counts_objects_in_followed_log():
+    # DKMS writes the build to its own make.log, created after the step
+    # starts and unlike the step's output; the count must come from it.
+    with tempfile.TemporaryDirectory() as tmp:
+        out, mk = os.path.join(tmp, "dkms.out"), os.path.join(tmp, "make.log")
+        fake = (f"echo 'Building module:'; sleep 0.3; "
+                f"for i in 1 2 3 4; do echo \"  CC [M]  d/f$i.o\" >> {mk}; "
+                f"sleep 0.2; done; echo 'Installing'")
+        r = run_script(["kbuild", "--output", out, "--follow", mk, "--total", "4",
+                        "--label", "DKMS", "--interval", "0.2", "--poll", "0.1",
+                        "--", "sh", "-c", fake])
+        err = r.stderr.splitlines()
+        expect(r.returncode == 0, f"status {r.returncode}")
+        expect(any(re.match(r"DKMS: [1-3] of ~4 objects \(\d+%\)", l) for l in err),
+               f"no count from the followed log: {err}")
+        expect(re.match(r"DKMS: 4 objects compiled", err[-1]), f"got {err}")
+
+
+@case
 def script_follows_vm_logs():
     with tempfile.TemporaryDirectory() as tmp:
         console, results = os.path.join(tmp, "console"), os.path.join(tmp, "results")
