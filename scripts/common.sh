@@ -46,6 +46,66 @@ export KBUILD_BUILD_HOST=build
 log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# versions_in_archive PKG: the versions of PKG apt knows of, oldest first.
+versions_in_archive() {
+	local list
+
+	list=$(apt-cache madison "$1" 2>/dev/null || true)
+	awk -F'|' '{gsub(/ /, "", $2); print $2}' <<< "$list" | sort -uV
+}
+
+# newest_in_archive PKG: the newest version of PKG apt knows of.
+newest_in_archive() {
+	versions_in_archive "$1" | tail -n1
+}
+
+# in_archive PKG VERSION: whether apt knows VERSION of PKG.
+in_archive() {
+	versions_in_archive "$1" | grep -qxF "$2"
+}
+
+# pin_gone PKG VERSION: stop, saying that the pinned VERSION of PKG left
+# Debian's archive (a point release replaces the last one in
+# bookworm-security), which version is there now, and how to re-pin.
+pin_gone() {
+	local newest
+
+	newest=$(newest_in_archive "$1")
+	log "error: Debian's archive no longer has $1 $2, the pinned release."
+	if [ -n "$newest" ]; then
+		log "The newest there is $newest. Move the pins to it with"
+		log "    scripts/repin.sh $newest"
+		log "which checks that the series applies to it without fuzz and that"
+		log "the module builds for its kernel, then rewrites scripts/common.sh."
+	else
+		log "apt knows no version of $1: check /etc/apt/sources.list* for"
+		log "bookworm-security, then run scripts/repin.sh VERSION."
+	fi
+	exit 1
+}
+
+# fetch_pinned_deb PKG VERSION SHA256: the package file in the download
+# cache, fetched when missing and checked against its pinned checksum.
+fetch_pinned_deb() {
+	local pkg=$1 ver=$2 sum=$3 dir=$CACHE_DIR/dl deb
+
+	mkdir -p "$dir"
+	deb=$(ls "$dir/${pkg}_${ver}_"*.deb 2>/dev/null | head -n1 || true)
+	if [ -z "$deb" ]; then
+		(cd "$dir" && apt-get download -q "$pkg=$ver" >&2) ||
+		(cd "$dir" && apt-get update -q >&2 &&
+		 apt-get download -q "$pkg=$ver" >&2) || true
+		deb=$(ls "$dir/${pkg}_${ver}_"*.deb 2>/dev/null | head -n1 || true)
+	fi
+	if [ -z "$deb" ]; then
+		in_archive "$pkg" "$ver" || pin_gone "$pkg" "$ver"
+		die "cannot download $pkg $ver, which the archive lists (network?)"
+	fi
+	echo "$sum  $deb" | sha256sum -c --quiet - >&2 ||
+		die "checksum mismatch for $deb (pinned: $sum)"
+	echo "$deb"
+}
+
 # The external amdgpu module (make module, make dkms-install): its DKMS
 # package and the version it reports (modinfo, /sys/module/amdgpu/version)
 MODULE_PKG=amdgpu-kfd-criu

@@ -43,20 +43,7 @@ EXTRA_MODULES="unix_diag inet_diag tcp_diag udp_diag netlink_diag af_packet_diag
 
 # fetch_deb PACKAGE SHA256: the package file in the cache, verified.
 fetch_deb() {
-	local pkg=$1 sum=$2 dir=$CACHE_DIR/dl deb
-
-	mkdir -p "$dir"
-	deb=$(ls "$dir/${pkg}_${DISTRO_PKG_VERSION}_"*.deb 2>/dev/null || true)
-	if [ -z "$deb" ]; then
-		(cd "$dir" && apt-get download -q "$pkg=$DISTRO_PKG_VERSION" >&2) ||
-		(cd "$dir" && apt-get update -q >&2 &&
-		 apt-get download -q "$pkg=$DISTRO_PKG_VERSION" >&2) ||
-			die "cannot download $pkg $DISTRO_PKG_VERSION"
-		deb=$(ls "$dir/${pkg}_${DISTRO_PKG_VERSION}_"*.deb)
-	fi
-	echo "$sum  $deb" | sha256sum -c --quiet - >&2 ||
-		die "checksum mismatch for $deb"
-	echo "$deb"
+	fetch_pinned_deb "$1" "$DISTRO_PKG_VERSION" "$2"
 }
 
 # The headers package names its paths absolutely: point them into the

@@ -19,36 +19,7 @@ TXT
 }
 
 fetch_source_deb() {
-	local dir=$CACHE_DIR/dl deb
-	mkdir -p "$dir"
-	deb=$(ls "$dir"/${KERNEL_PKG}_"${KERNEL_PKG_VERSION}"_all.deb 2>/dev/null || true)
-	if [ -z "$deb" ]; then
-		(cd "$dir" && apt-get download -q "$KERNEL_PKG=$KERNEL_PKG_VERSION" >&2) ||
-		(cd "$dir" && apt-get update -q >&2 &&
-		 apt-get download -q "$KERNEL_PKG=$KERNEL_PKG_VERSION" >&2) || true
-		deb=$(ls "$dir"/${KERNEL_PKG}_"${KERNEL_PKG_VERSION}"_all.deb 2>/dev/null || true)
-	fi
-	if [ -n "$deb" ]; then
-		echo "$KERNEL_PKG_SHA256  $deb" | sha256sum -c --quiet - >&2 ||
-			die "checksum mismatch for $deb"
-		echo "$deb"
-		return
-	fi
-	fallback_source_deb "$dir"
-}
-
-fallback_source_deb() {
-	local dir=$1 deb
-	log "WARNING: ================================================="
-	log "WARNING: pinned $KERNEL_PKG $KERNEL_PKG_VERSION is not available"
-	log "WARNING: falling back to the newest $KERNEL_PKG in the archive;"
-	log "WARNING: results are NOT from the pinned base tree"
-	log "WARNING: ================================================="
-	(cd "$dir" && apt-get download -q "$KERNEL_PKG" >&2) ||
-		die "cannot download $KERNEL_PKG"
-	deb=$(ls -t "$dir"/${KERNEL_PKG}_*_all.deb | head -n1)
-	log "WARNING: using $(basename "$deb")"
-	echo "$deb"
+	fetch_pinned_deb "$KERNEL_PKG" "$KERNEL_PKG_VERSION" "$KERNEL_PKG_SHA256"
 }
 
 unpack_base() {

@@ -40,19 +40,7 @@ series_patch_names() {
 # Prints the pinned linux-source .deb, downloading it when missing. The
 # series is only meaningful on the pinned base, so there is no fallback.
 series_source_deb() {
-	local dir=$CACHE_DIR/dl
-	local deb=$dir/${KERNEL_PKG}_${KERNEL_PKG_VERSION}_all.deb
-
-	mkdir -p "$dir"
-	if [ ! -f "$deb" ]; then
-		(cd "$dir" && apt-get download -q "$KERNEL_PKG=$KERNEL_PKG_VERSION" >&2) ||
-		(cd "$dir" && apt-get update -q >&2 &&
-		 apt-get download -q "$KERNEL_PKG=$KERNEL_PKG_VERSION" >&2) ||
-		die "cannot download $KERNEL_PKG $KERNEL_PKG_VERSION"
-	fi
-	echo "$KERNEL_PKG_SHA256  $deb" | sha256sum -c --quiet - >&2 ||
-		die "checksum mismatch for $deb"
-	echo "$deb"
+	fetch_pinned_deb "$KERNEL_PKG" "$KERNEL_PKG_VERSION" "$KERNEL_PKG_SHA256"
 }
 
 # Prints the path of the source tarball inside the pinned .deb, extracted
