@@ -18,8 +18,8 @@
  * ones, user-mode queues of each type the format carries with their
  * preempted state per XCC, and SVM ranges. Records are filled exactly
  * as kfd_criu_events.c fills them, so "empty", "selftest", "types" and
- * "many" are, byte for byte, the images the VM kernel (release 6.12.117)
- * writes for the base processes of e2e/kfd_mutate_test.c, which prints
+ * "many" are, byte for byte, the images the VM kernel (the release of
+ * KSRC, which fuzz/Makefile passes as SEED_RELEASE) writes for the base processes of e2e/kfd_mutate_test.c, which prints
  * their FNV-1a hashes. Each image is read back and validated before it is
  * written.
  */
@@ -38,7 +38,9 @@
 
 #include "kfd_criu_image.h"
 
-#define RELEASE			"6.12.117"
+#ifndef SEED_RELEASE
+#error "SEED_RELEASE: the kernel release the VM runs (fuzz/Makefile)"
+#endif
 #define UNSIGNALED		(~0ULL)
 #define SEED_MAX_IMAGE		(1024 * 1024)
 #define SEED_MAX_EVENTS		512
@@ -309,7 +311,7 @@ static int write_image(void)
 	memset(optional, 0xa5, sizeof(optional));
 	out.len = 0;
 	kfd_criu_image_writer_init(&w, &io);
-	ret = kfd_criu_image_write_header(&w, RELEASE);
+	ret = kfd_criu_image_write_header(&w, SEED_RELEASE);
 	if (!ret)
 		ret = kfd_criu_image_write_record(&w, KFD_CRIU_REC_COMPAT,
 						  KFD_CRIU_RECORD_MANDATORY,

@@ -21,7 +21,9 @@ VERSION is a version of Debian's linux-source-6.12 package (for example
    fuzz (patch -F0), in a scratch directory, naming any patch that needs
    fuzz or does not apply;
 3. writes the candidate's pins into scripts/common.sh (the module's
-   revision goes back to 1);
+   revision goes back to 1), prepares build/linux from the candidate and
+   regenerates the fuzzer's seed images (fuzz/corpus/), which carry the
+   kernel release the VM writes into its images;
 4. builds the module by DKMS for the candidate's stock kernel, as the
    distro lane does (scripts/distro.sh --module-only: the build must be
    free of warnings and unresolved symbols, and the kernel hooks check
@@ -156,6 +158,8 @@ main() {
 	cp "$TOP/scripts/common.sh" "$old"
 	trap 'cp "$old" "$TOP/scripts/common.sh"; log "pins put back"' ERR INT TERM
 	write_pins "$ver" "${sums[@]}"
+	"$TOP/scripts/prepare-tree.sh"
+	make -s -C "$TOP/fuzz" corpus
 	log "pins written for $ver; building the module for its stock kernel"
 	"$TOP/scripts/distro.sh" --module-only
 	if [ "$check" -eq 1 ]; then
@@ -163,7 +167,7 @@ main() {
 	fi
 	trap - ERR INT TERM
 	rm -f "$old"
-	log "done in $((SECONDS - start)) s; review and commit: git diff scripts/common.sh"
+	log "done in $((SECONDS - start)) s; review and commit: git diff scripts/common.sh fuzz/corpus"
 }
 
 main "$@"
