@@ -84,6 +84,45 @@ pin_gone() {
 	exit 1
 }
 
+# apt_suite SUITE ARGS...: apt-get ARGS with the sources of Debian's SUITE
+# only (trixie, sid), in an apt state of its own in the cache: this
+# machine's apt configuration is not touched.
+apt_suite() {
+	local suite=$1 dir=$CACHE_DIR/apt/$1
+	shift
+	local -a opts=(-o "Dir::Etc::SourceList=$dir/sources.list"
+		       -o Dir::Etc::SourceParts=/nonexistent
+		       -o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache")
+
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main" \
+		> "$dir/sources.list"
+	if [ ! -f "$dir/updated" ] || [ "$1" = update ]; then
+		apt-get "${opts[@]}" update -q >&2 && touch "$dir/updated" || return 1
+		[ "$1" != update ] || return 0
+	fi
+	apt-get "${opts[@]}" "$@"
+}
+
+# fetch_suite_deb SUITE PKG VERSION SHA256: a package of another Debian
+# suite in the download cache, checked against its pinned checksum.
+fetch_suite_deb() {
+	local suite=$1 pkg=$2 ver=$3 sum=$4 dir=$CACHE_DIR/dl deb
+
+	mkdir -p "$dir"
+	deb=$(ls "$dir/${pkg}_${ver}_"*.deb 2>/dev/null | head -n1 || true)
+	if [ -z "$deb" ]; then
+		(cd "$dir" && apt_suite "$suite" download -q "$pkg=$ver" >&2) ||
+		(cd "$dir" && apt_suite "$suite" update &&
+		 apt_suite "$suite" download -q "$pkg=$ver" >&2) ||
+			die "cannot download $pkg $ver from $suite"
+		deb=$(ls "$dir/${pkg}_${ver}_"*.deb | head -n1)
+	fi
+	echo "$sum  $deb" | sha256sum -c --quiet - >&2 ||
+		die "checksum mismatch for $deb (pinned: $sum)"
+	echo "$deb"
+}
+
 # fetch_pinned_deb PKG VERSION SHA256: the package file in the download
 # cache, fetched when missing and checked against its pinned checksum.
 fetch_pinned_deb() {
@@ -114,6 +153,11 @@ MODULE_PKG_VERSION=$PIN_UPSTREAM-kfdcriu.$PIN_MODULE_REV
 # kernels (6.12.118+deb12-amd64), and the one the messages recommend.
 MODULE_KERNEL_RE="^${PIN_UPSTREAM//./\\.}([+-]|\$)"
 MODULE_SERVED_KVER=$PIN_UPSTREAM+deb12-amd64
+
+# Debian 13's dkms, whose autoinstall the distro lane's kernel hook
+# check runs beside Debian 12's (dkms/tests/kernel_hook_test.sh).
+TRIXIE_DKMS_VERSION=3.2.2-1~deb13u1
+TRIXIE_DKMS_SHA256=6840d049df96419be706d135bcba4355e08864b0794977a616db16330871d412
 
 # The distro lane: Debian 12's stock 6.12 kernel, pinned, with our amdgpu
 # installed into an unpacked copy of it by DKMS (scripts/distro.sh). The

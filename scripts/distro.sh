@@ -193,9 +193,12 @@ add_modules() {
 # What a kernel upgrade sees of the package (dkms/tests/): TAP for the
 # distro tier, with the exit status, as the host tier's files have it.
 check_kernel_hooks() {
-	local tap=$DISTRO_DIR/kernel-hook.tap rc=0
+	local tap=$DISTRO_DIR/kernel-hook.tap rc=0 deb trixie=$DISTRO_DIR/dkms-trixie
 
-	"$TOP/dkms/tests/kernel_hook_test.sh" "$DISTRO_ROOT" "$DISTRO_KVER" \
+	deb=$(fetch_suite_deb trixie dkms "$TRIXIE_DKMS_VERSION" "$TRIXIE_DKMS_SHA256")
+	rm -rf "$trixie"
+	dpkg-deb -x "$deb" "$trixie"
+	DKMS_TRIXIE=$trixie "$TOP/dkms/tests/kernel_hook_test.sh" "$DISTRO_ROOT" "$DISTRO_KVER" \
 		"$MODULE_PKG" "$MODULE_PKG_VERSION" > "$tap.new" 2>&1 || rc=$?
 	echo "# exit status $rc" >> "$tap.new"
 	mv -f "$tap.new" "$tap"

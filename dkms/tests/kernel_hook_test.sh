@@ -30,11 +30,16 @@ KVER       the kernel the package serves, installed in ROOT
 PKG, VERSION  the DKMS package
 DKMS_CONF  a dkms.conf to put in place of the installed one (to show
            that a recipe fails the check)
+
+DKMS_TRIXIE, in the environment: the root of Debian 13's dkms package,
+unpacked; its autoinstall is run too (dkms 3.2 counts a kernel outside
+BUILD_EXCLUSIVE_KERNEL as skipped, 3.0 as failed).
 TXT
 }
 
 [ $# -ge 4 ] || { usage >&2; exit 2; }
 ROOT=$1 KVER=$2 PKG=$3 VER=$4 CONF=${5:-}
+TRIXIE=${DKMS_TRIXIE:-}
 UNSERVED=6.12.95+bpo-amd64
 HOOK=dkms-$PKG
 STOCK=kernel/drivers/gpu/drm/amd/amdgpu
@@ -115,7 +120,7 @@ ours_lines() {
 main() {
 	local rc
 
-	echo "1..7"
+	echo "1..8"
 	make_root
 	ok $? "a scratch copy of the root's DKMS tree"
 	[ -x "$WORK/hooks/$HOOK" ]
@@ -126,6 +131,18 @@ main() {
 	sed 's/^/# /' "$WORK/out"
 	[ "$rc" -eq 0 ]
 	ok $? "dkms autoinstall --kernelver $UNSERVED: status $rc"
+
+	if [ -n "$TRIXIE" ]; then
+		in_root bash "$TRIXIE/usr/sbin/dkms" autoinstall \
+			--kernelver "$UNSERVED" > "$WORK/out" 2>&1
+		rc=$?
+		sed 's/^/# /' "$WORK/out"
+		[ "$rc" -eq 0 ]
+		ok $? "Debian 13's dkms autoinstall --kernelver $UNSERVED: status $rc"
+	else
+		n=$((n + 1))
+		echo "ok $n # SKIP DKMS_TRIXIE is not set (Debian 13's dkms)"
+	fi
 
 	run_hooks "$UNSERVED"
 	grep -qx '# exit status 0' "$WORK/out"
