@@ -118,15 +118,20 @@ start_host_tier() {
 	TIER_PID=$!
 }
 
-# await PID WHAT: wait until PID has ended, saying "WHAT, waited N s"
-# every 30 s meanwhile, as the progress lines do; WAITED is set to N.
+# await PID WHAT [LOG]: wait until PID has ended, saying "WHAT, waited
+# N s" every 30 s meanwhile, as the progress lines do, with the last
+# progress line of the DKMS build in LOG; WAITED is set to N.
 await() {
-	local pid=$1 what=$2
+	local pid=$1 what=$2 log=${3:-} last
 
 	WAITED=0
 	while pid_running "$pid"; do
-		[ $((WAITED % 30)) -ne 0 ] || [ "$WAITED" -eq 0 ] ||
-			log "$what, waited $WAITED s"
+		if [ $((WAITED % 30)) -eq 0 ] && [ "$WAITED" -ne 0 ]; then
+			last=
+			[ -z "$log" ] ||
+				last=$(grep -a '^DKMS build: ' "$log" 2>/dev/null | tail -n1)
+			log "$what, waited $WAITED s${last:+ ($last)}"
+		fi
 		sleep 1
 		WAITED=$((WAITED + 1))
 	done
@@ -229,7 +234,8 @@ wait_distro_build() {
 		step "distro module and initramfs" build_distro
 		return
 	fi
-	await "$DISTRO_BUILD_PID" "distro module and initramfs: still building"
+	await "$DISTRO_BUILD_PID" "distro module and initramfs: still building" \
+		"$DISTRO_BUILD_LOG"
 	wait "$DISTRO_BUILD_PID" || rc=$?
 	DISTRO_BUILD_PID=
 	sed 's/^/  /' "$DISTRO_BUILD_LOG"
