@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Fetch the pinned 6.12 base, unpack it into build/linux and lay our work
-# on top: copy kernel/ over the tree and apply patches/series. Idempotent:
+# on top: copy kernel/ over the tree and apply patches/series, without
+# fuzz. Idempotent:
 # a stamp keyed on every input makes a re-run free, and only files whose
 # content changes are rewritten, so make rebuilds only what it must.
 set -euo pipefail
@@ -73,13 +74,32 @@ stage_overlay() {
 	while read -r p; do
 		case "$p" in ''|'#'*) continue ;; esac
 		[ -f "$TOP/patches/$p" ] || die "patches/series names missing $p"
-		if ! patch -d "$stage" -p1 -s --no-backup-if-mismatch -r - \
-		     < "$TOP/patches/$p" >"$stage.log" 2>&1; then
-			cat "$stage.log" >&2
-			die "patch $p does not apply to $(basename "$KSRC") (tree left unchanged)"
-		fi
+		stage_patch "$stage" "$p"
 	done < "$TOP/patches/series"
 	rm -f "$stage.log"
+}
+
+# Apply patch $2 to the staging directory $1 without fuzz. With fuzz, a
+# hunk whose context has changed goes to the nearest place where the rest
+# of its context matches, which need not be the place it was written for:
+# such a patch fails here and is to be refreshed. A dry run first, so that
+# the error tells fuzz from a patch that does not apply at all.
+stage_patch() {
+	local stage=$1 p=$2 file=$TOP/patches/$2
+	local -a args=(-d "$stage" -p1 -s --no-backup-if-mismatch -r -)
+
+	if ! patch "${args[@]}" -F0 --dry-run < "$file" > "$stage.log" 2>&1; then
+		cat "$stage.log" >&2
+		if patch "${args[@]}" --dry-run < "$file" > /dev/null 2>&1; then
+			die "patch $p applies to $(basename "$KSRC") only with fuzz;" \
+			    "refresh it so that patch -F0 takes it (tree left unchanged)"
+		fi
+		die "patch $p does not apply to $(basename "$KSRC") (tree left unchanged)"
+	fi
+	if ! patch "${args[@]}" -F0 < "$file" > "$stage.log" 2>&1; then
+		cat "$stage.log" >&2
+		die "patch $p does not apply to $(basename "$KSRC") (tree left unchanged)"
+	fi
 }
 
 # Copy staged files whose content differs; put back pristine copies of
