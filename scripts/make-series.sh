@@ -132,9 +132,11 @@ check_claims() {
 	[ "$bad" -eq 0 ] || die "fix scripts/series.d/ (see above)"
 }
 
+# Without fuzz, as prepare-tree.sh applies them: a patch that needs fuzz
+# fails here too.
 apply_patch() {
-	patch -d "$WORK" -p1 -s --no-backup-if-mismatch -r - -f < "$TOP/patches/$1" ||
-		die "patches/$1 does not apply in series order"
+	patch -d "$WORK" -p1 -s -F0 --no-backup-if-mismatch -r - -f < "$TOP/patches/$1" ||
+		die "patches/$1 does not apply in series order without fuzz"
 }
 
 # The tests file a .c file includes at its bottom, if any.
@@ -265,8 +267,8 @@ prepare_full_maintainers() {
 	rm -rf "$tmp"
 	mkdir -p "$tmp"
 	series_git -C "$WORK" show "$SERIES_BASE_TAG:MAINTAINERS" > "$tmp/MAINTAINERS"
-	patch -d "$tmp" -p1 -s --no-backup-if-mismatch -r - < "$TOP/patches/$MAINTAINERS_PATCH" ||
-		die "patches/$MAINTAINERS_PATCH does not apply"
+	patch -d "$tmp" -p1 -s -F0 --no-backup-if-mismatch -r - < "$TOP/patches/$MAINTAINERS_PATCH" ||
+		die "patches/$MAINTAINERS_PATCH does not apply without fuzz"
 	mv "$tmp/MAINTAINERS" "$SERIES_WORK/MAINTAINERS.full"
 	rm -rf "$tmp"
 }
