@@ -8,9 +8,10 @@
  *
  * Dump writes one GPU record for each GPU the process has per-GPU data
  * for (p->pdds), in that order: the gpu_id the process knows it by and
- * what a restore needs to match, as the topology reports it (gfx target
- * version, PCI device and revision, XCCs of the partition, partition
- * mode, VRAM size, CWSR and control stack sizes, MEC and SDMA firmware).
+ * what a restore compares, as the topology and driver report it (gfx
+ * target version, PCI device id and ASIC revision, XCCs of the partition,
+ * partition mode, VRAM size, CWSR and control stack sizes, MEC and SDMA
+ * firmware).
  *
  * Restore describes this machine's GPUs the same way. Those are the GPUs
  * the process has per-GPU data for, which /dev/kfd's open created for

@@ -317,7 +317,8 @@ struct kfd_criu_event_rec {
  * @gpu_id: the gpu_id the process knows this GPU by; kept on restore
  * @gfx_target_version: gfx target version, as the topology reports it
  * @device_id: PCI device id
- * @revision_id: PCI revision id
+ * @revision_id: ASIC revision, as amdgpu reads it from the chip
+ *	(adev->rev_id; not the PCI revision)
  * @num_xcc: XCCs of the GPU's partition, at least 1
  * @partition_mode: compute partition mode (AMDGPU_*_PARTITION_MODE)
  * @vram_size: bytes of VRAM of the partition
