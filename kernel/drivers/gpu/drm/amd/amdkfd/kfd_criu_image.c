@@ -1061,26 +1061,44 @@ int kfd_criu_check_traps(const struct kfd_criu_trap_rec *traps, u32 n,
 	return 0;
 }
 
+/*
+ * The GPU generation a gfx_target_version names. The value is major *
+ * 10000 + minor * 100 + stepping, and kgd2kfd_probe() picks it from the
+ * GC IP version. The stepping is the kernel's numbering, which it changes
+ * for the same silicon: 6.12.117 called a GC 9.4.3 of revision 0 90400
+ * (APU) or 90401, 6.12.118 calls every GC 9.4.3 90402.
+ */
+static u32 kfd_criu_gfx_major_minor(__le32 gfx_target_version)
+{
+	return le32_to_cpu(gfx_target_version) / 100;
+}
+
 /**
  * kfd_criu_gpu_incompatible() - why a local GPU cannot replace an image GPU
  * @image: the GPU as the image records it
  * @local: a GPU of this machine, described in the same record format
  *
  * The queues, their save areas and the firmware interfaces of a process
- * are only valid on the same kind of GPU in the same partition mode. The
- * local GPU may have more VRAM and newer firmware, never less or older.
- * @gpu_id is not compared: the restored process keeps the image's ids.
+ * are only valid on the same silicon in the same partition mode, so the
+ * major and minor gfx version, the PCI device id, the ASIC revision, the
+ * XCC count, the partition mode, the CWSR and control stack sizes and the
+ * CWSR setting must match. The stepping of the gfx_target_version may
+ * differ: with the device id and revision equal it is the same silicon,
+ * and only the kernel's numbering moved. The local GPU may have more VRAM
+ * and newer firmware, never less or older. The gpu_id is not compared:
+ * the restored process keeps the image's ids.
  *
  * Return: NULL when @local is compatible, else the name of the first field
- * that differs: "gfx_target_version", "device_id", "revision_id",
- * "num_xcc", "partition_mode", "cwsr_size", "ctl_stack_size", "cwsr_enable"
- * (%KFD_CRIU_GPU_NO_CWSR, either way), "vram_size", "mec_fw_version" or
- * "sdma_fw_version".
+ * that differs: "gfx_target_version" (its major or minor version),
+ * "device_id", "revision_id", "num_xcc", "partition_mode", "cwsr_size",
+ * "ctl_stack_size", "cwsr_enable" (%KFD_CRIU_GPU_NO_CWSR, either way),
+ * "vram_size", "mec_fw_version" or "sdma_fw_version".
  */
 const char *kfd_criu_gpu_incompatible(const struct kfd_criu_gpu_rec *image,
 				      const struct kfd_criu_gpu_rec *local)
 {
-	if (image->gfx_target_version != local->gfx_target_version)
+	if (kfd_criu_gfx_major_minor(image->gfx_target_version) !=
+	    kfd_criu_gfx_major_minor(local->gfx_target_version))
 		return "gfx_target_version";
 	if (image->device_id != local->device_id)
 		return "device_id";

@@ -315,7 +315,8 @@ struct kfd_criu_event_rec {
 /**
  * struct kfd_criu_gpu_rec - payload of %KFD_CRIU_REC_GPU
  * @gpu_id: the gpu_id the process knows this GPU by; kept on restore
- * @gfx_target_version: gfx target version, as the topology reports it
+ * @gfx_target_version: gfx target version, as the topology reports it:
+ *	major * 10000 + minor * 100 + stepping
  * @device_id: PCI device id
  * @revision_id: ASIC revision, as amdgpu reads it from the chip
  *	(adev->rev_id; not the PCI revision)
@@ -332,7 +333,10 @@ struct kfd_criu_event_rec {
  * GPU records follow COMPAT, in the order the process's per-GPU data is
  * kept; other records name a GPU by its index in that order. A local GPU
  * is compatible when every field but @gpu_id matches, except that it may
- * have more VRAM and newer firmware than the image's.
+ * have more VRAM and newer firmware than the image's, and another
+ * stepping in @gfx_target_version: the kernel numbers the stepping, and
+ * renumbers it for the same device and revision
+ * (kfd_criu_gpu_incompatible()).
  */
 struct kfd_criu_gpu_rec {
 	__le32 gpu_id;

@@ -712,7 +712,8 @@ struct gt_change {
 #define GT_REC(f)	offsetof(struct kfd_criu_gpu_rec, f)
 
 static const struct gt_change gt_changes[] = {
-	{ "gfx_target_version", GT_REC(gfx_target_version), 4, 1, -ENODEV },
+	{ "gfx_target_version", GT_REC(gfx_target_version), 4, 100, -ENODEV },
+	{ "gfx stepping", GT_REC(gfx_target_version), 4, 1, 0 },
 	{ "device_id", GT_REC(device_id), 4, 1, -ENODEV },
 	{ "revision_id", GT_REC(revision_id), 4, 1, -ENODEV },
 	{ "num_xcc", GT_REC(num_xcc), 4, 1, -ENODEV },
@@ -741,8 +742,9 @@ static void gt_change_field(struct kfd_criu_gpu_rec *rec,
 
 /*
  * Every field of an image GPU but its id must match the GPU it goes to,
- * except that the local GPU may have more VRAM and newer firmware: a
- * mismatch fails the placement with -ENODEV and changes nothing.
+ * except that the local GPU may have more VRAM and newer firmware, and
+ * another gfx stepping: a mismatch fails the placement with -ENODEV and
+ * changes nothing.
  */
 static void gt_test_map_refuses(struct kunit *test)
 {

@@ -1714,10 +1714,15 @@ struct test_compatible_case {
 static const struct test_compatible_case test_compatible_cases[] = {
 	{ "same GPU", TEST_NO_FIELD, 0, 0, NULL },
 	{ "other gpu_id", GPU_FIELD(gpu_id), 4, 1, NULL },
-	{ "other gfx version", GPU_FIELD(gfx_target_version), 4, 1,
+	{ "other gfx minor version", GPU_FIELD(gfx_target_version), 4, 100,
 	  "gfx_target_version" },
-	{ "older gfx version", GPU_FIELD(gfx_target_version), 4, -1,
+	{ "older gfx minor version", GPU_FIELD(gfx_target_version), 4, -100,
 	  "gfx_target_version" },
+	{ "other gfx major version", GPU_FIELD(gfx_target_version), 4, 10000,
+	  "gfx_target_version" },
+	/* 90401: 6.12.117's number for this GC 9.4.3 dGPU of revision 0 */
+	{ "lower gfx stepping", GPU_FIELD(gfx_target_version), 4, -1, NULL },
+	{ "higher gfx stepping", GPU_FIELD(gfx_target_version), 4, 1, NULL },
 	{ "other device", GPU_FIELD(device_id), 4, 1, "device_id" },
 	{ "other revision", GPU_FIELD(revision_id), 4, 1, "revision_id" },
 	{ "more XCCs", GPU_FIELD(num_xcc), 4, 1, "num_xcc" },
@@ -1793,12 +1798,16 @@ static void test_gpu_incompatible_no_cwsr_image(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, why, "cwsr_enable");
 }
 
-/* Local GPU models: the image's, or one field worse. */
+/*
+ * Local GPU models: the image's, one field worse, or the image's with
+ * the gfx stepping another kernel gives it.
+ */
 enum test_model {
 	TEST_SAME,
 	TEST_LESS_VRAM,
 	TEST_OLD_FW,
 	TEST_OTHER_GFX,
+	TEST_OTHER_STEPPING,
 };
 
 #define TEST_MAX_MAP	4
@@ -1871,6 +1880,11 @@ static const struct test_map_gpus_case test_map_gpus_cases[] = {
 	  .local = { B }, .model = { TEST_OTHER_GFX }, .num_local = 1,
 	  .map = { MAP(A, B, 3) }, .num_map = 1,
 	  .err = -ENODEV, .why = MISMATCH(A, B, "gfx_target_version") },
+	{ .desc = "other gfx stepping through the map",
+	  .image = { A }, .num_image = 1,
+	  .local = { B }, .model = { TEST_OTHER_STEPPING }, .num_local = 1,
+	  .map = { MAP(A, B, 3) }, .num_map = 1,
+	  .target = { 0 } },
 	{ .desc = "map to a missing GPU",
 	  .image = { A }, .num_image = 1,
 	  .local = { A }, .num_local = 1,
@@ -1920,7 +1934,12 @@ static void test_fill_local(struct kfd_criu_gpu_rec *gpu, u32 gpu_id,
 		gpu->mec_fw_version = cpu_to_le32(TEST_MEC_FW - 1);
 		break;
 	case TEST_OTHER_GFX:
-		gpu->gfx_target_version = cpu_to_le32(TEST_GFX_VERSION + 1);
+		/* GC 9.5.0, a later GFX9 */
+		gpu->gfx_target_version = cpu_to_le32(90500);
+		break;
+	case TEST_OTHER_STEPPING:
+		/* What 6.12.117 said for this GC 9.4.3 dGPU of revision 0 */
+		gpu->gfx_target_version = cpu_to_le32(90401);
 		break;
 	}
 }
