@@ -774,6 +774,123 @@ static void gt_test_map_refuses(struct kunit *test)
 	gt_expect_untouched(test, e);
 }
 
+/*
+ * An MI300A of revision 0 as Debian's 6.12.117 described it. Its
+ * kgd2kfd_probe() (kfd_device.c) gave a GC 9.4.3 "adev->rev_id >= 1 ?
+ * 90402 : adev->flags & AMD_IS_APU ? 90400 : 90401". 6.12.118 took
+ * upstream's "drm/amdkfd: Drop workaround for GC v9.4.3 revID 0": its
+ * kgd2kfd_probe() gives every GC 9.4.3 and 9.4.4 90402, and its
+ * amdgpu_device_ip_early_init() refuses a GC 9.4.3 of revision 0
+ * ("Unsupported A0 hardware"). The save area sizes are the same under
+ * both numbers: kfd_queue.c tests "(gfxv / 100 * 100) == 90400" in
+ * 6.12.117 and "gfxv == 90402" in 6.12.118. Here they are
+ * kfd_queue_ctx_save_restore_size()'s for 38 CUs an XCC and 40 waves a
+ * CU.
+ */
+static const struct gt_desc gt_mi300a_6_12_117 = {
+	.gfx = 90400, .device = 0x74a0, .rev = 0, .xccs = 6,
+	.mode = AMDGPU_SPX_PARTITION_MODE, .vram = 128ULL << 30,
+	.cwsr = 0x1621000, .ctl_stack = 0x3000, .mec = 151, .sdma = 19,
+};
+
+/* Places @img on @p's GPUs through @map and acquires the VM of GPU 0. */
+static int gt_place(struct kfd_process *p,
+		    const struct kfd_criu_gpus_image *img,
+		    struct kfd_criu_gpu_map *map,
+		    struct kfd_criu_gpus_restore *st)
+{
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	st->map = map;
+	st->num_map = 1;
+	mutex_lock(&p->mutex);
+	ret = kfd_criu_gpus_map(p, img, st);
+	if (!ret)
+		ret = kfd_criu_gpus_restore(p, img, BIT(0), st);
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+/* Why the GPU of @p's per-GPU data 0 cannot take image GPU 0, or NULL */
+static const char *gt_misfit(struct kunit *test, struct kfd_process *p,
+			     const struct kfd_criu_gpus_image *img)
+{
+	struct kfd_criu_gpu_rec *local;
+	const char *why;
+
+	KUNIT_ASSERT_EQ(test, kfd_criu_local_gpus(p, &local), 0);
+	why = kfd_criu_gpu_incompatible(&img->gpus[0], &local[0]);
+	kfree(local);
+	return why;
+}
+
+/*
+ * Issue 35: an image survives a kernel update that renumbers the gfx
+ * stepping of its GPU. The image says 90400; the same GPU, under the
+ * same gpu_id, now says 90402 (the device id and revision, which
+ * identify the silicon, are the same), and the image is placed on it
+ * and gets its VM. 6.12.118 does not drive this GPU at all: the case
+ * stands for a kernel that renumbers a GPU it still drives. Another
+ * major or minor version (GFX 9.0, 9.5) is other silicon: the placement
+ * fails with -ENODEV, naming gfx_target_version.
+ */
+static void gt_test_gfx_stepping_renumbered(struct kunit *test)
+{
+	static const u32 nodes[] = { 0 };
+	static const u32 other_gfx[] = { 90010, 90500 };
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
+	struct kfd_criu_gpu_map map = { .local_gpu_id = 0x1000,
+					.drm_fd = GT_FD_BASE };
+	struct kfd_criu_gpus_restore *st;
+	struct kfd_criu_gpus_image img;
+	struct gt_fake *gt_fake;
+	struct gt_env *e;
+	const char *why;
+	u32 i;
+
+	e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, gt_env_release,
+							e), 0);
+	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, st);
+	gt_fake = gt_fake_new(test);
+	gt_node_new(test, 0x1000, &gt_mi300a_6_12_117);
+	e->src = gt_process(test, nodes, ARRAY_SIZE(nodes));
+	KUNIT_ASSERT_EQ(test, gt_snapshot(e->src, &img), 0);
+	KUNIT_ASSERT_EQ(test, gt_write(s, &img), 0);
+	kfd_criu_gpus_image_free(&img);
+	KUNIT_ASSERT_EQ(test, gt_read_back(s, 1, &e->img), 0);
+	KUNIT_ASSERT_EQ(test, le32_to_cpu(e->img.gpus[0].gfx_target_version),
+			90400);
+
+	/* The kernel update */
+	gt_fake->props[0].gfx_target_version = 90402;
+	e->dst = gt_process(test, nodes, ARRAY_SIZE(nodes));
+	e->old_ids[0] = e->dst->pdds[0]->user_gpu_id;
+	KUNIT_EXPECT_NULL(test, gt_misfit(test, e->dst, &e->img));
+	KUNIT_ASSERT_EQ(test, gt_place(e->dst, &e->img, &map, st), 0);
+	KUNIT_EXPECT_PTR_EQ(test, kfd_criu_gpus_pdd(e->dst, st, 0),
+			    e->dst->pdds[0]);
+	KUNIT_EXPECT_EQ(test, e->dst->pdds[0]->user_gpu_id, 0x1000);
+	KUNIT_EXPECT_EQ(test, gt_fake->vms, 1);
+	KUNIT_EXPECT_EQ(test, gt_fake->refs, 1);
+	gt_unwind(e->dst, st);
+	gt_expect_untouched(test, e);
+
+	for (i = 0; i < ARRAY_SIZE(other_gfx); i++) {
+		gt_fake->props[0].gfx_target_version = other_gfx[i];
+		KUNIT_EXPECT_EQ_MSG(test, gt_place(e->dst, &e->img, &map, st),
+				    -ENODEV, "gfx_target_version %u",
+				    other_gfx[i]);
+		why = gt_misfit(test, e->dst, &e->img);
+		KUNIT_ASSERT_NOT_NULL(test, why);
+		KUNIT_EXPECT_STREQ(test, why, "gfx_target_version");
+		gt_expect_untouched(test, e);
+	}
+}
+
 static const struct kfd_criu_test_field gt_fields[] = {
 	{ "gpu_id", GT_REC(gpu_id), 4 },
 	{ "gfx_target_version", GT_REC(gfx_target_version), 4 },
@@ -875,6 +992,7 @@ static struct kunit_case kfd_criu_placement_test_cases[] = {
 	KUNIT_CASE(gt_test_unwind_keeps_vms_of_bos),
 	KUNIT_CASE(gt_test_restore_unwinds),
 	KUNIT_CASE(gt_test_map_refuses),
+	KUNIT_CASE(gt_test_gfx_stepping_renumbered),
 	KUNIT_CASE(gt_test_hostile_gpu_records),
 	{}
 };
