@@ -80,6 +80,9 @@ make_root() {
 	done
 	rm "$R/usr/src/$PKG-$VER"
 	cp -rs "$ROOT/usr/src/$PKG-$VER" "$R/usr/src/$PKG-$VER" || return 1
+	# DKMS reads dkms.conf through its tree's link to the sources: point
+	# it at the scratch /usr/src, where DKMS_CONF goes.
+	ln -sfn "/usr/src/$PKG-$VER" "$R/var/lib/dkms/$PKG/$VER/source"
 	if [ -n "$CONF" ]; then
 		rm "$R/usr/src/$PKG-$VER/dkms.conf"
 		cp "$CONF" "$R/usr/src/$PKG-$VER/dkms.conf"
@@ -156,7 +159,8 @@ main() {
 		grep -q "^$PKG: kernel $KVER runs $PKG $VER (CRIU image mode)" "$WORK/out"
 	ok $? "the kernel's hooks for $KVER exit 0 and say it runs ours"
 
-	SYSROOT=$R KVER=$KVER "$TOP/scripts/module.sh" dkms-status > "$WORK/out" 2>&1
+	in_root env SYSROOT= KVER="$KVER" "$TOP/scripts/module.sh" dkms-status \
+		> "$WORK/out" 2>&1
 	sed 's/^/# /' "$WORK/out"
 	grep -q "^$KVER: $PKG $VER (CRIU image mode)" "$WORK/out" &&
 		grep -q "^$UNSERVED: the stock amdgpu (no CRIU image mode" "$WORK/out"
