@@ -73,33 +73,31 @@ kernel_build_dir() {
 	fi
 }
 
-# The sources are one 6.12 release's amdgpu: refuse another kernel series
-# before a long build fails on it, and say what to install when headers
-# lack.
+# The sources are one 6.12 release's amdgpu: refuse another release
+# before a long build fails on it or drops its own changes, and say what
+# to install when headers lack.
 check_kernel() {
 	local kdir=$1 rel
 
+	check_release "$KVER"
 	[ -f "$kdir/Makefile" ] ||
 		die "no kernel headers for $KVER in $kdir (Debian: apt-get install linux-headers-$KVER)"
 	rel=$(cat "$kdir/include/config/kernel.release" 2>/dev/null || echo "$KVER")
-	case "$rel" in
-	6.12.*) ;;
-	*) die "kernel $rel: the module's sources are amdgpu of $PIN_UPSTREAM; it builds only for $MODULE_SERVED_KVER" ;;
-	esac
+	check_release "$rel"
 }
 
-# DKMS builds only for the release the sources are of; say so, and what
-# to install, before anything is removed or staged.
-check_dkms_kernel() {
-	[[ $KVER =~ $MODULE_KERNEL_RE ]] && return 0
-	log "kernel $KVER: the module's sources are amdgpu of $PIN_UPSTREAM, and a build"
+# check_release REL: REL is the release the sources are of, or stop and
+# say which kernel to install, before anything is removed or staged.
+check_release() {
+	[[ $1 =~ $MODULE_KERNEL_RE ]] && return 0
+	log "kernel $1: the module's sources are amdgpu of $PIN_UPSTREAM, and a build"
 	log "for another release would drop or break on that release's own changes."
 	log "Install and boot Debian's $PIN_UPSTREAM kernel (bookworm-security):"
 	log "  apt-get install linux-image-$MODULE_SERVED_KVER linux-headers-$MODULE_SERVED_KVER"
-	log "then run make dkms-install again (KVER=$MODULE_SERVED_KVER to build before"
+	log "then run make dkms-install (or make module) again (KVER=$MODULE_SERVED_KVER to build before"
 	log "booting it). A maintainer moves the pins to another release with"
 	log "scripts/repin.sh (README, \"Follow Debian's point releases\")."
-	die "kernel $KVER is not $PIN_UPSTREAM"
+	die "kernel $1 is not $PIN_UPSTREAM"
 }
 
 # fill_in: standard input with the package's names and versions put in
@@ -317,7 +315,6 @@ dkms_install() {
 		die "dkms is not installed (Debian: apt-get install --no-install-recommends dkms)"
 	kdir=$(kernel_build_dir)
 	check_kernel "$kdir"
-	check_dkms_kernel
 	check_other_amdgpu
 	stage_tree "$STAGE_DIR"
 	dkms_remove
