@@ -133,6 +133,8 @@ static unsigned int nr_image_minors;
 int add_inventory_plugin(const char *name) __attribute__((weak));
 bool check_and_remove_inventory_plugin(const char *name, size_t n) __attribute__((weak));
 
+static void register_restore_ext_file(bool criu_4_3);
+
 /**
  * kfd_criu_read_file() - read a small file whole
  * @dirfd: the directory @path is relative to, or AT_FDCWD
@@ -585,9 +587,9 @@ static int map_restored_tasks(void)
 
 /*
  * Refuses to share a criu with CRIU's amdgpu plugin, or to restore its
- * images; notes the CRIU release's UPDATE_VMA_MAP convention; takes this
- * plugin off a 4.x restore's list of plugins the images need, as CRIU
- * requires.
+ * images; notes the CRIU release's UPDATE_VMA_MAP convention and registers
+ * the RESTORE_EXT_FILE it calls; takes this plugin off a 4.x restore's
+ * list of plugins the images need, as CRIU requires.
  */
 static int kfd_plugin_init(int stage)
 {
@@ -602,6 +604,8 @@ static int kfd_plugin_init(int stage)
 	}
 	/* A function of criu 3.17 and 3.18 that 3.19 removed */
 	criu_dups_vma_fd = dlsym(RTLD_DEFAULT, "prepare_task_cgroup");
+	/* One that 4.3 added; 4.3 passes RESTORE_EXT_FILE a retry flag */
+	register_restore_ext_file(dlsym(RTLD_DEFAULT, "criu_plugin_get_options"));
 	if (stage != CR_PLUGIN_STAGE__RESTORE)
 		return 0;
 	if (check_and_remove_inventory_plugin)
@@ -1117,22 +1121,52 @@ static int kfd_restore_file(int id)
 }
 
 /*
- * criu-dev after 4.2 passes a flag to ask for a retry and does not
- * initialise it: the plugin never retries.
+ * RESTORE_EXT_FILE has two signatures. "files-ext: Allow plugin files to
+ * retry" (CRIU 4.3, criu-dev since November 2025) added a flag to ask for
+ * a retry, which CRIU does not initialise and reads back; before it, a
+ * second argument is whatever a register holds. The header's declaration
+ * checks the one registered at load.
  */
 #ifdef KFD_CRIU_RESTORE_RETRY
+static CR_PLUGIN_HOOK__RESTORE_EXT_FILE_t kfd_restore_ext_file;
+#define HEADER_RETRY_FLAG	true
+#else
+static CR_PLUGIN_HOOK__RESTORE_EXT_FILE_t restore_ext_file_without_retry;
+#define HEADER_RETRY_FLAG	false
+#endif
+
+/* With the retry flag: the plugin never retries */
 static int kfd_restore_ext_file(int id, bool *retry_needed)
 {
 	*retry_needed = false;
 	return kfd_restore_file(id);
 }
-#else
-static int kfd_restore_ext_file(int id)
+
+/* Without it, for CRIU before 4.3: nothing past @id is read or written */
+static int restore_ext_file_without_retry(int id)
 {
 	return kfd_restore_file(id);
 }
-#endif
-CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESTORE_EXT_FILE, kfd_restore_ext_file)
+
+/*
+ * Registers the RESTORE_EXT_FILE that takes what criu passes: the flag if
+ * the header has it (a plugin built for a criu that passes it), or if
+ * @criu_4_3 (criu 4.3 or later loaded the plugin, whatever its header: one
+ * built against an older one loads there too).
+ */
+static void register_restore_ext_file(bool criu_4_3)
+{
+	bool retry_flag = HEADER_RETRY_FLAG || criu_4_3;
+
+	CR_PLUGIN_DESC.hooks[CR_PLUGIN_HOOK__RESTORE_EXT_FILE] =
+		retry_flag ? (void *)kfd_restore_ext_file : (void *)restore_ext_file_without_retry;
+}
+
+/* At load, as the header says; init asks the criu that loaded the plugin */
+static void __attribute__((constructor)) register_restore_ext_file_of_header(void)
+{
+	register_restore_ext_file(false);
+}
 
 /*
  * The gpu_id that the dumped process saw for render minor @minor of the
