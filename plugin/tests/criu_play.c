@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DOC: the harness as CRIU 3.17, 3.19 to 4.2 and criu-dev, and as KFD
+ * DOC: the harness as CRIU 3.17, 3.19 to 4.2, 4.3 and criu-dev, and as KFD
  *
  * Included by kfd_criu_plugin_test.c. A fake KFD answers the plugin's
  * ioctl()s on /dev/null (KFD_DEV_PATH) while fake_kfd.on is set, and a
@@ -12,9 +12,11 @@
  *   plugin's own alone;
  * - 3.19 and later own that fd: the restorer closes it after the last
  *   mapping that shares it;
- * - criu-dev after 4.2 passes RESTORE_EXT_FILE a retry flag that it does
- *   not initialise (this file is then built with KFD_CRIU_RESTORE_RETRY,
- *   against a header with that signature).
+ * - 4.3, and criu-dev since November 2025, pass RESTORE_EXT_FILE a retry
+ *   flag that they do not initialise. 4.3 is played in either build, with
+ *   what only its criu binary exports loaded for the plugin to find; the
+ *   criu-dev snapshot, which exports nothing new, only in the build against
+ *   a header with the flag (KFD_CRIU_RESTORE_RETRY), whose plugin is for it.
  *
  * A run of mappings of one file shares one fd, as in CRIU's open_filemap().
  * The restorer's mmap() is a check that the fd is open, is the render file
@@ -311,45 +313,133 @@ static void fake_kfd_switch(bool on)
 /**
  * enum criu_convention - how a CRIU release calls the restore hooks
  * @CRIU_3_17: dups the UPDATE_VMA_MAP fd (3.17, 3.18)
- * @CRIU_3_19: owns and closes the UPDATE_VMA_MAP fd (3.19 to 4.2)
+ * @CRIU_3_19: owns and closes the UPDATE_VMA_MAP fd (3.19 to 4.2; in the
+ *	       build with KFD_CRIU_RESTORE_RETRY, a criu-dev snapshot that
+ *	       passes the retry flag)
+ * @CRIU_4_3: as 3.19, passes the retry flag and exports
+ *	      criu_plugin_get_options()
  */
-enum criu_convention { CRIU_3_17, CRIU_3_19 };
+enum criu_convention { CRIU_3_17, CRIU_3_19, CRIU_4_3 };
+
+/* Built against criu-dev's header, the harness plays criu-dev for 3.19 */
+#ifdef KFD_CRIU_RESTORE_RETRY
+#define CRIU_DEV	true
+#else
+#define CRIU_DEV	false
+#endif
 
 static const char *const convention_name[] = {
-#ifdef KFD_CRIU_RESTORE_RETRY
-	[CRIU_3_19] = "criu-dev (retry flag)",
-#else
 	[CRIU_3_17] = "CRIU 3.17",
-	[CRIU_3_19] = "CRIU 3.19-4.2",
-#endif
+	[CRIU_3_19] = CRIU_DEV ? "criu-dev (retry flag)" : "CRIU 3.19-4.2",
+	[CRIU_4_3] = "CRIU 4.3",
 };
 
-/* What the plugin's probe of the criu binary would find */
+/*
+ * RESTORE_EXT_FILE as CRIU calls it, whatever header this file was built
+ * against:
+ * - 3.17.1 to 4.2 (criu/include/criu-plugin.h at v3.17.1, v4.0, v4.1,
+ *   v4.2): DECLARE_PLUGIN_HOOK_ARGS(CR_PLUGIN_HOOK__RESTORE_EXT_FILE, int id);
+ * - 4.3 (criu-plugin.h of Debian's libcriu-dev 4.3-1~exp2) and criu-dev
+ *   since fb02dbf68 "files-ext: Allow plugin files to retry": ..., int id,
+ *   bool *retry_needed).
+ * run_plugins() (criu/include/plugin.h, every release) casts the plugin's
+ * hooks[] entry to its own type and calls it.
+ */
+typedef int restore_ext_file_3_17_t(int id);
+typedef int restore_ext_file_4_3_t(int id, bool *retry_needed);
+
+/*
+ * The flag's byte as CRIU leaves it: whatever its stack held.
+ * - criu-dev (2cf8f13ca) criu/files-ext.c open_fd() declares
+ *   "bool retry_needed;" without a value and passes its address to
+ *   run_plugins(RESTORE_EXT_FILE, ...); if the byte is set it gives no fd
+ *   (*new_fd = -1) and returns the flag.
+ * - Debian's criu 4.3-1~exp2, /usr/sbin/criu (stripped; its open_fd() at
+ *   0x7a6b0, found by its "Unable to restore" message): the hook gets
+ *   7(%rsp), which nothing stores to before the call; after restore_fown()
+ *   the byte is tested (cmovne: *new_fd = -1) and returned as it is.
+ * - criu/files.c open_fdinfos() calls open_fd() again on 1, and on any
+ *   other non-zero value while other files make progress, and hits
+ *   BUG_ON(!list_empty(list)) when they do not.
+ * So the harness puts a byte that is neither 0 nor 1 there and takes any
+ * non-zero byte back as a retry.
+ */
+#define STALE_RETRY_BYTE	0xa5
+
+/* What only 4.3's criu binary exports (tests/criu_4_3_exports.c), loaded */
+static void *criu_4_3_exports;
+
+/*
+ * Whether a plugin's dlsym(RTLD_DEFAULT, ...) finds what only 4.3's criu
+ * exports exactly when @c is 4.3. It is loaded only in a process that
+ * plays 4.3 (as_criu_4_3()): glibc keeps an object that dlsym() found a
+ * symbol in loaded for good, so no process could play an older criu after.
+ */
+static bool criu_exports_are(enum criu_convention c)
+{
+	return !dlsym(RTLD_DEFAULT, "criu_plugin_get_options") == (c != CRIU_4_3);
+}
+
+/*
+ * Runs @check(@arg) in a process of its own, as a criu 4.3 process would
+ * run the plugin: what only 4.3 exports is loaded first, and every CRIU
+ * calls a plugin's init, where it looks, before its restore hooks
+ * (cr_lib_load() in criu/plugin.c). Returns whether @check passed.
+ */
+static bool as_criu_4_3(bool (*check)(const void *arg), const void *arg)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		criu_4_3_exports = dlopen(CRIU_4_3_EXPORTS, RTLD_NOW | RTLD_GLOBAL);
+		if (!criu_4_3_exports)
+			printf("# %s\n", dlerror());
+		status = criu_exports_are(CRIU_4_3) && check(arg);
+		fflush(stdout);
+		_exit(status ? 0 : 1);
+	}
+	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	       !WEXITSTATUS(status);
+}
+
+/* What the plugin's probe for the UPDATE_VMA_MAP convention would find */
 static void set_criu_convention(enum criu_convention c)
 {
 	criu_dups_vma_fd = c == CRIU_3_17;
 }
 
+/* RESTORE_EXT_FILEs whose retry flag was left set, since the last reset */
+static unsigned int retries_asked;
+
 /*
- * RESTORE_EXT_FILE as this build's CRIU calls it. criu-dev's flag is a
- * local it does not initialise: true here, the worst it may hold.
+ * RESTORE_EXT_FILE as the CRIU played calls it: with the stale flag under
+ * 4.3, and under a criu-dev snapshot in the build against its header.
  */
 static int criu_restore_ext_file(int id, bool *retry)
 {
 	void *hook = CR_PLUGIN_DESC.hooks[CR_PLUGIN_HOOK__RESTORE_EXT_FILE];
+	union {
+		bool flag;
+		unsigned char byte;
+	} stack = { .byte = STALE_RETRY_BYTE };
+	int fd;
 
-	*retry = true;
-#ifdef KFD_CRIU_RESTORE_RETRY
-	return ((CR_PLUGIN_HOOK__RESTORE_EXT_FILE_t *)hook)(id, retry);
-#else
-	*retry = false;
-	return ((CR_PLUGIN_HOOK__RESTORE_EXT_FILE_t *)hook)(id);
-#endif
+	if (!criu_4_3_exports && !CRIU_DEV) {
+		*retry = false;
+		return ((restore_ext_file_3_17_t *)hook)(id);
+	}
+	fd = ((restore_ext_file_4_3_t *)hook)(id, &stack.flag);
+	*retry = stack.byte;
+	retries_asked += *retry;
+	return fd;
 }
 
 /*
  * CRIU's ext file restore: a retry asks for another call later, which
- * criu-dev makes once the other files are open. Returns the restored fd.
+ * 4.3 makes once the other files are open. Returns the restored fd.
  */
 static int play_restore_file(int id)
 {
@@ -662,7 +752,8 @@ static int play_restore(enum criu_convention c, const struct play_case *pc)
 	struct play_vma v[ARRAY_SIZE(pc->vmas)];
 	int fds[3], i, files, ret = 0;
 
-	ret = kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	ret = criu_exports_are(c) ? 0 : -ENOEXEC;
+	ret = kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE) ?: ret;
 	set_criu_convention(c);
 	memcpy(v, pc->vmas, sizeof(v));
 	memcpy(fake_kfd.moved, pc->moved, sizeof(pc->moved));
@@ -689,12 +780,43 @@ static int play_restore(enum criu_convention c, const struct play_case *pc)
 	return ret;
 }
 
+/* Dumps and restores the process of @pc as CRIU @c would; whether it passed */
+static bool play_one(enum criu_convention c, const struct play_case *pc)
+{
+	int before = count_fds(), ret;
+	bool pass;
+
+	dropped_fds = 0;
+	retries_asked = 0;
+	ret = play_dump();
+	if (!ret && pc->no_minors)
+		strip_minors(60);
+	ret = ret ?: play_restore(c, pc);
+	pass = ret == -pc->error && count_fds() - plugin_fds() - dropped_fds == before &&
+	       (pc->error || fake_kfd.resumes == 1) && fake_kfd.restores == 1 &&
+	       !retries_asked &&
+	       (!pc->error || (logged("not guessing which\n") && !logged("network")));
+	if (ret != -pc->error)
+		printf("# returned %d\n", ret);
+	if (count_fds() - plugin_fds() - dropped_fds != before)
+		printf("# %d fds open before, %d after, %d dropped by CRIU\n",
+		       before, count_fds() - plugin_fds(), dropped_fds);
+	if (fake_kfd.restores != 1 || retries_asked)
+		printf("# %u RESTOREs, %u retries asked\n", fake_kfd.restores, retries_asked);
+	return pass;
+}
+
+static bool play_one_as_4_3(const void *pc)
+{
+	return play_one(CRIU_4_3, pc);
+}
+
 static void test_play(enum criu_convention c)
 {
 	const struct play_case *pc;
 	char name[200];
 	unsigned int i;
-	int before, ret;
+	bool pass;
 
 	for (i = 0; i < ARRAY_SIZE(play_cases); i++) {
 		pc = &play_cases[i];
@@ -703,28 +825,133 @@ static void test_play(enum criu_convention c)
 		fake_render_node(130);
 		if (pc->seen[0] || pc->seen[1])
 			fake_pairing(pc->seen[0], pc->seen[1]);
-		before = count_fds();
-		dropped_fds = 0;
-		ret = play_dump();
-		if (!ret && pc->no_minors)
-			strip_minors(60);
-		ret = ret ?: play_restore(c, pc);
+		pass = c == CRIU_4_3 ? as_criu_4_3(play_one_as_4_3, pc) : play_one(c, pc);
 		snprintf(name, sizeof(name), "%s: dump and restore, %s",
 			 convention_name[c], pc->name);
-		ok(ret == -pc->error && count_fds() - plugin_fds() - dropped_fds == before &&
-		   (pc->error || fake_kfd.resumes == 1) &&
-		   (!pc->error || (logged("not guessing which\n") && !logged("network"))), name);
-		if (ret != -pc->error)
-			printf("# returned %d\n", ret);
-		if (count_fds() - plugin_fds() - dropped_fds != before)
-			printf("# %d fds open before, %d after, %d dropped by CRIU\n",
-			       before, count_fds() - plugin_fds(), dropped_fds);
+		ok(pass, name);
 		forget_gpus();
 		free(offsets);
 		offsets = NULL;
 		nr_offsets = 0;
 	}
 	fake_kfd_switch(false);
+}
+
+/*
+ * RESTORE_EXT_FILE @hook of file @id called as 4.3 calls it, the flag's
+ * byte at STALE_RETRY_BYTE; *@byte is that byte after the call. Where the
+ * criu played passes no flag, the call still puts the byte's address where
+ * that criu leaves whatever a register holds: a plugin that wrote a flag
+ * there would change the byte.
+ */
+static int restore_with_stale_flag(void *hook, int id, unsigned char *byte)
+{
+	union {
+		bool flag;
+		unsigned char byte;
+	} stack = { .byte = STALE_RETRY_BYTE };
+	int fd = ((restore_ext_file_4_3_t *)hook)(id, &stack.flag);
+
+	*byte = stack.byte;
+	return fd;
+}
+
+/* The RESTORE_EXT_FILE that this build of the plugin registered */
+static void *registered_restore_ext_file(void)
+{
+	return CR_PLUGIN_DESC.hooks[CR_PLUGIN_HOOK__RESTORE_EXT_FILE];
+}
+
+/*
+ * A restore of the dumped /dev/kfd file (60) through the RESTORE_EXT_FILE
+ * the plugin registered in this process, called with the stale flag:
+ * whether the fd came, RESTORE ran once and the flag's byte is @byte.
+ */
+static bool restore_kfd_file_leaves(unsigned char byte)
+{
+	unsigned char after = STALE_RETRY_BYTE;
+	int fd = -1;
+
+	fake_kfd.restores = 0;
+	if (!kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE))
+		fd = restore_with_stale_flag(registered_restore_ext_file(), 60, &after);
+	if (fd >= 0)
+		close(fd);
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	forget_gpus();
+	if (fd < 0 || after != byte || fake_kfd.restores != 1)
+		printf("# fd %d, flag byte %#x, %u RESTOREs\n", fd, after, fake_kfd.restores);
+	return fd >= 0 && after == byte && fake_kfd.restores == 1;
+}
+
+/* Under 4.3: the flag cleared, also for a file the plugin declines */
+static bool retry_flag_cleared(const void *unused)
+{
+	unsigned char byte = STALE_RETRY_BYTE;
+	int ret;
+
+	(void)unused;
+	if (!restore_kfd_file_leaves(0) || kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE))
+		return false;
+	ret = restore_with_stale_flag(registered_restore_ext_file(), 12345, &byte);
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	if (ret != -ENOTSUP || byte)
+		printf("# a foreign file: %d, flag byte %#x\n", ret, byte);
+	return ret == -ENOTSUP && !byte;
+}
+
+/*
+ * The retry flag: CRIU 4.3 reads it back whether the plugin wrote it or
+ * not, earlier releases do not pass it. One build, against a header with
+ * the flag or without, takes what the criu that loaded it passes.
+ */
+static void test_retry_flag(void)
+{
+	const char *header = CRIU_DEV ? "a header with the flag" : "a header without it";
+	char name[300];
+
+	fake_kfd_switch(true);
+	play_dump();
+	snprintf(name, sizeof(name),
+		 "CRIU 4.3 (exports criu_plugin_get_options), plugin built against %s: RESTORE_EXT_FILE clears a retry flag left at %#x, one RESTORE; also of a file it declines",
+		 header, STALE_RETRY_BYTE);
+	ok(as_criu_4_3(retry_flag_cleared, NULL), name);
+	if (CRIU_DEV)
+		ok(criu_exports_are(CRIU_3_19) && restore_kfd_file_leaves(0),
+		   "criu-dev, which exports nothing new, plugin built against its header: the flag is cleared, one RESTORE");
+	else
+		ok(criu_exports_are(CRIU_3_19) && restore_kfd_file_leaves(STALE_RETRY_BYTE),
+		   "CRIU 3.17-4.2 (no criu_plugin_get_options), the same build: RESTORE_EXT_FILE takes the id alone, writes nothing past it");
+	fake_kfd_switch(false);
+}
+
+/* The built plugin at @path, loaded as criu 4.3 loads it */
+static bool loaded_plugin_clears_flag(const void *path)
+{
+	unsigned char byte = STALE_RETRY_BYTE;
+	cr_plugin_desc_t *d;
+	void *h;
+	int ret;
+
+	h = dlopen(path, RTLD_LAZY);
+	d = h ? dlsym(h, "CR_PLUGIN_DESC") : NULL;
+	if (!d || d->init(CR_PLUGIN_STAGE__RESTORE))
+		return false;
+	ret = restore_with_stale_flag(d->hooks[CR_PLUGIN_HOOK__RESTORE_EXT_FILE], 12345, &byte);
+	d->exit(CR_PLUGIN_STAGE__RESTORE, 0);
+	if (ret != -ENOTSUP || byte)
+		printf("# a foreign file: %d, flag byte %#x\n", ret, byte);
+	return ret == -ENOTSUP && !byte;
+}
+
+/*
+ * The plugin that "make" built, against CRIU_INC's header, is what criu
+ * loads: the same binary as under 3.17 (test_shared_object()).
+ */
+static void test_loaded_plugin_retry(const char *path)
+{
+	ok(as_criu_4_3(loaded_plugin_clears_flag, path),
+	   "the built plugin, loaded by CRIU 4.3: RESTORE_EXT_FILE clears the retry flag");
 }
 
 /* DUMP_EXT_FILE of the fake root's renderD<@minor> as file @id */

@@ -30,6 +30,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <stdarg.h>
+#include <sys/wait.h>
 
 int ioctl(int fd, unsigned long request, ...);
 int openat(int dirfd, const char *path, int flags, ...);
@@ -654,6 +655,8 @@ int main(int argc, char **argv)
 	test_play(CRIU_3_17);
 #endif
 	test_play(CRIU_3_19);
+	test_play(CRIU_4_3);
+	test_retry_flag();
 	test_inventory();
 	test_dump_gpu_ids();
 	test_hidden_gpu();
@@ -663,8 +666,10 @@ int main(int argc, char **argv)
 	test_stock_plugin(argc > 2 ? argv[2] : NULL);
 	test_thunk_shm();
 	test_drm_reattach();
-	if (argc > 1)
+	if (argc > 1) {
 		test_shared_object(argv[1]);
+		test_loaded_plugin_retry(argv[1]);
+	}
 	printf("1..%u\n", nr_tests);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", image_dir);
 	if (system(cmd))
