@@ -1062,15 +1062,41 @@ int kfd_criu_check_traps(const struct kfd_criu_trap_rec *traps, u32 n,
 }
 
 /*
- * The GPU generation a gfx_target_version names. The value is major *
- * 10000 + minor * 100 + stepping, and kgd2kfd_probe() picks it from the
- * GC IP version. The stepping is the kernel's numbering, which it changes
- * for the same silicon: 6.12.117 called a GC 9.4.3 of revision 0 90400
- * (APU) or 90401, 6.12.118 calls every GC 9.4.3 90402.
+ * gfx_target_version values kgd2kfd_probe() has given one GPU in different
+ * kernels, one set per row. A GC 9.4.3 of ASIC revision 0 was 90400 (APU)
+ * or 90401 until upstream commit daafa303d19f ("drm/amdkfd: Drop
+ * workaround for GC v9.4.3 revID 0") made every GC 9.4.3 and 9.4.4 90402.
+ * The value also names the ISA that ROCm picks code objects for, so only
+ * a renumbering known to describe the same silicon is accepted, never a
+ * rule on the digits.
  */
-static u32 kfd_criu_gfx_major_minor(__le32 gfx_target_version)
+static const u32 kfd_criu_gfx_renumbered[][3] = {
+	{ 90400, 90401, 90402 },
+};
+
+static bool kfd_criu_gfx_in_row(const u32 *row, u32 n, u32 gfx)
 {
-	return le32_to_cpu(gfx_target_version) / 100;
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (row[i] == gfx)
+			return true;
+	return false;
+}
+
+/* The same gfx target, or two numbers one kernel change gave one GPU */
+static bool kfd_criu_same_gfx_target(__le32 image, __le32 local)
+{
+	u32 a = le32_to_cpu(image), b = le32_to_cpu(local);
+	u32 r, n = ARRAY_SIZE(kfd_criu_gfx_renumbered[0]);
+
+	if (a == b)
+		return true;
+	for (r = 0; r < ARRAY_SIZE(kfd_criu_gfx_renumbered); r++)
+		if (kfd_criu_gfx_in_row(kfd_criu_gfx_renumbered[r], n, a) &&
+		    kfd_criu_gfx_in_row(kfd_criu_gfx_renumbered[r], n, b))
+			return true;
+	return false;
 }
 
 /**
@@ -1080,25 +1106,25 @@ static u32 kfd_criu_gfx_major_minor(__le32 gfx_target_version)
  *
  * The queues, their save areas and the firmware interfaces of a process
  * are only valid on the same silicon in the same partition mode, so the
- * major and minor gfx version, the PCI device id, the ASIC revision, the
- * XCC count, the partition mode, the CWSR and control stack sizes and the
- * CWSR setting must match. The stepping of the gfx_target_version may
- * differ: with the device id and revision equal it is the same silicon,
- * and only the kernel's numbering moved. The local GPU may have more VRAM
- * and newer firmware, never less or older. The gpu_id is not compared:
- * the restored process keeps the image's ids.
+ * gfx target version, the PCI device id, the ASIC revision, the XCC
+ * count, the partition mode, the CWSR and control stack sizes and the
+ * CWSR setting must match. The gfx target version may differ only where
+ * the kernel is known to have renumbered one GPU (GC 9.4.3: 90400, 90401
+ * and 90402), the device id and revision still being equal. The local
+ * GPU may have more VRAM and newer firmware, never less or older. The
+ * gpu_id is not compared: the restored process keeps the image's ids.
  *
  * Return: NULL when @local is compatible, else the name of the first field
- * that differs: "gfx_target_version" (its major or minor version),
- * "device_id", "revision_id", "num_xcc", "partition_mode", "cwsr_size",
- * "ctl_stack_size", "cwsr_enable" (%KFD_CRIU_GPU_NO_CWSR, either way),
- * "vram_size", "mec_fw_version" or "sdma_fw_version".
+ * that differs: "gfx_target_version", "device_id", "revision_id",
+ * "num_xcc", "partition_mode", "cwsr_size", "ctl_stack_size",
+ * "cwsr_enable" (%KFD_CRIU_GPU_NO_CWSR, either way), "vram_size",
+ * "mec_fw_version" or "sdma_fw_version".
  */
 const char *kfd_criu_gpu_incompatible(const struct kfd_criu_gpu_rec *image,
 				      const struct kfd_criu_gpu_rec *local)
 {
-	if (kfd_criu_gfx_major_minor(image->gfx_target_version) !=
-	    kfd_criu_gfx_major_minor(local->gfx_target_version))
+	if (!kfd_criu_same_gfx_target(image->gfx_target_version,
+				      local->gfx_target_version))
 		return "gfx_target_version";
 	if (image->device_id != local->device_id)
 		return "device_id";

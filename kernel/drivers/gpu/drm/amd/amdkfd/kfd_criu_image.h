@@ -334,9 +334,8 @@ struct kfd_criu_event_rec {
  * kept; other records name a GPU by its index in that order. A local GPU
  * is compatible when every field but @gpu_id matches, except that it may
  * have more VRAM and newer firmware than the image's, and another
- * stepping in @gfx_target_version: the kernel numbers the stepping, and
- * renumbers it for the same device and revision
- * (kfd_criu_gpu_incompatible()).
+ * @gfx_target_version where a kernel is known to have renumbered the same
+ * GPU (kfd_criu_gpu_incompatible()).
  */
 struct kfd_criu_gpu_rec {
 	__le32 gpu_id;

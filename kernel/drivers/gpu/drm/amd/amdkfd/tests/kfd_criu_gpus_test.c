@@ -713,7 +713,7 @@ struct gt_change {
 
 static const struct gt_change gt_changes[] = {
 	{ "gfx_target_version", GT_REC(gfx_target_version), 4, 100, -ENODEV },
-	{ "gfx stepping", GT_REC(gfx_target_version), 4, 1, 0 },
+	{ "gfx stepping", GT_REC(gfx_target_version), 4, 1, -ENODEV },
 	{ "device_id", GT_REC(device_id), 4, 1, -ENODEV },
 	{ "revision_id", GT_REC(revision_id), 4, 1, -ENODEV },
 	{ "num_xcc", GT_REC(num_xcc), 4, 1, -ENODEV },
@@ -742,9 +742,8 @@ static void gt_change_field(struct kfd_criu_gpu_rec *rec,
 
 /*
  * Every field of an image GPU but its id must match the GPU it goes to,
- * except that the local GPU may have more VRAM and newer firmware, and
- * another gfx stepping: a mismatch fails the placement with -ENODEV and
- * changes nothing.
+ * except that the local GPU may have more VRAM and newer firmware: a
+ * mismatch fails the placement with -ENODEV and changes nothing.
  */
 static void gt_test_map_refuses(struct kunit *test)
 {
@@ -775,19 +774,18 @@ static void gt_test_map_refuses(struct kunit *test)
 }
 
 /*
- * An MI300A of revision 0 as Debian's 6.12.117 described it. Its
- * kgd2kfd_probe() (kfd_device.c) gave a GC 9.4.3 "adev->rev_id >= 1 ?
- * 90402 : adev->flags & AMD_IS_APU ? 90400 : 90401". 6.12.118 took
- * upstream's "drm/amdkfd: Drop workaround for GC v9.4.3 revID 0": its
- * kgd2kfd_probe() gives every GC 9.4.3 and 9.4.4 90402, and its
- * amdgpu_device_ip_early_init() refuses a GC 9.4.3 of revision 0
- * ("Unsupported A0 hardware"). The save area sizes are the same under
- * both numbers: kfd_queue.c tests "(gfxv / 100 * 100) == 90400" in
- * 6.12.117 and "gfxv == 90402" in 6.12.118. Here they are
+ * An MI300A of ASIC revision 0 as kgd2kfd_probe() (kfd_device.c)
+ * described it before upstream commit daafa303d19f ("drm/amdkfd: Drop
+ * workaround for GC v9.4.3 revID 0"): a GC 9.4.3 was "adev->rev_id >= 1 ?
+ * 90402 : adev->flags & AMD_IS_APU ? 90400 : 90401"; since, every GC
+ * 9.4.3 and 9.4.4 is 90402 (and amdgpu_device_ip_early_init() refuses a
+ * GC 9.4.3 of revision 0). The save area sizes are the same under both
+ * numbers (kfd_queue.c compared "gfxv / 100 * 100" with 90400 before, and
+ * "gfxv" with 90402 since). Here they are
  * kfd_queue_ctx_save_restore_size()'s for 38 CUs an XCC and 40 waves a
  * CU.
  */
-static const struct gt_desc gt_mi300a_6_12_117 = {
+static const struct gt_desc gt_mi300a_rev0 = {
 	.gfx = 90400, .device = 0x74a0, .rev = 0, .xccs = 6,
 	.mode = AMDGPU_SPX_PARTITION_MODE, .vram = 128ULL << 30,
 	.cwsr = 0x1621000, .ctl_stack = 0x3000, .mec = 151, .sdma = 19,
@@ -826,19 +824,17 @@ static const char *gt_misfit(struct kunit *test, struct kfd_process *p,
 }
 
 /*
- * Issue 35: an image survives a kernel update that renumbers the gfx
- * stepping of its GPU. The image says 90400; the same GPU, under the
- * same gpu_id, now says 90402 (the device id and revision, which
- * identify the silicon, are the same), and the image is placed on it
- * and gets its VM. 6.12.118 does not drive this GPU at all: the case
- * stands for a kernel that renumbers a GPU it still drives. Another
- * major or minor version (GFX 9.0, 9.5) is other silicon: the placement
- * fails with -ENODEV, naming gfx_target_version.
+ * An image survives a kernel update that renumbers its GPU. The image
+ * says 90400; the same GPU, under the same gpu_id, now says 90402 (the
+ * device id and revision, which identify the silicon, are the same), and
+ * the image is placed on it and gets its VM. Any other gfx target
+ * version, another stepping (90403) included, names another ISA: the
+ * placement fails with -ENODEV, naming gfx_target_version.
  */
 static void gt_test_gfx_stepping_renumbered(struct kunit *test)
 {
 	static const u32 nodes[] = { 0 };
-	static const u32 other_gfx[] = { 90010, 90500 };
+	static const u32 other_gfx[] = { 90010, 90403, 90500 };
 	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
 	struct kfd_criu_gpu_map map = { .local_gpu_id = 0x1000,
 					.drm_fd = GT_FD_BASE };
@@ -856,7 +852,7 @@ static void gt_test_gfx_stepping_renumbered(struct kunit *test)
 	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, st);
 	gt_fake = gt_fake_new(test);
-	gt_node_new(test, 0x1000, &gt_mi300a_6_12_117);
+	gt_node_new(test, 0x1000, &gt_mi300a_rev0);
 	e->src = gt_process(test, nodes, ARRAY_SIZE(nodes));
 	KUNIT_ASSERT_EQ(test, gt_snapshot(e->src, &img), 0);
 	KUNIT_ASSERT_EQ(test, gt_write(s, &img), 0);

@@ -1720,9 +1720,16 @@ static const struct test_compatible_case test_compatible_cases[] = {
 	  "gfx_target_version" },
 	{ "other gfx major version", GPU_FIELD(gfx_target_version), 4, 10000,
 	  "gfx_target_version" },
-	/* 90401: 6.12.117's number for this GC 9.4.3 dGPU of revision 0 */
-	{ "lower gfx stepping", GPU_FIELD(gfx_target_version), 4, -1, NULL },
-	{ "higher gfx stepping", GPU_FIELD(gfx_target_version), 4, 1, NULL },
+	/*
+	 * 90401 and 90400: the numbers of a GC 9.4.3 (90402 here) before
+	 * upstream commit daafa303d19f; another stepping is another target.
+	 */
+	{ "GC 9.4.3 renumbered, dGPU", GPU_FIELD(gfx_target_version), 4, -1,
+	  NULL },
+	{ "GC 9.4.3 renumbered, APU", GPU_FIELD(gfx_target_version), 4, -2,
+	  NULL },
+	{ "other gfx stepping", GPU_FIELD(gfx_target_version), 4, 1,
+	  "gfx_target_version" },
 	{ "other device", GPU_FIELD(device_id), 4, 1, "device_id" },
 	{ "other revision", GPU_FIELD(revision_id), 4, 1, "revision_id" },
 	{ "more XCCs", GPU_FIELD(num_xcc), 4, 1, "num_xcc" },
@@ -1800,7 +1807,7 @@ static void test_gpu_incompatible_no_cwsr_image(struct kunit *test)
 
 /*
  * Local GPU models: the image's, one field worse, or the image's with
- * the gfx stepping another kernel gives it.
+ * the gfx target version another kernel gives it.
  */
 enum test_model {
 	TEST_SAME,
@@ -1880,7 +1887,7 @@ static const struct test_map_gpus_case test_map_gpus_cases[] = {
 	  .local = { B }, .model = { TEST_OTHER_GFX }, .num_local = 1,
 	  .map = { MAP(A, B, 3) }, .num_map = 1,
 	  .err = -ENODEV, .why = MISMATCH(A, B, "gfx_target_version") },
-	{ .desc = "other gfx stepping through the map",
+	{ .desc = "renumbered gfx target through the map",
 	  .image = { A }, .num_image = 1,
 	  .local = { B }, .model = { TEST_OTHER_STEPPING }, .num_local = 1,
 	  .map = { MAP(A, B, 3) }, .num_map = 1,
@@ -1938,7 +1945,7 @@ static void test_fill_local(struct kfd_criu_gpu_rec *gpu, u32 gpu_id,
 		gpu->gfx_target_version = cpu_to_le32(90500);
 		break;
 	case TEST_OTHER_STEPPING:
-		/* What 6.12.117 said for this GC 9.4.3 dGPU of revision 0 */
+		/* A GC 9.4.3 dGPU of revision 0 before daafa303d19f */
 		gpu->gfx_target_version = cpu_to_le32(90401);
 		break;
 	}
