@@ -539,8 +539,6 @@ static int kfd_criu_init_vm(struct kfd_process *p,
 	pr_debug("CRIU image: fd %d is not a usable render node of GPU 0x%x: %d\n",
 		 drm_fd, pdd->dev->id, ret);
 	fput(drm_file);
-	/* A failed first VM leaves the process pointing at freed state */
-	kfd_criu_release_vm(p, pdd);
 	return ret;
 }
 

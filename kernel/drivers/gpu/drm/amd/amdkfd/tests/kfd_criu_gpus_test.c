@@ -150,8 +150,8 @@ static bool gt_has_vm(struct kfd_process *p)
 
 /*
  * As amdgpu: only the GPU's own render node is taken; the first VM of a
- * process creates its process info, with MMU notifications unblocked;
- * a failure is followed by the release the real acquisition makes.
+ * process creates its process info, with MMU notifications unblocked; a
+ * failure leaves nothing behind.
  */
 static int gt_init_vm(struct kfd_process *p, struct kfd_process_device *pdd,
 		      int drm_fd)
@@ -162,10 +162,8 @@ static int gt_init_vm(struct kfd_process *p, struct kfd_process_device *pdd,
 
 	if (!ret && drm_fd != GT_FD_BASE + gt_node_index(pdd->dev))
 		ret = -EINVAL;
-	if (ret) {
-		kfd_criu_release_vm(p, pdd);
+	if (ret)
 		return ret;
-	}
 	if (!p->kgd_process_info) {
 		gp->info.block_mmu_notifications = false;
 		p->kgd_process_info = &gp->info;
