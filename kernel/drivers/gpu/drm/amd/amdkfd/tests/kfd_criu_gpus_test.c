@@ -9,15 +9,21 @@
  * the test. The calls that need a topology entry, a render node, a VM or
  * runtime PM go to the fakes here through KUnit static stubs; the fakes
  * count what they hold, so that a test can check that an unwind, or a
- * failure at any step, gives back everything. #included at the bottom
- * of kfd_criu_gpus.c.
+ * failure at any step, gives back everything. One case runs the VM setup
+ * that image mode shares with AMDKFD_IOC_ACQUIRE_VM,
+ * kfd_process_device_init_vm(), on a fake render node: only amdgpu's
+ * calls that need a real VM are faked, and its release of the process
+ * info is real. #included at the bottom of kfd_criu_gpus.c.
  */
 
+#include <drm/drm_drv.h>
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/idr.h>
+#include <linux/mman.h>
 #include <linux/vmalloc.h>
 
+#include "amdgpu_drv.h"
 #include "kfd_criu_test_stream.h"
 
 #define GT_MAX_NODES	8
@@ -692,6 +698,215 @@ static void gt_test_restore_unwinds(struct kunit *test)
 }
 
 /**
+ * struct gt_vm - a render node whose VM the real kfd_process_device_init_vm()
+ *	sets up for the only GPU of a process
+ * @p: the process
+ * @pdd: its per-GPU data
+ * @fpriv: the render node's amdgpu file data, with the VM
+ * @file: the render node's file
+ * @created: process infos the fake acquisition created
+ * @info: the last of them, freed or not
+ * @given: the process info the last acquisition was given
+ * @fail_pasid: setting the VM's PASID fails with -ENOMEM
+ */
+struct gt_vm {
+	struct kfd_process *p;
+	struct kfd_process_device *pdd;
+	struct amdgpu_fpriv *fpriv;
+	struct file *file;
+	unsigned int created;
+	struct amdkfd_process_info *info;
+	struct amdkfd_process_info *given;
+	bool fail_pasid;
+};
+
+static void gt_vm_idle_work(struct work_struct *work)
+{
+}
+
+/* A process info as amdgpu creates it with the first VM of a process */
+static struct amdkfd_process_info *gt_vm_info_new(void)
+{
+	struct amdkfd_process_info *info;
+
+	info = kzalloc(sizeof(*info), GFP_KERNEL);
+	if (!info)
+		return NULL;
+	info->eviction_fence =
+		amdgpu_amdkfd_fence_create(dma_fence_context_alloc(1),
+					   current->mm, NULL);
+	if (!info->eviction_fence) {
+		kfree(info);
+		return NULL;
+	}
+	mutex_init(&info->lock);
+	mutex_init(&info->notifier_lock);
+	INIT_LIST_HEAD(&info->vm_list_head);
+	INIT_LIST_HEAD(&info->kfd_bo_list);
+	INIT_LIST_HEAD(&info->userptr_valid_list);
+	INIT_LIST_HEAD(&info->userptr_inval_list);
+	INIT_DELAYED_WORK(&info->restore_userptr_work, gt_vm_idle_work);
+	info->pid = get_task_pid(current->group_leader, PIDTYPE_PID);
+	return info;
+}
+
+/*
+ * As amdgpu, but for the page directory: the first VM of a process
+ * creates its process info, whose eviction fence the process gets; a
+ * later VM joins, under its lock, the process info it is given, so a
+ * freed one would be used here just as amdgpu uses it.
+ */
+static int gt_vm_acquire(struct amdgpu_device *adev, struct amdgpu_vm *avm,
+			 void **process_info, struct dma_fence **ef)
+{
+	struct gt_vm *vm = kunit_get_current_test()->priv;
+	struct amdkfd_process_info *info = *process_info;
+
+	vm->given = info;
+	if (avm->process_info)
+		return -EINVAL;
+	if (!info) {
+		info = gt_vm_info_new();
+		if (!info)
+			return -ENOMEM;
+		vm->info = info;
+		vm->created++;
+		*process_info = info;
+	}
+	mutex_lock(&info->lock);
+	list_add_tail(&avm->vm_list_node, &info->vm_list_head);
+	info->n_vms++;
+	if (ef)
+		*ef = dma_fence_get(&info->eviction_fence->base);
+	mutex_unlock(&info->lock);
+	avm->process_info = info;
+	return 0;
+}
+
+/* The last step of the setup, after the IB and CWSR memory */
+static int gt_vm_set_pasid(struct amdgpu_device *adev, struct amdgpu_vm *avm,
+			   u32 pasid)
+{
+	struct gt_vm *vm = kunit_get_current_test()->priv;
+
+	return vm->fail_pasid ? -ENOMEM : 0;
+}
+
+/* As process teardown: the VM goes, and the process info with the last */
+static void gt_vm_release(void *data)
+{
+	struct gt_vm *vm = data;
+	struct kfd_process *p = vm->p;
+
+	amdgpu_amdkfd_gpuvm_destroy_cb(vm->pdd->dev->adev, &vm->fpriv->vm);
+	p->kgd_process_info = NULL;
+	dma_fence_put(rcu_replace_pointer(p->ef, NULL, true));
+}
+
+static struct gt_vm *gt_vm_new(struct kunit *test)
+{
+	struct kfd_process_device *pdd;
+	struct drm_file *drm_file;
+	struct kfd_node *node;
+	unsigned long addr;
+	struct gt_vm *vm;
+
+	/* The eviction fence takes the address space of its process */
+	addr = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ,
+			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(addr));
+	KUNIT_ASSERT_NOT_NULL(test, current->mm);
+	vm = kunit_kzalloc(test, sizeof(*vm), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, vm);
+	vm->fpriv = kunit_kzalloc(test, sizeof(*vm->fpriv), GFP_KERNEL);
+	vm->file = kunit_kzalloc(test, sizeof(*vm->file), GFP_KERNEL);
+	drm_file = kunit_kzalloc(test, sizeof(*drm_file), GFP_KERNEL);
+	vm->p = kunit_kzalloc(test, sizeof(*vm->p), GFP_KERNEL);
+	pdd = kunit_kzalloc(test, sizeof(*pdd), GFP_KERNEL);
+	node = kunit_kzalloc(test, sizeof(*node), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, vm->fpriv);
+	KUNIT_ASSERT_NOT_NULL(test, vm->file);
+	KUNIT_ASSERT_NOT_NULL(test, drm_file);
+	KUNIT_ASSERT_NOT_NULL(test, vm->p);
+	KUNIT_ASSERT_NOT_NULL(test, pdd);
+	KUNIT_ASSERT_NOT_NULL(test, node);
+	node->kfd = kunit_kzalloc(test, sizeof(*node->kfd), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, node->kfd);
+	node->adev = vzalloc(sizeof(*node->adev));
+	KUNIT_ASSERT_NOT_NULL(test, node->adev);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, gt_free_adev,
+							node->adev), 0);
+
+	/* A render node of amdgpu, as amdgpu_file_to_fpriv() checks */
+	drm_file->driver_priv = vm->fpriv;
+	vm->file->f_op = amdgpu_partition_driver.fops;
+	vm->file->private_data = drm_file;
+	mutex_init(&vm->p->mutex);
+	INIT_DELAYED_WORK(&vm->p->eviction_work, gt_vm_idle_work);
+	INIT_DELAYED_WORK(&vm->p->restore_work, gt_vm_idle_work);
+	pdd->dev = node;
+	pdd->process = vm->p;
+	vm->p->pdds[0] = pdd;
+	vm->p->n_pdds = 1;
+	vm->pdd = pdd;
+
+	test->priv = vm;
+	kunit_activate_static_stub(test, amdgpu_amdkfd_gpuvm_acquire_process_vm,
+				   gt_vm_acquire);
+	kunit_activate_static_stub(test, amdgpu_amdkfd_gpuvm_set_vm_pasid,
+				   gt_vm_set_pasid);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, gt_vm_release,
+							vm), 0);
+	return vm;
+}
+
+static int gt_vm_init(struct gt_vm *vm)
+{
+	int ret;
+
+	mutex_lock(&vm->p->mutex);
+	ret = kfd_process_device_init_vm(vm->pdd, vm->file);
+	mutex_unlock(&vm->p->mutex);
+	return ret;
+}
+
+/*
+ * The setup of the first VM of a process fails after amdgpu created the
+ * process info for it, at the last step: its error path frees that
+ * process info, as the VM was its only one, and the process must forget
+ * it and its eviction fence. A retry then creates a process info of its
+ * own, and the process takes its eviction fence, rather than joining the
+ * freed one (which KASAN would report in gt_vm_acquire()).
+ */
+static void gt_test_failed_first_vm_forgets_process_info(struct kunit *test)
+{
+	struct gt_vm *vm = gt_vm_new(test);
+	struct kfd_process *p = vm->p;
+	struct dma_fence *ef;
+
+	vm->fail_pasid = true;
+	KUNIT_ASSERT_EQ(test, gt_vm_init(vm), -ENOMEM);
+	KUNIT_ASSERT_EQ(test, vm->created, 1);
+	KUNIT_ASSERT_NULL_MSG(test, p->kgd_process_info,
+			      "the process still points to the process info its failed setup freed");
+	ef = rcu_access_pointer(p->ef);
+	KUNIT_ASSERT_NULL_MSG(test, ef,
+			      "the process still holds the eviction fence of the process info its failed setup freed");
+	KUNIT_EXPECT_NULL(test, vm->pdd->drm_priv);
+	KUNIT_EXPECT_NULL(test, vm->pdd->drm_file);
+	KUNIT_EXPECT_NULL(test, vm->fpriv->vm.process_info);
+
+	vm->fail_pasid = false;
+	KUNIT_ASSERT_EQ(test, gt_vm_init(vm), 0);
+	KUNIT_EXPECT_NULL(test, vm->given);
+	KUNIT_EXPECT_EQ(test, vm->created, 2);
+	KUNIT_EXPECT_PTR_EQ(test, p->kgd_process_info, (void *)vm->info);
+	ef = rcu_access_pointer(p->ef);
+	KUNIT_EXPECT_PTR_EQ(test, ef, &vm->info->eviction_fence->base);
+	KUNIT_EXPECT_PTR_EQ(test, vm->pdd->drm_file, vm->file);
+}
+
+/**
  * struct gt_change - a change of an image GPU record
  * @name: for messages
  * @off: offset of the field
@@ -985,6 +1200,7 @@ static struct kunit_case kfd_criu_placement_test_cases[] = {
 	KUNIT_CASE(gt_test_restore_and_unwind),
 	KUNIT_CASE(gt_test_unwind_keeps_vms_of_bos),
 	KUNIT_CASE(gt_test_restore_unwinds),
+	KUNIT_CASE(gt_test_failed_first_vm_forgets_process_info),
 	KUNIT_CASE(gt_test_map_refuses),
 	KUNIT_CASE(gt_test_gfx_stepping_renumbered),
 	KUNIT_CASE(gt_test_hostile_gpu_records),
