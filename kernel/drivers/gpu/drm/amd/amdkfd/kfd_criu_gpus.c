@@ -680,8 +680,9 @@ static void kfd_criu_release_gpu(struct kfd_process *p, u32 idx,
  * drops the runtime PM references and doorbells the restore took, and
  * releases the VMs it acquired (with them the process's GPU memory state
  * and the blocked MMU notifications). If kfd_criu_bos_unwind() left a
- * BO it could not unmap, the VMs stay, as the BO still uses that state;
- * process teardown releases them.
+ * BO it could not unmap, the VMs stay, as the BO still uses that state,
+ * and process teardown releases them; the process runs on meanwhile, so
+ * its MMU notifications are unblocked, for the userptr BOs it may create.
  *
  * Context: p->mutex held.
  */
@@ -700,11 +701,14 @@ void kfd_criu_gpus_unwind(struct kfd_process *p,
 		    !idr_is_empty(&p->pdds[i]->alloc_idr))
 			bos_left = true;
 	}
-	if (bos_left)
+	if (bos_left) {
 		pr_warn_ratelimited("CRIU image: restored BOs left, keeping the GPU VMs\n");
-	else
+		if (st->mmu_blocked)
+			amdgpu_amdkfd_unblock_mmu_notifications(p->kgd_process_info);
+	} else {
 		for (i = p->n_pdds; i-- > 0;)
 			kfd_criu_release_gpu(p, i, st);
+	}
 	st->acquired = 0;
 	st->bound = 0;
 	st->mmu_blocked = false;
