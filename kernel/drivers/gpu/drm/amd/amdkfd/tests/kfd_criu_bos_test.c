@@ -22,6 +22,9 @@
  * task, SIGKILL and then SIGUSR1, so that the unwind starts with the
  * signal pending: the fake unmap and free then fail as amdgpu's
  * interruptible reservations do, and a BO freed twice fails the test.
+ * A third fails the unwind's first unmap instead: that BO stays, the GPU
+ * part of the unwind keeps the VMs, and the process, which runs on, must
+ * get its MMU notifications back and be able to unmap and free the BO.
  *
  * The hostile-records case is the GPU half of the mutation campaign: it
  * sets each field of BO and BO_DATA records to boundary values, with
@@ -1164,6 +1167,65 @@ static void test_bos_hostile_records(struct kunit *test)
 }
 
 /*
+ * A restore fails after its BOs, and its unwind cannot unmap the newest
+ * one: that BO stays, with the VMs, which the GPU part of the unwind
+ * then keeps, and the process runs on. The MMU notifications the restore
+ * blocked must be unblocked then, or every later invalidation of the
+ * process's userptr BOs would be ignored; and the process's next ioctls
+ * work: it unmaps the BO that stayed from both GPUs and frees it.
+ */
+static void test_bos_unwind_keeping_vms_unblocks_mmu(struct kunit *test)
+{
+	const u32 last = ARRAY_SIZE(bt_bos) - 1;
+	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
+	struct kfd_fake_gpus *fake = kfd_fake_gpus_new(test);
+	struct amdkfd_process_info *info;
+	struct kfd_criu_gpus_restore *st;
+	struct kfd_criu_bos_image img;
+	struct kfd_process *q;
+	bool blocked;
+	u64 handle;
+
+	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
+	info = kunit_kzalloc(test, sizeof(*info), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, st);
+	KUNIT_ASSERT_NOT_NULL(test, info);
+	mutex_init(&info->lock);
+	bt_stub(test);
+	/* Without contents, the restore fails once its BOs exist */
+	KUNIT_ASSERT_EQ(test, bt_dump_as(bt_source(test), s, true), 0);
+	q = kfd_fake_process(test, 2, BT_GPU0);
+	/* As kfd_criu_gpus_restore() leaves the process for its BOs */
+	info->block_mmu_notifications = true;
+	q->kgd_process_info = info;
+	memset(fake->calls, 0, sizeof(fake->calls));
+	fake->fail_step = KFD_FAKE_UNMAP;
+	fake->fail_at = 0;
+	KUNIT_ASSERT_EQ(test, bt_restore(q, s, &img, st, false), -EINVAL);
+	fake->fail_step = KFD_FAKE_NUM_STEPS;
+	KUNIT_ASSERT_NOT_NULL(test, bt_find(q, last));
+	KUNIT_EXPECT_EQ(test, kfd_fake_bos_of(q), 1);
+
+	/* The GPU part of the unwind, with both VMs acquired by the restore */
+	st->acquired = BIT_ULL(0) | BIT_ULL(1);
+	st->mmu_blocked = true;
+	mutex_lock(&q->mutex);
+	kfd_criu_gpus_unwind(q, st);
+	mutex_unlock(&q->mutex);
+	blocked = READ_ONCE(info->block_mmu_notifications);
+	KUNIT_EXPECT_PTR_EQ(test, q->kgd_process_info, (void *)info);
+	KUNIT_EXPECT_FALSE_MSG(test, blocked,
+			       "MMU notifications still blocked after an unwind that kept the VMs");
+
+	handle = MAKE_HANDLE(BT_GPU0 + bt_bos[last].gpu, bt_bos[last].handle);
+	KUNIT_EXPECT_EQ(test, bt_ioctl_map(test, q, handle, bt_bos[last].mapped,
+					   false), 0);
+	KUNIT_EXPECT_EQ(test, bt_ioctl_free(q, handle), 0);
+	KUNIT_EXPECT_EQ(test, kfd_fake_bos_of(q), 0);
+	q->kgd_process_info = NULL;
+}
+
+/*
  * What a restore gives the process before its BOs exist, the XNACK mode
  * and an enabled runtime, and its undo when a later step fails: the
  * process is back to its own mode, with no runtime and no trap
@@ -1221,6 +1283,7 @@ static struct kunit_case kfd_criu_bos_cases[] = {
 	KUNIT_CASE(test_bos_contents_missing),
 	KUNIT_CASE(test_bos_snapshot_refuses_imported),
 	KUNIT_CASE(test_bos_restore_unwinds_with_a_signal_pending),
+	KUNIT_CASE(test_bos_unwind_keeping_vms_unblocks_mmu),
 	KUNIT_CASE(test_runtime_restore_unwinds),
 	KUNIT_CASE(test_bos_hostile_records),
 	{}

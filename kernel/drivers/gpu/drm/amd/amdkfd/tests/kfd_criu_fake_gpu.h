@@ -52,6 +52,7 @@
  * @KFD_FAKE_SYNC: waiting for the page table updates of a BO
  * @KFD_FAKE_COPY: copying contents between a BO and a bounce buffer
  * @KFD_FAKE_BOUNCE: allocating a bounce buffer
+ * @KFD_FAKE_UNMAP: unmapping a BO from a GPU's VM, in an unwind
  * @KFD_FAKE_NUM_STEPS: number of kinds
  */
 enum kfd_fake_step {
@@ -60,11 +61,12 @@ enum kfd_fake_step {
 	KFD_FAKE_SYNC,
 	KFD_FAKE_COPY,
 	KFD_FAKE_BOUNCE,
+	KFD_FAKE_UNMAP,
 	KFD_FAKE_NUM_STEPS,
 };
 
 static const char * const kfd_fake_step_name[KFD_FAKE_NUM_STEPS] = {
-	"alloc", "map", "sync", "copy", "bounce",
+	"alloc", "map", "sync", "copy", "bounce", "unmap",
 };
 
 /**
@@ -450,16 +452,21 @@ static void kfd_fake_tlb_flush(struct kfd_process_device *pdd)
  * As amdgpu: the unmap reserves the BO and its VMs with interruptible
  * waits, so with a signal pending it fails, before it changed anything.
  * amdgpu fails only when it has to wait for a reservation; the fake fails
- * always, the worst case.
+ * always, the worst case. It fails on request too, as amdgpu does when
+ * it runs out of memory for the page tables, also in the unwind's worker.
  */
 static int kfd_fake_vm_unmap(struct kfd_process_device *pdd,
 			     struct kgd_mem *mem)
 {
 	struct kfd_fake_bo *fb = kfd_fake_bo_of(mem);
 	int slot = kfd_fake_map_slot(fb, pdd->drm_priv);
+	int ret;
 
 	if (slot < 0)
 		return -EINVAL;
+	ret = kfd_fake_step(KFD_FAKE_UNMAP);
+	if (ret)
+		return ret;
 	if (signal_pending(current))
 		return -ERESTARTSYS;
 	fb->mapped_on[slot] = NULL;

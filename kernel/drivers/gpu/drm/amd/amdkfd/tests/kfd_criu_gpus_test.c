@@ -614,7 +614,8 @@ static void gt_test_restore_and_unwind(struct kunit *test)
 
 /*
  * A BO the BO unwind could not free still uses its GPU's VM: the unwind
- * keeps every VM then, and still gives the ids back.
+ * keeps every VM then, still gives the ids back, and unblocks the MMU
+ * notifications the restore blocked.
  */
 static void gt_test_unwind_keeps_vms_of_bos(struct kunit *test)
 {
@@ -635,6 +636,8 @@ static void gt_test_unwind_keeps_vms_of_bos(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, p->pdds[0]->runtime_inuse);
 	KUNIT_EXPECT_TRUE(test, p->pdds[1]->runtime_inuse);
 	KUNIT_EXPECT_NOT_NULL(test, p->kgd_process_info);
+	/* The process runs on with the VMs: its userptrs follow the CPU */
+	KUNIT_EXPECT_FALSE(test, gt_mmu_blocked(p));
 	KUNIT_EXPECT_EQ(test, p->pdds[1]->user_gpu_id, e->old_ids[1]);
 	KUNIT_EXPECT_EQ(test, p->pdds[3]->user_gpu_id, e->old_ids[3]);
 
