@@ -17,10 +17,13 @@
  * whitelist names (kfd_criu_mqd_whitelist[]), read through the MQD
  * manager's get_dyn_state() op, and on GFX9 the live part of the control
  * stack, which that generation keeps in the MQD buffer. A queue of a type
- * the image cannot carry (a kernel debug queue, an SDMA queue created by
- * engine id: kfd_criu_queue_type_carried()), a queue on a GPU whose
- * MQD manager lacks the op, or state the codec would refuse on restore
- * fails the dump with -EOPNOTSUPP and one log line.
+ * the image cannot carry (a kernel debug queue:
+ * kfd_criu_queue_type_carried()), a queue on a GPU whose MQD manager
+ * lacks the op, or state the codec would refuse on restore fails the
+ * dump with -EOPNOTSUPP and one log line. An SDMA queue user mode created
+ * by engine id, as ROCm creates its copy queues on MI200 and MI300, is
+ * an SDMA or SDMA-XGMI queue once created and is carried as one: its
+ * engine and its doorbell give it the same slot on restore.
  *
  * Restore validates all queue records and states as a set first. Once
  * the GPUs, their VMs and the BOs are restored, it checks the target: the
@@ -138,17 +141,15 @@ static bool kfd_criu_queue_is_sdma(enum kfd_queue_type type)
 }
 
 /*
- * The KFD_IOC_QUEUE_TYPE_* a queue of @type and @format was created as.
- * A queue created by SDMA engine id took the SDMA type of its engine when
- * it got its slot, so @by_engine_id tells. Kernel queues have no uAPI
- * type.
+ * The KFD_IOC_QUEUE_TYPE_* a queue of @type and @format is carried as. A
+ * queue user mode created by SDMA engine id took the SDMA type of that
+ * engine and a slot on it when it was created; its record keeps the
+ * engine and the doorbell, which fixes the slot again on restore
+ * (kfd_criu_queue_sdma_id()). Kernel queues have no uAPI type.
  */
 static u32 kfd_criu_queue_ioc_type(enum kfd_queue_type type,
-				   enum kfd_queue_format format,
-				   bool by_engine_id)
+				   enum kfd_queue_format format)
 {
-	if (by_engine_id)
-		return KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID;
 	switch (type) {
 	case KFD_QUEUE_TYPE_COMPUTE:
 		return format == KFD_QUEUE_FORMAT_AQL ?
@@ -223,8 +224,7 @@ static void kfd_criu_queue_fill_rec(const struct queue *q, u32 gpu_index,
 	rec->gpu_index = cpu_to_le32(gpu_index);
 	rec->type = cpu_to_le32(KFD_IOC_QUEUE_TYPE_COMPUTE);
 	if (sdma)
-		rec->type = cpu_to_le32(kfd_criu_queue_ioc_type(qp->type, 0,
-								false));
+		rec->type = cpu_to_le32(kfd_criu_queue_ioc_type(qp->type, 0));
 	rec->format = cpu_to_le32(qp->format == KFD_QUEUE_FORMAT_AQL ?
 				  KFD_CRIU_QUEUE_FORMAT_AQL :
 				  KFD_CRIU_QUEUE_FORMAT_PM4);
@@ -399,12 +399,10 @@ static int kfd_criu_queue_snapshot_rec(struct kfd_process *p, u32 qid,
 		return -EOPNOTSUPP;
 	}
 	ioc_type = kfd_criu_queue_ioc_type(q->properties.type,
-					   q->properties.format,
-					   q->sdma_by_engine_id);
+					   q->properties.format);
 	if (kfd_criu_queue_type_carried(ioc_type)) {
 		pr_warn_ratelimited("CRIU image: queue %u has type %s, which the image cannot carry\n",
-				    qid, q->sdma_by_engine_id ?
-				    "SDMA by engine id" :
+				    qid,
 				    kfd_criu_queue_type_name(q->properties.type));
 		return -EOPNOTSUPP;
 	}

@@ -218,24 +218,26 @@ static void qt_test_types(struct kunit *test)
 	u32 i, ioc;
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		ioc = kfd_criu_queue_ioc_type(cases[i].type, cases[i].format,
-					      false);
+		ioc = kfd_criu_queue_ioc_type(cases[i].type, cases[i].format);
 		KUNIT_EXPECT_EQ_MSG(test, kfd_criu_queue_type_carried(ioc),
 				    cases[i].carried, "case %u", i);
 		KUNIT_EXPECT_STRNEQ(test, kfd_criu_queue_type_name(cases[i].type),
 				    "unknown");
 	}
 	KUNIT_EXPECT_EQ(test, kfd_criu_queue_ioc_type(KFD_QUEUE_TYPE_COMPUTE,
-						      KFD_QUEUE_FORMAT_AQL,
-						      false),
+						      KFD_QUEUE_FORMAT_AQL),
 			KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
-	/* Created by engine id, it has the type of the engine it got */
+	/*
+	 * Created by engine id (ROCm's copy queues on MI200 and MI300), it
+	 * has the type of the engine it got and is carried as that
+	 */
 	for (i = 0; i < 2; i++) {
 		ioc = kfd_criu_queue_ioc_type(i ? KFD_QUEUE_TYPE_SDMA_XGMI :
 					      KFD_QUEUE_TYPE_SDMA,
-					      KFD_QUEUE_FORMAT_PM4, true);
-		KUNIT_EXPECT_EQ(test, kfd_criu_queue_type_carried(ioc),
-				-EOPNOTSUPP);
+					      KFD_QUEUE_FORMAT_PM4);
+		KUNIT_EXPECT_EQ(test, ioc, i ? KFD_IOC_QUEUE_TYPE_SDMA_XGMI :
+					   KFD_IOC_QUEUE_TYPE_SDMA);
+		KUNIT_EXPECT_EQ(test, kfd_criu_queue_type_carried(ioc), 0);
 	}
 }
 
@@ -2158,32 +2160,25 @@ static void qt_test_restore_checks_target(struct kunit *test)
 
 /*
  * CHECKPOINT refuses what the image cannot carry, with nothing to free:
- * a queue that is not preempted, an SDMA queue created by engine id, a
- * queue on a GPU whose MQD manager lacks the op.
+ * a queue that is not preempted, a queue on a GPU whose MQD manager lacks
+ * the op.
  */
 static void qt_test_snapshot_refusals(struct kunit *test)
 {
 	struct qf_env *e = qf_env_new(test);
 	struct kfd_criu_queues_image img;
 	struct mqd_manager *mm;
-	struct queue *q, *sdma;
+	struct queue *q;
 	int ret;
 
-	sdma = pqm_get_user_queue(&e->src->pqm, qf_specs[3].qid);
 	q = pqm_get_user_queue(&e->src->pqm, qf_specs[0].qid);
 	KUNIT_ASSERT_NOT_NULL(test, q);
-	KUNIT_ASSERT_NOT_NULL(test, sdma);
 	mutex_lock(&e->src->mutex);
 	q->properties.is_active = true;
 	ret = kfd_criu_queues_snapshot(e->src, &e->gpus, &img);
 	KUNIT_EXPECT_EQ(test, ret, -EBUSY);
 	KUNIT_EXPECT_NULL(test, img.queues);
 	q->properties.is_active = false;
-
-	sdma->sdma_by_engine_id = true;
-	KUNIT_EXPECT_EQ(test, kfd_criu_queues_snapshot(e->src, &e->gpus, &img),
-			-EOPNOTSUPP);
-	sdma->sdma_by_engine_id = false;
 
 	mm = e->nodes[1]->dqm->mqd_mgrs[KFD_MQD_TYPE_CP];
 	mm->get_dyn_state = NULL;
