@@ -79,14 +79,14 @@ static const struct kfd_img_field gpu_fields[] = {
 	{ "partition_mode", 20, 4 }, { "vram_size", 24, 8 },
 	{ "cwsr_size", 32, 4 }, { "ctl_stack_size", 36, 4 },
 	{ "mec_fw_version", 40, 4 }, { "sdma_fw_version", 44, 4 },
-	{ "flags", 48, 4 }, { "reserved2", 52, 4 },
+	{ "flags", 48, 4 }, { "scratch_backing_va", 52, 4 },
 };
 
 static const struct kfd_img_field bo_fields[] = {
 	{ "va", 0, 8 }, { "size", 8, 8 }, { "userptr", 16, 8 },
 	{ "mmap_offset", 24, 8 }, { "mapped_gpus", 32, 8 },
 	{ "alloc_flags", 40, 4 }, { "handle", 44, 4 }, { "gpu_index", 48, 4 },
-	{ "reserved", 52, 4 },
+	{ "flags", 52, 4 },
 };
 
 static const struct kfd_img_field bo_data_fields[] = {
@@ -1130,7 +1130,8 @@ const struct kfd_img_range kfd_img_ranges[] = {
 	{ KFD_IMG_REC_GPU, "gpu_id", 0, 4, CTX, 0, 0, 1, U32_ALL, 0 },
 	{ KFD_IMG_REC_GPU, "num_xcc", 16, 4, CTX, 0, 0, 1, 16, 0 },
 	{ KFD_IMG_REC_GPU, "flags", 48, 4, BITS, 0, 0, 0, 1, 0 },
-	{ KFD_IMG_REC_GPU, "reserved2", 52, 4, 0, 0, 0, 0, 0, 0 },
+	{ KFD_IMG_REC_GPU, "scratch_backing_va", 52, 4, 0, 0, 0, 0, U32_ALL,
+	  0 },
 
 	{ KFD_IMG_REC_TRAP_HANDLER, "gpu_index", 0, 4, CTX, 0, 0, 0, 63, 0 },
 	{ KFD_IMG_REC_TRAP_HANDLER, "reserved", 4, 4, 0, 0, 0, 0, 0, 0 },
@@ -1146,7 +1147,7 @@ const struct kfd_img_range kfd_img_ranges[] = {
 	  0xff80001f, 0 },
 	{ KFD_IMG_REC_BO, "handle", 44, 4, CTX, 0, 0, 0, 0x7ffffffe, 0 },
 	{ KFD_IMG_REC_BO, "gpu_index", 48, 4, CTX, 0, 0, 0, 63, 0 },
-	{ KFD_IMG_REC_BO, "reserved", 52, 4, 0, 0, 0, 0, 0, 0 },
+	{ KFD_IMG_REC_BO, "flags", 52, 4, BITS | CTX, 0, 0, 0, 1, 0 },
 
 	{ KFD_IMG_REC_BO_DATA, "bo_index", 0, 4, CTX, 0, 0, 0, 262143, 0 },
 	{ KFD_IMG_REC_BO_DATA, "reserved", 4, 4, 0, 0, 0, 0, 0, 0 },

@@ -88,7 +88,7 @@ static const struct kc_field kc_gpu_fields[] = {
 	KC_F(kfd_criu_gpu_rec, mec_fw_version, 0),
 	KC_F(kfd_criu_gpu_rec, sdma_fw_version, 0),
 	KC_F(kfd_criu_gpu_rec, flags, 1),
-	KC_F(kfd_criu_gpu_rec, reserved2, 0),
+	KC_F(kfd_criu_gpu_rec, scratch_backing_va, 1),
 	{ }
 };
 
@@ -109,7 +109,7 @@ static const struct kc_field kc_bo_fields[] = {
 	KC_F(kfd_criu_bo_rec, alloc_flags, 1),
 	KC_F(kfd_criu_bo_rec, handle, 0),
 	KC_F(kfd_criu_bo_rec, gpu_index, 0),
-	KC_F(kfd_criu_bo_rec, reserved, 0),
+	KC_F(kfd_criu_bo_rec, flags, 1),
 	{ }
 };
 

@@ -311,7 +311,7 @@ const char *kc_explain_gpu(const struct kfd_criu_gpu_rec *g)
 	if (le32_to_cpu(g->flags) & ~KFD_CRIU_GPU_FLAGS)
 		return kc_say("gpu 0x%x: unknown flags 0x%x",
 			      le32_to_cpu(g->gpu_id), le32_to_cpu(g->flags));
-	return kc_say("gpu 0x%x: reserved field is set", le32_to_cpu(g->gpu_id));
+	return kc_say("gpu 0x%x: refused", le32_to_cpu(g->gpu_id));
 }
 
 /**
@@ -352,8 +352,14 @@ const char *kc_explain_bo(const struct kfd_criu_bo_rec *bo, u32 num_gpus)
 	u64 va = le64_to_cpu(bo->va), size = le64_to_cpu(bo->size);
 	u32 handle = le32_to_cpu(bo->handle);
 
-	if (bo->reserved)
-		return kc_say("BO %u: reserved field is set", handle);
+	if (le32_to_cpu(bo->flags) & ~KFD_CRIU_BO_FLAGS)
+		return kc_say("BO %u: unknown flags 0x%x", handle,
+			      le32_to_cpu(bo->flags));
+	if ((le32_to_cpu(bo->flags) & KFD_CRIU_BO_EVENT_PAGE) &&
+	    (size != KFD_CRIU_SIGNAL_PAGE_MAX ||
+	     !(le32_to_cpu(bo->alloc_flags) & KFD_IOC_ALLOC_MEM_FLAGS_GTT)))
+		return kc_say("BO %u: an event page must be a GTT BO of %u bytes",
+			      handle, KFD_CRIU_SIGNAL_PAGE_MAX);
 	if (!size || (va | size | le64_to_cpu(bo->mmap_offset)) % KFD_CRIU_BO_ALIGN)
 		return kc_say("BO %u: va 0x%llx size 0x%llx or mmap_offset not page aligned or empty",
 			      handle, (unsigned long long)va,

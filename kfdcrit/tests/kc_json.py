@@ -84,7 +84,7 @@ def divergence(doc):
         f = rec["fields"]
         if rec["type"] == "GPU" and (f["gpu_id"] == 0 or
                                      not 1 <= f["num_xcc"] <= 16 or
-                                     f["flags"] & ~1 or f["reserved2"]):
+                                     f["flags"] & ~1):
             return True
     return False
 

@@ -553,6 +553,22 @@ static int kfd_criu_read_metadata(struct kfd_criu_image_reader *r,
 	return ret;
 }
 
+/* The slots of an event page BO are in the SIGNAL_PAGE record. */
+static int kfd_criu_check_event_page(const struct kfd_criu_proc_image *img)
+{
+	u32 i;
+
+	for (i = 0; i < img->bos.num_bos; i++) {
+		if (!(le32_to_cpu(img->bos.bos[i].flags) &
+		      KFD_CRIU_BO_EVENT_PAGE))
+			continue;
+		if (le64_to_cpu(img->bos.bos[i].size) !=
+		    img->events.signal_page_size)
+			return -EINVAL;
+	}
+	return 0;
+}
+
 /*
  * Checks the metadata as a set. An image that ends before the contents of
  * its BOs is refused here, before anything is touched.
@@ -571,6 +587,8 @@ static int kfd_criu_validate_image(struct kfd_criu_proc_image *img,
 					   img->gpus.num_gpus);
 	if (!ret)
 		ret = kfd_criu_bos_validate(&img->bos, img->gpus.num_gpus);
+	if (!ret)
+		ret = kfd_criu_check_event_page(img);
 	if (!ret)
 		ret = kfd_criu_queues_validate(&img->queues,
 					       le32_to_cpu(img->events.counts.num_queues),
@@ -1057,7 +1075,9 @@ static int kfd_criu_restore_locked(struct file *filep, struct kfd_process *p,
 	ret = kfd_criu_restore_gpu_state(p, ctx, args);
 	if (ret)
 		goto out_restore_queues;
-	ret = kfd_criu_events_restore(filep, p, mm, &ctx->img.events);
+	ret = kfd_criu_events_restore(filep, p, mm, &ctx->img.events,
+				      kfd_criu_bos_event_page(p, &ctx->img.bos,
+							      &ctx->gst));
 	if (ret) {
 		kfd_criu_undo_gpu_state(p, ctx);
 		goto out_restore_queues;

@@ -73,7 +73,8 @@ int kfd_criu_events_check(struct kfd_process *p,
 			  const struct kfd_criu_events_image *img);
 int kfd_criu_events_restore(struct file *devkfd, struct kfd_process *p,
 			    struct mm_struct *mm,
-			    const struct kfd_criu_events_image *img);
+			    const struct kfd_criu_events_image *img,
+			    u64 event_page);
 void kfd_criu_events_count(struct kfd_process *p, u32 *num_events,
 			   u32 *signal_page_size);
 bool kfd_criu_runtime_restore(struct kfd_process *p,
@@ -240,6 +241,9 @@ int kfd_criu_bos_collect(struct kfd_criu_bos_image *img,
 			 const void *payload);
 int kfd_criu_bos_validate(struct kfd_criu_bos_image *img, u32 num_gpus);
 u64 kfd_criu_bos_needed_gpus(const struct kfd_criu_bos_image *img);
+u64 kfd_criu_bos_event_page(struct kfd_process *p,
+			    const struct kfd_criu_bos_image *img,
+			    const struct kfd_criu_gpus_restore *st);
 u64 kfd_criu_bo_stream_bytes(u64 size, u32 alloc_flags);
 u64 kfd_criu_bo_fixed_offset(u32 alloc_flags, u32 gpu_id);
 u32 kfd_criu_bos_offsets_needed(const struct kfd_criu_bos_image *img,

@@ -408,6 +408,9 @@ static int kfd_criu_bo_to_rec(struct kfd_process *p, u32 gpu_index, int id,
 	rec->alloc_flags = cpu_to_le32(mem->alloc_flags);
 	rec->handle = cpu_to_le32(id);
 	rec->gpu_index = cpu_to_le32(gpu_index);
+	if (p->signal_handle ==
+	    MAKE_HANDLE(p->pdds[gpu_index]->user_gpu_id, id))
+		rec->flags = cpu_to_le32(KFD_CRIU_BO_EVENT_PAGE);
 	return 0;
 }
 
@@ -720,6 +723,39 @@ u64 kfd_criu_bos_needed_gpus(const struct kfd_criu_bos_image *img)
 		mask |= le64_to_cpu(img->bos[i].mapped_gpus) |
 			BIT_ULL(le32_to_cpu(img->bos[i].gpu_index));
 	return mask;
+}
+
+/**
+ * kfd_criu_bos_event_page - the handle the restored event page BO has
+ * @p: the process being restored, its BOs created
+ * @img: validated BO records
+ * @st: where the image GPUs were placed
+ *
+ * A restored BO keeps its handle, and its GPU the gpu_id the image
+ * recorded, so this is the handle the process passed as its event page.
+ *
+ * Context: p->mutex held.
+ * Return: the handle, as AMDKFD_IOC_ALLOC_MEMORY_OF_GPU returns it, of the
+ * BO the image marks %KFD_CRIU_BO_EVENT_PAGE, or 0 when none is.
+ */
+u64 kfd_criu_bos_event_page(struct kfd_process *p,
+			    const struct kfd_criu_bos_image *img,
+			    const struct kfd_criu_gpus_restore *st)
+{
+	const struct kfd_criu_bo_rec *rec;
+	struct kfd_process_device *pdd;
+	u32 i;
+
+	lockdep_assert_held(&p->mutex);
+
+	for (i = 0; i < img->num_bos; i++) {
+		rec = &img->bos[i];
+		if (!(le32_to_cpu(rec->flags) & KFD_CRIU_BO_EVENT_PAGE))
+			continue;
+		pdd = kfd_criu_gpus_pdd(p, st, le32_to_cpu(rec->gpu_index));
+		return MAKE_HANDLE(pdd->user_gpu_id, le32_to_cpu(rec->handle));
+	}
+	return 0;
 }
 
 /**

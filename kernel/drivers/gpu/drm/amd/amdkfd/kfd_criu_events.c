@@ -8,7 +8,12 @@
  *
  * Serializes what a KFD process without GPUs holds: its XNACK mode, the
  * runtime-enable state, its events (id, type, auto-reset, signaled state,
- * age and exception data) and the contents of its kernel signal page.
+ * age and exception data) and the contents of its signal page. The signal
+ * page is a kernel page, or, as ROCm has it on every GPU, a GTT BO of the
+ * process (its event page), which the BO code marks in its record
+ * (%KFD_CRIU_BO_EVENT_PAGE) and restores with its contents; restore makes
+ * it the event page again, which resets its slots, and then writes the
+ * slots of the image.
  *
  * Dump snapshots that state under p->event_mutex into kernel memory, so the
  * stream is written without holding any lock. Restore works in phases:
@@ -23,7 +28,9 @@
  * The restore holds the mmap lock of the process for reading while the
  * signal page may still be freed again: kfd_event_mmap() runs under the
  * mmap lock held for writing, so it cannot map a page that an error later
- * frees. Lock order: p->mutex, p->event_mutex, mmap lock.
+ * frees. Lock order: p->mutex, p->event_mutex, mmap lock. An event page
+ * BO is mapped under p->event_mutex before the mmap lock is taken, as
+ * its GPU memory locks nest outside the mmap lock.
  */
 
 #include <linux/idr.h>
@@ -37,6 +44,7 @@
 
 #include <kunit/static_stub.h>
 
+#include "amdgpu_amdkfd.h"
 #include "kfd_criu.h"
 #include "kfd_debug.h"
 #include "kfd_events.h"
@@ -537,13 +545,46 @@ static int kfd_criu_event_add(struct file *devkfd, struct kfd_process *p,
 }
 
 /*
- * Creates the signal page and the events. On error everything created is
+ * Makes the restored BO @handle names the event page, as
+ * AMDKFD_IOC_CREATE_EVENT does with an event_page_offset: it maps the BO
+ * into the kernel and resets every slot.
+ */
+static int kfd_criu_event_page_map_locked(struct kfd_process *p, u64 handle)
+{
+	lockdep_assert_held(&p->mutex);
+	lockdep_assert_held(&p->event_mutex);
+
+	return kfd_kmap_event_page(p, handle);
+}
+
+/* Undoes kfd_criu_event_page_map_locked(). */
+static void kfd_criu_event_page_unmap_locked(struct kfd_process *p,
+					     u64 handle)
+{
+	struct kfd_process_device *pdd;
+	struct kgd_mem *mem = NULL;
+
+	lockdep_assert_held(&p->mutex);
+
+	pdd = kfd_process_device_data_by_id(p, GET_GPU_ID(handle));
+	if (pdd)
+		mem = kfd_process_device_translate_handle(pdd,
+							  GET_IDR_HANDLE(handle));
+	kfd_event_signal_page_free_locked(p);
+	if (!WARN_ON(!mem))
+		amdgpu_amdkfd_gpuvm_unmap_gtt_bo_from_kernel(mem);
+}
+
+/*
+ * Creates the kernel signal page, unless the event page is a BO that is
+ * in place already, and the events. On error everything created is
  * destroyed again and the events in @evs still belong to the caller; on
  * success they belong to the process and @evs holds only NULLs.
  */
 static int kfd_criu_events_install_locked(struct file *devkfd,
 					  struct kfd_process *p,
 					  const struct kfd_criu_events_image *img,
+					  bool kernel_page,
 					  struct kfd_event **evs)
 {
 	u32 i;
@@ -551,10 +592,7 @@ static int kfd_criu_events_install_locked(struct file *devkfd,
 
 	lockdep_assert_held(&p->event_mutex);
 
-	if (!kfd_criu_events_empty_locked(p))
-		return -EBUSY;
-
-	if (img->signal_page) {
+	if (kernel_page) {
 		ret = kfd_event_signal_page_alloc_locked(p);
 		if (ret)
 			return ret;
@@ -581,8 +619,40 @@ out_destroy_events:
 		kfd_event_destroy_locked(p, evs[i]);
 		evs[i] = NULL;
 	}
-	if (img->signal_page)
+	if (kernel_page)
 		kfd_event_signal_page_free_locked(p);
+	return ret;
+}
+
+/*
+ * The event page BO is mapped before the mmap lock is taken: mapping it
+ * takes the process's GPU memory lock, which nests outside the mmap lock.
+ */
+static int kfd_criu_events_install(struct file *devkfd, struct kfd_process *p,
+				   struct mm_struct *mm,
+				   const struct kfd_criu_events_image *img,
+				   u64 event_page, struct kfd_event **evs)
+{
+	bool kernel_page = img->signal_page && !event_page;
+	int ret;
+
+	mutex_lock(&p->event_mutex);
+	if (!kfd_criu_events_empty_locked(p)) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	if (event_page) {
+		ret = kfd_criu_event_page_map_locked(p, event_page);
+		if (ret)
+			goto out_unlock;
+	}
+	mmap_read_lock(mm);
+	ret = kfd_criu_events_install_locked(devkfd, p, img, kernel_page, evs);
+	mmap_read_unlock(mm);
+	if (ret && event_page)
+		kfd_criu_event_page_unmap_locked(p, event_page);
+out_unlock:
+	mutex_unlock(&p->event_mutex);
 	return ret;
 }
 
@@ -692,18 +762,21 @@ int kfd_criu_events_check(struct kfd_process *p,
  * @p: the process; it must have no events and no signal page
  * @mm: the address space of @p, referenced by the caller
  * @img: state that passed kfd_criu_events_validate()
+ * @event_page: the handle of the restored BO that becomes the event page
+ *	(kfd_criu_bos_event_page()), 0 for a kernel signal page
  *
  * All or nothing: on error @p is left as it was.
  *
  * Context: p->mutex held, mmap lock of @mm not held.
  * Return: 0, -ENOMEM, -EBUSY if @p has events or a signal page, -ENODEV if
  * the GPUs of @p cannot run with the image's XNACK mode, -EOPNOTSUPP for
- * an enabled runtime on a process with GPUs, or the errno of an id
- * allocation.
+ * an enabled runtime on a process with GPUs, or the errno of mapping the
+ * event page BO or of an id allocation.
  */
 int kfd_criu_events_restore(struct file *devkfd, struct kfd_process *p,
 			    struct mm_struct *mm,
-			    const struct kfd_criu_events_image *img)
+			    const struct kfd_criu_events_image *img,
+			    u64 event_page)
 {
 	struct kfd_event **evs;
 	int ret;
@@ -717,12 +790,7 @@ int kfd_criu_events_restore(struct file *devkfd, struct kfd_process *p,
 	if (ret)
 		return ret;
 
-	mutex_lock(&p->event_mutex);
-	mmap_read_lock(mm);
-	ret = kfd_criu_events_install_locked(devkfd, p, img, evs);
-	mmap_read_unlock(mm);
-	mutex_unlock(&p->event_mutex);
-
+	ret = kfd_criu_events_install(devkfd, p, mm, img, event_page, evs);
 	kfd_criu_events_put(evs, img->num_events);
 	return ret;
 }

@@ -200,6 +200,8 @@ int kfd_criu_gpus_snapshot(struct kfd_process *p,
 		pdd = p->pdds[i];
 		ret = kfd_criu_gpu_to_rec(pdd->dev, pdd->user_gpu_id,
 					  &img->gpus[i]);
+		img->gpus[i].scratch_backing_va =
+			cpu_to_le32(pdd->qpd.sh_hidden_private_base);
 		if (!ret && kfd_criu_validate_gpu(&img->gpus[i])) {
 			pr_warn_ratelimited("CRIU image: cannot describe GPU 0x%x\n",
 					    pdd->user_gpu_id);
@@ -607,6 +609,24 @@ static int kfd_criu_restore_gpu(struct kfd_process *p,
 	return -EINVAL;
 }
 
+/*
+ * What AMDKFD_IOC_SET_SCRATCH_BACKING_VA set on each GPU: kept before any
+ * queue exists, so the GPUs that use it (GFX7 and GFX8, and any GPU
+ * without the hardware scheduler) program it when the first queue gets
+ * its VMID, as they would have. The target had none: RESTORE refuses a
+ * process with one (KFD_CRIU_FEAT_SCRATCH_BACKING).
+ */
+static void kfd_criu_set_scratch_backing(struct kfd_process *p,
+					 const struct kfd_criu_gpus_image *img,
+					 const struct kfd_criu_gpus_restore *st)
+{
+	u32 i;
+
+	for (i = 0; i < img->num_gpus; i++)
+		p->pdds[st->target[i]]->qpd.sh_hidden_private_base =
+			le32_to_cpu(img->gpus[i].scratch_backing_va);
+}
+
 /**
  * kfd_criu_gpus_restore - acquire the VMs of the placed GPUs
  * @p: the process being restored; it has no GPU VM
@@ -617,8 +637,8 @@ static int kfd_criu_restore_gpu(struct kfd_process *p,
  *
  * Acquires a VM for every placed GPU whose map entry has a descriptor,
  * blocks the MMU notifications of the new VMs until RESUME (the process's
- * memory is not restored yet), then gives every GPU its new gpu_id. On
- * error everything is undone.
+ * memory is not restored yet), then gives every GPU its new gpu_id and
+ * its scratch backing VA. On error everything is undone.
  *
  * Context: p->mutex held.
  * Return: 0, -EINVAL for a GPU in @needed without a descriptor or a
@@ -649,6 +669,7 @@ int kfd_criu_gpus_restore(struct kfd_process *p,
 	}
 	for (i = 0; i < p->n_pdds; i++)
 		p->pdds[i]->user_gpu_id = st->user_gpu_id[i];
+	kfd_criu_set_scratch_backing(p, img, st);
 	return 0;
 
 out_unwind:
@@ -676,8 +697,8 @@ static void kfd_criu_release_gpu(struct kfd_process *p, u32 idx,
  * @p: the process being restored
  * @st: state of a restore, complete or partial
  *
- * The BOs the restore created must be gone already. Restores the gpu_ids,
- * drops the runtime PM references and doorbells the restore took, and
+ * The BOs the restore created must be gone already. Restores the gpu_ids
+ * and clears the scratch backing VAs (the target had none), drops the runtime PM references and doorbells the restore took, and
  * releases the VMs it acquired (with them the process's GPU memory state
  * and the blocked MMU notifications). If kfd_criu_bos_unwind() left a
  * BO it could not unmap, the VMs stay, as the BO still uses that state,
@@ -697,6 +718,7 @@ void kfd_criu_gpus_unwind(struct kfd_process *p,
 	for (i = 0; i < p->n_pdds; i++) {
 		if (st->old_user_gpu_id[i])
 			p->pdds[i]->user_gpu_id = st->old_user_gpu_id[i];
+		p->pdds[i]->qpd.sh_hidden_private_base = 0;
 		if ((st->acquired & BIT_ULL(i)) &&
 		    !idr_is_empty(&p->pdds[i]->alloc_idr))
 			bos_left = true;

@@ -1002,8 +1002,7 @@ int kfd_criu_validate_gpu(const struct kfd_criu_gpu_rec *rec)
 		return -EINVAL;
 	if (num_xcc < 1 || num_xcc > KFD_CRIU_MAX_XCC)
 		return -EINVAL;
-	if ((le32_to_cpu(rec->flags) & ~KFD_CRIU_GPU_FLAGS) ||
-	    le32_to_cpu(rec->reserved2))
+	if (le32_to_cpu(rec->flags) & ~KFD_CRIU_GPU_FLAGS)
 		return -EINVAL;
 	return 0;
 }
@@ -1425,6 +1424,22 @@ static int kfd_criu_check_bo_flags(const struct kfd_criu_bo_rec *rec)
 	return userptr ? -EINVAL : 0;
 }
 
+/* The event page is a GTT BO the size of the whole signal page. */
+static int kfd_criu_check_bo_event_page(const struct kfd_criu_bo_rec *rec)
+{
+	u32 flags = le32_to_cpu(rec->flags);
+
+	if (flags & ~KFD_CRIU_BO_FLAGS)
+		return -EINVAL;
+	if (!(flags & KFD_CRIU_BO_EVENT_PAGE))
+		return 0;
+	if (kfd_criu_bo_domain(le32_to_cpu(rec->alloc_flags)) !=
+	    KFD_IOC_ALLOC_MEM_FLAGS_GTT ||
+	    le64_to_cpu(rec->size) != KFD_CRIU_SIGNAL_PAGE_MAX)
+		return -EINVAL;
+	return 0;
+}
+
 /**
  * kfd_criu_validate_bo() - check a %KFD_CRIU_REC_BO payload
  * @rec: the record
@@ -1435,21 +1450,24 @@ static int kfd_criu_check_bo_flags(const struct kfd_criu_bo_rec *rec)
  * ones the 6.12 uAPI defines, with exactly one memory domain; a userptr
  * BO, and only that, has an aligned non-zero @userptr. The owner and every
  * GPU it is mapped on must be GPU records of the image, and the handle an
- * id the driver's buffer idr can hand out.
+ * id the driver's buffer idr can hand out. The event page is a GTT BO of
+ * %KFD_CRIU_SIGNAL_PAGE_MAX bytes.
  *
- * Return: 0, or -EINVAL for any of the above that does not hold, or a
- * reserved field that is set.
+ * Return: 0, or -EINVAL for any of the above that does not hold, or an
+ * unknown flag.
  */
 int kfd_criu_validate_bo(const struct kfd_criu_bo_rec *rec, u32 num_gpus)
 {
 	int ret;
 
-	if (le32_to_cpu(rec->reserved) || num_gpus > KFD_CRIU_MAX_GPUS)
+	if (num_gpus > KFD_CRIU_MAX_GPUS)
 		return -EINVAL;
 	ret = kfd_criu_check_bo_range(rec);
 	if (ret)
 		return ret;
 	ret = kfd_criu_check_bo_flags(rec);
+	if (!ret)
+		ret = kfd_criu_check_bo_event_page(rec);
 	if (ret)
 		return ret;
 	if (le32_to_cpu(rec->handle) >= INT_MAX ||
@@ -1529,7 +1547,8 @@ static int kfd_criu_check_bo_overlap(const struct kfd_criu_bo_rec *bos,
  *
  * Validates each record, then what only the set shows. The writer walks
  * each GPU's buffer idr in turn, so the records are strictly ascending by
- * (gpu_index, handle). No two BOs may overlap in a GPU's VM, which holds
+ * (gpu_index, handle). At most one BO is the event page. No two BOs may
+ * overlap in a GPU's VM, which holds
  * the BOs that GPU owns and those mapped on it; BOs of different VMs may
  * share a VA, as two GPUs' userptr BOs of the same memory do.
  *
@@ -1537,14 +1556,14 @@ static int kfd_criu_check_bo_overlap(const struct kfd_criu_bo_rec *bos,
  * with one running end per GPU, so 262144 BOs on 64 GPUs stay cheap.
  *
  * Return: 0, -EINVAL for an invalid record, more than %KFD_CRIU_MAX_BOS
- * records, records out of order or an overlap, -EEXIST for a
- * (gpu_index, handle) pair that repeats, -ENOMEM if the sort index cannot
- * be allocated.
+ * records, records out of order, a second event page or an overlap,
+ * -EEXIST for a (gpu_index, handle) pair that repeats, -ENOMEM if the
+ * sort index cannot be allocated.
  */
 int kfd_criu_check_bos(const struct kfd_criu_bo_rec *bos, u32 num_bos,
 		       u32 num_gpus)
 {
-	u32 *by_va;
+	u32 *by_va, event_pages = 0;
 	u32 i;
 	int ret;
 
@@ -1556,6 +1575,9 @@ int kfd_criu_check_bos(const struct kfd_criu_bo_rec *bos, u32 num_bos,
 			ret = kfd_criu_check_bo_order(&bos[i - 1], &bos[i]);
 		if (ret)
 			return ret;
+		if (le32_to_cpu(bos[i].flags) & KFD_CRIU_BO_EVENT_PAGE &&
+		    event_pages++)
+			return -EINVAL;
 	}
 	if (num_bos < 2)
 		return 0;
@@ -1724,10 +1746,10 @@ int kfd_criu_validate_counts(const struct kfd_criu_counts_rec *rec,
  *
  * CHECKPOINT calls this for every queue before it writes anything. The
  * format carries compute queues (PM4 and AQL) and SDMA and SDMA-XGMI
- * queues. An SDMA queue created by engine id
- * (KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID) is not carried: its engine was the
- * user's choice and its doorbell follows from it, which this version of
- * the format does not record.
+ * queues. A queue user mode created by SDMA engine id
+ * (KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID) became an SDMA or SDMA-XGMI queue
+ * on that engine when it was created, and is carried as one; the type
+ * itself never reaches a record.
  *
  * Return: 0, or -EOPNOTSUPP for any other type.
  */

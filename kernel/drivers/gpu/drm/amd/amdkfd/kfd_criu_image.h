@@ -328,12 +328,17 @@ struct kfd_criu_event_rec {
  * @mec_fw_version: MEC firmware version
  * @sdma_fw_version: SDMA firmware version
  * @flags: %KFD_CRIU_GPU_NO_CWSR or 0; other bits must be zero
- * @reserved2: must be zero
+ * @scratch_backing_va: what the process last set with
+ *	AMDKFD_IOC_SET_SCRATCH_BACKING_VA on this GPU, as the driver keeps
+ *	it (32 bits), 0 for nothing; ROCm sets it on every GPU. Restore
+ *	gives it back before any queue exists; only GFX7, GFX8 and the
+ *	scheduler without HWS program it into the GPU
  *
  * GPU records follow COMPAT, in the order the process's per-GPU data is
  * kept; other records name a GPU by its index in that order. A local GPU
- * is compatible when every field but @gpu_id matches, except that it may
- * have more VRAM and newer firmware than the image's, and another
+ * is compatible when every field but @gpu_id and @scratch_backing_va
+ * (process state, not the GPU's) matches, except that it may have more
+ * VRAM and newer firmware than the image's, and another
  * @gfx_target_version where a kernel is known to have renumbered the same
  * GPU (kfd_criu_gpu_incompatible()).
  */
@@ -350,7 +355,7 @@ struct kfd_criu_gpu_rec {
 	__le32 mec_fw_version;
 	__le32 sdma_fw_version;
 	__le32 flags;
-	__le32 reserved2;
+	__le32 scratch_backing_va;
 };
 
 /**
@@ -393,7 +398,7 @@ struct kfd_criu_trap_rec {
  * @alloc_flags: KFD_IOC_ALLOC_MEM_FLAGS_* it was allocated with
  * @handle: its id in the owning GPU's buffer idr, below INT_MAX
  * @gpu_index: index of the owning GPU's record
- * @reserved: must be zero
+ * @flags: %KFD_CRIU_BO_EVENT_PAGE or 0; other bits must be zero
  *
  * BO records follow the events, sorted by (@gpu_index, @handle). Exactly
  * one of the VRAM, GTT, USERPTR, DOORBELL and MMIO_REMAP flags is set.
@@ -409,8 +414,22 @@ struct kfd_criu_bo_rec {
 	__le32 alloc_flags;
 	__le32 handle;
 	__le32 gpu_index;
-	__le32 reserved;
+	__le32 flags;
 };
+
+/**
+ * KFD_CRIU_BO_EVENT_PAGE - &struct kfd_criu_bo_rec flag: the BO is the
+ * process's event page, the one it passed in event_page_offset of
+ * AMDKFD_IOC_CREATE_EVENT, as ROCm does on every GPU. At most one BO has
+ * it: a GTT BO of %KFD_CRIU_SIGNAL_PAGE_MAX bytes, and the image's
+ * SIGNAL_PAGE record, as large, carries its slots. Restore makes the BO
+ * the event page again once its contents are back, and then writes the
+ * slots (making it the event page resets them). An image without it
+ * has a kernel signal page, or none.
+ */
+#define KFD_CRIU_BO_EVENT_PAGE		BIT(0)
+/** KFD_CRIU_BO_FLAGS - every &struct kfd_criu_bo_rec flag */
+#define KFD_CRIU_BO_FLAGS		KFD_CRIU_BO_EVENT_PAGE
 
 /**
  * struct kfd_criu_bo_data_hdr - start of a %KFD_CRIU_REC_BO_DATA payload

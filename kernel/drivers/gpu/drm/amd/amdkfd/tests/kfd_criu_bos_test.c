@@ -767,7 +767,7 @@ static const struct kfd_criu_test_field bt_bo_fields[] = {
 	{ "alloc_flags", offsetof(struct kfd_criu_bo_rec, alloc_flags), 4 },
 	{ "handle", offsetof(struct kfd_criu_bo_rec, handle), 4 },
 	{ "gpu_index", offsetof(struct kfd_criu_bo_rec, gpu_index), 4 },
-	{ "reserved", offsetof(struct kfd_criu_bo_rec, reserved), 4 },
+	{ "flags", offsetof(struct kfd_criu_bo_rec, flags), 4 },
 };
 
 static const struct kfd_criu_test_field bt_data_fields[] = {

@@ -95,7 +95,7 @@ static int et_restore(struct kfd_process *p, struct mm_struct *mm,
 	int ret;
 
 	mutex_lock(&p->mutex);
-	ret = kfd_criu_events_restore(NULL, p, mm, &t->img);
+	ret = kfd_criu_events_restore(NULL, p, mm, &t->img, 0);
 	mutex_unlock(&p->mutex);
 	return ret;
 }

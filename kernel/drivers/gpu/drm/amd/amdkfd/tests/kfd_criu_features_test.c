@@ -49,10 +49,15 @@ static const struct kfd_criu_feature_case kfd_criu_feature_cases[] = {
 	  "an attached debugger" },
 	{ "dump with pending runtime", KFD_CRIU_FEAT(RUNTIME_PENDING), false,
 	  -EBUSY, "a pending runtime enable" },
-	{ "dump with GPU event page", KFD_CRIU_FEAT(GPU_EVENT_PAGE), false,
-	  -EOPNOTSUPP, "an event page in GPU memory" },
-	{ "dump with scratch backing", KFD_CRIU_FEAT(SCRATCH_BACKING), false,
-	  -EOPNOTSUPP, "a scratch backing VA" },
+	/* Every ROCm process has these two from hsa_init() on */
+	{ "dump with GPU event page", KFD_CRIU_FEAT(GPU_EVENT_PAGE), false, 0,
+	  NULL },
+	{ "restore into GPU event page", KFD_CRIU_FEAT(GPU_EVENT_PAGE), true,
+	  -EBUSY, "an event page in GPU memory" },
+	{ "dump with scratch backing", KFD_CRIU_FEAT(SCRATCH_BACKING), false, 0,
+	  NULL },
+	{ "restore into scratch backing", KFD_CRIU_FEAT(SCRATCH_BACKING), true,
+	  -EBUSY, "a scratch backing VA" },
 	{ "dump on GFX8", KFD_CRIU_FEAT(PRE_GFX9), false, -EOPNOTSUPP,
 	  "a GPU older than GFX9" },
 	{ "restore on GFX8", KFD_CRIU_FEAT(PRE_GFX9), true, 0, NULL },
@@ -62,9 +67,8 @@ static const struct kfd_criu_feature_case kfd_criu_feature_cases[] = {
 	  "consumed GPU memory poison" },
 	{ "restore after poison", KFD_CRIU_FEAT(POISON), true, -EBUSY,
 	  "consumed GPU memory poison" },
-	{ "debugger before event page", KFD_CRIU_FEAT(GPU_EVENT_PAGE) |
-	  KFD_CRIU_FEAT(DEBUGGER), false, -EOPNOTSUPP,
-	  "an event page in GPU memory" },
+	{ "debugger before queue reset", KFD_CRIU_FEAT(RESET_QUEUE) |
+	  KFD_CRIU_FEAT(DEBUGGER), false, -EBUSY, "an attached debugger" },
 	{ "dump with events", KFD_CRIU_FEAT(EVENTS) | KFD_CRIU_FEAT(SIGNAL_PAGE) |
 	  KFD_CRIU_FEAT(RUNTIME_ENABLED) | KFD_CRIU_FEAT(LEGACY_PAUSE), false, 0, NULL },
 	{ "restore into events", KFD_CRIU_FEAT(EVENTS), true, -EBUSY, "events" },
@@ -75,9 +79,9 @@ static const struct kfd_criu_feature_case kfd_criu_feature_cases[] = {
 	{ "restore into legacy pause", KFD_CRIU_FEAT(LEGACY_PAUSE), true, -EBUSY,
 	  "a legacy CRIU pause" },
 	{ "first refused feature wins", KFD_CRIU_FEAT(SVM_RANGES) |
-	  KFD_CRIU_FEAT(QUEUES) | KFD_CRIU_FEAT(RUNTIME_PENDING) |
-	  KFD_CRIU_FEAT(GPU_EVENT_PAGE) | KFD_CRIU_FEAT(BOS), false,
-	  -EOPNOTSUPP, "an event page in GPU memory" },
+	  KFD_CRIU_FEAT(QUEUES) | KFD_CRIU_FEAT(POISON) |
+	  KFD_CRIU_FEAT(GPU_EVENT_PAGE) | KFD_CRIU_FEAT(RESET_QUEUE) |
+	  KFD_CRIU_FEAT(BOS), false, -EOPNOTSUPP, "a queue the driver reset" },
 	{ "first refused restore feature wins", KFD_CRIU_FEAT(SVM_RANGES) |
 	  KFD_CRIU_FEAT(QUEUES) | KFD_CRIU_FEAT(BOS), true, -EBUSY,
 	  "buffer objects" },

@@ -357,7 +357,6 @@ static void gt_expect_rec(struct kunit *test, const struct kfd_criu_gpu_rec *r,
 	KUNIT_EXPECT_EQ(test, le32_to_cpu(r->sdma_fw_version), d->sdma);
 	KUNIT_EXPECT_EQ(test, le32_to_cpu(r->flags),
 			d->no_cwsr ? KFD_CRIU_GPU_NO_CWSR : 0);
-	KUNIT_EXPECT_EQ(test, le32_to_cpu(r->reserved2), 0);
 }
 
 static int gt_snapshot(struct kfd_process *p, struct kfd_criu_gpus_image *img)
@@ -389,6 +388,8 @@ static void gt_test_snapshot(struct kunit *test)
 		gt_node_new(test, 0x1000 + i, &gt_descs[i]);
 	p = gt_process(test, nodes, ARRAY_SIZE(nodes));
 	p->pdds[1]->user_gpu_id = 0x7777;
+	/* As AMDKFD_IOC_SET_SCRATCH_BACKING_VA leaves it */
+	p->pdds[1]->qpd.sh_hidden_private_base = 0x5a5a0;
 
 	KUNIT_ASSERT_EQ(test, gt_snapshot(p, &img), 0);
 	KUNIT_ASSERT_EQ(test, img.num_gpus, 3);
@@ -396,6 +397,10 @@ static void gt_test_snapshot(struct kunit *test)
 	gt_expect_rec(test, &img.gpus[0], 0x1000, &gt_descs[0]);
 	gt_expect_rec(test, &img.gpus[1], 0x7777, &gt_descs[1]);
 	gt_expect_rec(test, &img.gpus[2], 0x1002, &gt_descs[2]);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(img.gpus[0].scratch_backing_va), 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(img.gpus[1].scratch_backing_va),
+			0x5a5a0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(img.gpus[2].scratch_backing_va), 0);
 	kfd_criu_gpus_image_free(&img);
 
 	gt_fake->hidden[2] = true;
@@ -498,6 +503,8 @@ static struct gt_env *gt_env_new(struct kunit *test)
 	gt_node_new(test, 0x1002, &gt_descs[0]);
 
 	e->src = gt_process(test, src_nodes, ARRAY_SIZE(src_nodes));
+	e->src->pdds[0]->qpd.sh_hidden_private_base = 0x10000;
+	e->src->pdds[2]->qpd.sh_hidden_private_base = 0x30000;
 	KUNIT_ASSERT_EQ(test, gt_snapshot(e->src, &img), 0);
 	KUNIT_ASSERT_EQ(test, gt_write(s, &img), 0);
 	kfd_criu_gpus_image_free(&img);
@@ -537,7 +544,10 @@ static void gt_unwind(struct kfd_process *p, struct kfd_criu_gpus_restore *st)
 	mutex_unlock(&p->mutex);
 }
 
-/* The target as it was: its ids, no VM, no reference, nothing blocked. */
+/*
+ * The target as it was: its ids, no VM, no reference, nothing blocked, no
+ * scratch backing VA.
+ */
 static void gt_expect_untouched(struct kunit *test, struct gt_env *e)
 {
 	struct gt_fake *gt_fake = test->priv;
@@ -548,6 +558,8 @@ static void gt_expect_untouched(struct kunit *test, struct gt_env *e)
 				e->old_ids[i]);
 		KUNIT_EXPECT_NULL(test, e->dst->pdds[i]->drm_file);
 		KUNIT_EXPECT_FALSE(test, e->dst->pdds[i]->runtime_inuse);
+		KUNIT_EXPECT_EQ(test,
+				e->dst->pdds[i]->qpd.sh_hidden_private_base, 0);
 	}
 	KUNIT_EXPECT_EQ(test, gt_fake->vms, 0);
 	KUNIT_EXPECT_EQ(test, gt_fake->refs, 0);
@@ -590,6 +602,11 @@ static void gt_test_restore_and_unwind(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p->pdds[2]->user_gpu_id, 0x1001);
 	KUNIT_EXPECT_EQ(test, p->pdds[3]->user_gpu_id, 0x2001);
 	KUNIT_EXPECT_PTR_EQ(test, kfd_criu_gpus_pdd(p, st, 0), p->pdds[1]);
+	/* Each placed GPU has the scratch backing VA of its image GPU */
+	KUNIT_EXPECT_EQ(test, p->pdds[0]->qpd.sh_hidden_private_base, 0x30000);
+	KUNIT_EXPECT_EQ(test, p->pdds[1]->qpd.sh_hidden_private_base, 0x10000);
+	KUNIT_EXPECT_EQ(test, p->pdds[2]->qpd.sh_hidden_private_base, 0);
+	KUNIT_EXPECT_EQ(test, p->pdds[3]->qpd.sh_hidden_private_base, 0);
 
 	/* As a restored queue would: doorbells on a GPU that had none */
 	p->pdds[1]->qpd.proc_doorbells = bell;
@@ -1116,7 +1133,7 @@ static const struct kfd_criu_test_field gt_fields[] = {
 	{ "mec_fw_version", GT_REC(mec_fw_version), 4 },
 	{ "sdma_fw_version", GT_REC(sdma_fw_version), 4 },
 	{ "flags", GT_REC(flags), 4 },
-	{ "reserved2", GT_REC(reserved2), 4 },
+	{ "scratch_backing_va", GT_REC(scratch_backing_va), 4 },
 };
 
 /* An accepted image: every GPU shows the id of the image GPU on it. */

@@ -1613,7 +1613,8 @@ static const struct test_field_case test_gpu_cases[] = {
 	  -EINVAL },
 	{ "top flag", 0, GPU_FIELD(flags), 0x80000000 | KFD_CRIU_GPU_NO_CWSR,
 	  -EINVAL },
-	{ "reserved2 set", 0, GPU_FIELD(reserved2), 0x80000000, -EINVAL },
+	{ "scratch backing VA set", 0, GPU_FIELD(scratch_backing_va),
+	  0x80000000, 0 },
 };
 
 KUNIT_ARRAY_PARAM_DESC(test_gpu, test_gpu_cases, desc);
@@ -1748,7 +1749,8 @@ static const struct test_compatible_case test_compatible_cases[] = {
 	  "sdma_fw_version" },
 	{ "CWSR only in the image", GPU_FIELD(flags), 4, KFD_CRIU_GPU_NO_CWSR,
 	  "cwsr_enable" },
-	{ "reserved2 differs", GPU_FIELD(reserved2), 4, 1, NULL },
+	{ "scratch backing VA differs", GPU_FIELD(scratch_backing_va), 4, 1,
+	  NULL },
 };
 
 KUNIT_ARRAY_PARAM_DESC(test_compatible, test_compatible_cases, desc);
@@ -2086,11 +2088,21 @@ static void test_gpu_map_most(struct kunit *test)
 static const u32 test_bo_rw = KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE |
 			      KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE;
 
-/* A valid BO of the domain @base names, owned by GPU 1 of two. */
+#define BO_B_VRAM	0
+#define BO_B_GTT	1
+#define BO_B_USERPTR	2
+#define BO_B_DOORBELL	3
+#define BO_B_MMIO	4
+#define BO_B_EVENT	5
+
+/*
+ * A valid BO of the domain @base names, owned by GPU 1 of two; the last
+ * base is an event page.
+ */
 static void test_fill_bo(struct kfd_criu_bo_rec *bo, unsigned int base)
 {
 	static const u32 domains[] = {
-		BO_VRAM, BO_GTT, BO_USERPTR, BO_DOORBELL, BO_MMIO,
+		BO_VRAM, BO_GTT, BO_USERPTR, BO_DOORBELL, BO_MMIO, BO_GTT,
 	};
 
 	memset(bo, 0, sizeof(*bo));
@@ -2104,6 +2116,10 @@ static void test_fill_bo(struct kfd_criu_bo_rec *bo, unsigned int base)
 	if (domains[base] == BO_USERPTR) {
 		bo->userptr = cpu_to_le64(0x7f5500000000ULL);
 		bo->mmap_offset = 0;
+	}
+	if (base == BO_B_EVENT) {
+		bo->size = cpu_to_le64(KFD_CRIU_SIGNAL_PAGE_MAX);
+		bo->flags = cpu_to_le32(KFD_CRIU_BO_EVENT_PAGE);
 	}
 }
 
@@ -2119,11 +2135,6 @@ struct test_bo_case {
 
 #define BO_FIELD(f)	offsetof(struct kfd_criu_bo_rec, f)
 #define BO_NONE		TEST_NO_FIELD
-#define BO_B_VRAM	0
-#define BO_B_GTT	1
-#define BO_B_USERPTR	2
-#define BO_B_DOORBELL	3
-#define BO_B_MMIO	4
 
 static const struct test_bo_case test_bo_cases[] = {
 	{ "VRAM", BO_B_VRAM, BO_NONE, 0, 2, 0 },
@@ -2193,7 +2204,17 @@ static const struct test_bo_case test_bo_cases[] = {
 	  BIT_ULL(63), 2, -EINVAL },
 	{ "more GPUs than an image has", BO_B_VRAM, BO_NONE, 0,
 	  KFD_CRIU_MAX_GPUS + 1, -EINVAL },
-	{ "reserved set", BO_B_VRAM, BO_FIELD(reserved), 1, 2, -EINVAL },
+	{ "unknown flag", BO_B_GTT, BO_FIELD(flags), 2, 2, -EINVAL },
+	/* ROCm's event page: libhsakmt events.c, hsaKmtCreateEvent() */
+	{ "event page", BO_B_EVENT, BO_NONE, 0, 2, 0 },
+	{ "event page in VRAM", BO_B_EVENT, BO_FIELD(alloc_flags), BO_VRAM, 2,
+	  -EINVAL },
+	{ "event page of 64 KiB", BO_B_EVENT, BO_FIELD(size), SZ_64K, 2,
+	  -EINVAL },
+	{ "event page of 4 KiB", BO_B_EVENT, BO_FIELD(size), SZ_4K, 2,
+	  -EINVAL },
+	{ "event page flag on 2 MiB of GTT", BO_B_GTT, BO_FIELD(flags),
+	  KFD_CRIU_BO_EVENT_PAGE, 2, -EINVAL },
 };
 
 KUNIT_ARRAY_PARAM_DESC(test_bo, test_bo_cases, desc);
@@ -2246,6 +2267,9 @@ struct test_set_bo {
 };
 
 #define TEST_MAX_SET	5
+/* Not an allocation flag: marks the event page in the set tables */
+#define BO_EVENT_BIT	BIT(7)
+#define BO_EVENT	(BO_GTT | BO_EVENT_BIT)
 
 struct test_bos_case {
 	const char *desc;
@@ -2308,6 +2332,10 @@ static const struct test_bos_case test_bos_cases[] = {
 	{ "overlap on the third GPU only", { { 0, 1, 16, 4, 5, BO_VRAM },
 					     { 1, 1, 18, 4, 6, BO_VRAM } },
 	  2, 3, -EINVAL },
+	{ "one event page", { { 0, 1, 16, 8, 3, BO_EVENT },
+			      { 1, 1, 32, 8, 2, BO_GTT } }, 2, 2, 0 },
+	{ "two event pages", { { 0, 1, 16, 8, 3, BO_EVENT },
+			       { 1, 1, 32, 8, 2, BO_EVENT } }, 2, 2, -EINVAL },
 };
 
 KUNIT_ARRAY_PARAM_DESC(test_bos, test_bos_cases, desc);
@@ -2319,11 +2347,13 @@ static void test_make_bo(struct kfd_criu_bo_rec *bo,
 	bo->va = cpu_to_le64((u64)s->va * KFD_CRIU_BO_ALIGN);
 	bo->size = cpu_to_le64((u64)s->pages * KFD_CRIU_BO_ALIGN);
 	bo->mapped_gpus = cpu_to_le64(s->mapped);
-	bo->alloc_flags = cpu_to_le32(s->domain | test_bo_rw);
+	bo->alloc_flags = cpu_to_le32((s->domain & ~BO_EVENT_BIT) | test_bo_rw);
 	bo->handle = cpu_to_le32(s->handle);
 	bo->gpu_index = cpu_to_le32(s->gpu);
 	if (s->domain == BO_USERPTR)
 		bo->userptr = cpu_to_le64(0x7f5500000000ULL);
+	if (s->domain & BO_EVENT_BIT)
+		bo->flags = cpu_to_le32(KFD_CRIU_BO_EVENT_PAGE);
 }
 
 static void test_check_bos(struct kunit *test)

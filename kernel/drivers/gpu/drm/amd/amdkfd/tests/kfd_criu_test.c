@@ -1163,7 +1163,8 @@ static void kfd_criu_test_svm_round_trip(struct kunit *test)
 {
 	struct kfd_criu_test_image *t = kfd_criu_test_image(test);
 	struct kfd_criu_test_stream *s = kfd_criu_test_stream_new(test);
-	struct kfd_criu_proc_image out, img = {};
+	/* Two process images do not fit the test's stack frame */
+	struct kfd_criu_proc_image *out, img = {};
 	struct kfd_criu_svm_rec *ranges;
 	struct kfd_criu_gpu_rec *gpus;
 	struct kfd_criu_bo_rec bo;
@@ -1171,11 +1172,13 @@ static void kfd_criu_test_svm_round_trip(struct kunit *test)
 
 	if (!IS_ENABLED(CONFIG_HSA_AMD_SVM))
 		kunit_skip(test, "needs CONFIG_HSA_AMD_SVM");
+	out = kunit_kzalloc(test, sizeof(*out), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, out);
 	ranges = kunit_kcalloc(test, 2, sizeof(*ranges), GFP_KERNEL);
 	gpus = kunit_kcalloc(test, 2, sizeof(*gpus), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, ranges);
 	KUNIT_ASSERT_NOT_NULL(test, gpus);
-	kfd_criu_test_proc_image(t, &out);
+	kfd_criu_test_proc_image(t, out);
 	kfd_criu_test_gpu(&gpus[0], 0x1111);
 	kfd_criu_test_gpu(&gpus[1], 0x2222);
 	kfd_criu_test_bo(&bo, 1, 0, KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL, SZ_1M,
@@ -1183,23 +1186,23 @@ static void kfd_criu_test_svm_round_trip(struct kunit *test)
 	kfd_criu_test_svm_range(&ranges[0], SZ_2M, SZ_64K, 0x1, 0x2, 0x2222);
 	kfd_criu_test_svm_range(&ranges[1], SZ_4M, SZ_2M, 0, 0x3,
 				KFD_IOCTL_SVM_LOCATION_SYSMEM);
-	out.gpus = (struct kfd_criu_gpus_image){ gpus, 2, 2 };
-	out.bos.bos = &bo;
-	out.bos.num_bos = 1;
-	out.bos.bos_read = 1;
-	out.events.process.num_bos = cpu_to_le32(1);
-	out.svm.ranges = ranges;
-	out.svm.num_ranges = 2;
-	out.svm.ranges_read = 2;
-	out.events.counts.num_svm_ranges = cpu_to_le32(2);
+	out->gpus = (struct kfd_criu_gpus_image){ gpus, 2, 2 };
+	out->bos.bos = &bo;
+	out->bos.num_bos = 1;
+	out->bos.bos_read = 1;
+	out->events.process.num_bos = cpu_to_le32(1);
+	out->svm.ranges = ranges;
+	out->svm.num_ranges = 2;
+	out->svm.ranges_read = 2;
+	out->events.counts.num_svm_ranges = cpu_to_le32(2);
 
-	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, NULL, &out), 0);
+	KUNIT_ASSERT_EQ(test, kfd_criu_write_image(&s->io, NULL, out), 0);
 	KUNIT_EXPECT_EQ(test, s->len,
 			kfd_criu_image_size_estimate(2, 0, KFD_CRIU_TEST_EVENTS,
 						     KFD_CRIU_TEST_PAGE_SIZE,
 						     KFD_CRIU_RECORD_OVERHEAD +
 						     sizeof(bo),
-						     &out.events.counts, 0));
+						     &out->events.counts, 0));
 	KUNIT_ASSERT_EQ(test, kfd_criu_test_read(test, s, &img, &version), 0);
 	KUNIT_EXPECT_EQ(test, kfd_criu_validate_image(&img, KFD_CRIU_SEC_END), 0);
 	KUNIT_ASSERT_EQ(test, img.svm.num_ranges, 2);
@@ -1211,6 +1214,36 @@ static void kfd_criu_test_svm_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kfd_criu_validate_image(&img, KFD_CRIU_SEC_END),
 			-EINVAL);
 	kfd_criu_proc_image_free(&img);
+}
+
+/*
+ * ROCm's event page is a 32 KiB GTT BO (libhsakmt events.c,
+ * hsaKmtCreateEvent()); its slots travel in the SIGNAL_PAGE record, which
+ * must be as large as the BO.
+ */
+static void kfd_criu_test_event_page_slots(struct kunit *test)
+{
+	struct kfd_criu_proc_image *img;
+	struct kfd_criu_bo_rec bo = {
+		.size = cpu_to_le64(KFD_CRIU_SIGNAL_PAGE_MAX),
+		.alloc_flags = cpu_to_le32(KFD_IOC_ALLOC_MEM_FLAGS_GTT),
+		.flags = cpu_to_le32(KFD_CRIU_BO_EVENT_PAGE),
+	};
+
+	img = kunit_kzalloc(test, sizeof(*img), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, img);
+	img->bos.bos = &bo;
+	img->bos.num_bos = 1;
+	img->events.signal_page_size = KFD_CRIU_SIGNAL_PAGE_MAX;
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_event_page(img), 0);
+	/* The kernel page's default size, and no SIGNAL_PAGE at all */
+	img->events.signal_page_size = 2048;
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_event_page(img), -EINVAL);
+	img->events.signal_page_size = 0;
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_event_page(img), -EINVAL);
+	/* Without an event page BO the signal page is the kernel's */
+	bo.flags = 0;
+	KUNIT_EXPECT_EQ(test, kfd_criu_check_event_page(img), 0);
 }
 
 /* RESTORE refuses a first BO_DATA record out of place before it acts. */
@@ -1255,6 +1288,7 @@ static struct kunit_case kfd_criu_gpu_test_cases[] = {
 	KUNIT_CASE(kfd_criu_test_gpu_round_trip),
 	KUNIT_CASE(kfd_criu_test_counts_without_records),
 	KUNIT_CASE(kfd_criu_test_svm_round_trip),
+	KUNIT_CASE(kfd_criu_test_event_page_slots),
 	{}
 };
 
