@@ -1295,3 +1295,18 @@ static struct kunit_suite kfd_criu_bos_suite = {
 };
 
 kunit_test_suite(kfd_criu_bos_suite);
+
+/* The seams of kfd_criu_bos.c, for the ops-level tests of kfd_criu.c */
+#include "kfd_criu_test_seams.h"
+
+const struct kfd_criu_bos_seams kfd_criu_bos_seams = {
+	.on_vm = kfd_criu_bo_on_vm,
+	.userptr = kfd_criu_bo_userptr,
+	.gem_offset = kfd_criu_bo_gem_offset,
+	.alloc = kfd_criu_bo_alloc,
+	.vm_map = kfd_criu_bo_vm_map,
+	.vm_sync = kfd_criu_bo_vm_sync,
+	.tlb_flush = kfd_criu_bo_tlb_flush,
+	.vm_unmap = kfd_criu_bo_vm_unmap,
+	.release = kfd_criu_bo_release,
+};

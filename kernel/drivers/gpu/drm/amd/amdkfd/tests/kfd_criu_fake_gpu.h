@@ -65,7 +65,8 @@ enum kfd_fake_step {
 	KFD_FAKE_NUM_STEPS,
 };
 
-static const char * const kfd_fake_step_name[KFD_FAKE_NUM_STEPS] = {
+static __maybe_unused const char * const
+kfd_fake_step_name[KFD_FAKE_NUM_STEPS] = {
 	"alloc", "map", "sync", "copy", "bounce", "unmap",
 };
 
@@ -252,8 +253,8 @@ static void kfd_fake_process_release(void *data)
  * A process with @num_gpus fake GPUs, gpu_ids @first_gpu_id and up, bound
  * to them as after their first use (runtime PM already taken).
  */
-static struct kfd_process *kfd_fake_process(struct kunit *test, u32 num_gpus,
-					    u32 first_gpu_id)
+static __maybe_unused struct kfd_process *
+kfd_fake_process(struct kunit *test, u32 num_gpus, u32 first_gpu_id)
 {
 	struct kfd_process_device *pdd;
 	struct kfd_process *p;
@@ -658,7 +659,8 @@ static void kfd_fake_user_page_new(struct kunit *test)
 }
 
 /* @n u32 GPU ids in user memory, as the MAP and UNMAP ioctls read them */
-static u64 kfd_fake_user_ids(struct kunit *test, const u32 *ids, u32 n)
+static u64 __maybe_unused
+kfd_fake_user_ids(struct kunit *test, const u32 *ids, u32 n)
 {
 	KUNIT_ASSERT_NE(test, kfd_fake->user_page, 0);
 	KUNIT_ASSERT_LE(test, n * sizeof(*ids), PAGE_SIZE);

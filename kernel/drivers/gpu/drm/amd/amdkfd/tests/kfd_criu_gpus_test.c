@@ -1233,3 +1233,14 @@ static struct kunit_suite kfd_criu_placement_suite = {
 };
 
 kunit_test_suite(kfd_criu_placement_suite);
+
+/* The seams of kfd_criu_gpus.c, for the ops-level tests of kfd_criu.c */
+#include "kfd_criu_test_seams.h"
+
+const struct kfd_criu_gpus_seams kfd_criu_gpus_seams = {
+	.node_props = kfd_criu_node_props,
+	.release_vm = kfd_criu_release_vm,
+	.init_vm = kfd_criu_init_vm,
+	.bind_gpu = kfd_criu_bind_gpu,
+	.put_gpu = kfd_criu_put_gpu,
+};

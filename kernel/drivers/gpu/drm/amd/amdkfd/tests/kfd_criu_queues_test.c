@@ -2625,3 +2625,18 @@ static struct kunit_suite kfd_criu_queues_suite = {
 };
 
 kunit_test_suite(kfd_criu_queues_suite);
+
+/* The fake queue manager, for the ops-level tests of kfd_criu.c */
+#include "kfd_criu_test_seams.h"
+
+static void qf_fake_new_gfx10(struct kunit *test)
+{
+	qf_fake_new(test, QT_GFX10);
+}
+
+const struct kfd_criu_queues_fakes kfd_criu_queues_fakes = {
+	.fake_new = qf_fake_new_gfx10,
+	.node = qf_node,
+	.create = qf_create,
+	.destroy = qf_destroy,
+};

@@ -1258,3 +1258,10 @@ static struct kunit_suite kfd_criu_svm_suite = {
 };
 
 kunit_test_suites(&kfd_criu_svm_suite);
+
+/* The seam of kfd_criu_svm.c, for the ops-level tests of kfd_criu.c */
+#include "kfd_criu_test_seams.h"
+
+const struct kfd_criu_svm_seams kfd_criu_svm_seams = {
+	.set_attr = kfd_criu_svm_set_attr,
+};
