@@ -1299,3 +1299,5 @@ static struct kunit_suite kfd_criu_gpu_suite = {
 
 kunit_test_suites(&kfd_criu_state_suite, &kfd_criu_ops_suite,
 		  &kfd_criu_gpu_suite);
+
+#include "kfd_criu_rocm_test.c"
