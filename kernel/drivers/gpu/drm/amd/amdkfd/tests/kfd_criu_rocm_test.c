@@ -260,7 +260,8 @@ static int rt_set_attr(struct kfd_process *p, struct mm_struct *mm,
 	prange->preferred_loc = r->preferred_loc;
 	prange->prefetch_loc = r->prefetch_loc;
 	prange->flags = r->flags;
-	prange->granularity = r->granularity;
+	/* svm_range_apply_attrs() keeps at most 0x3F of ROCm's 0xFF */
+	prange->granularity = min_t(u32, r->granularity, 0x3f);
 	bitmap_from_arr64(prange->bitmap_access, &r->access, MAX_GPU_INSTANCE);
 	bitmap_from_arr64(prange->bitmap_aip, &r->access_in_place,
 			  MAX_GPU_INSTANCE);
@@ -377,6 +378,8 @@ static void rt_env_new(struct kunit *test)
 	kfd_criu_queues_fakes.fake_new(test);
 	for (i = 0; i < RT_GPUS; i++) {
 		node = kfd_criu_queues_fakes.node(test, i);
+		/* SOC15: 64-bit doorbells, an 8 KiB doorbell page per process */
+		node->kfd->device_info.doorbell_size = 8;
 		INIT_LIST_HEAD(&node->smi_clients);
 		spin_lock_init(&node->smi_lock);
 		node->dqm->ops.evict_process_queues = rt_evict_queues;
@@ -445,8 +448,8 @@ static struct kfd_process *rt_open_kfd(struct kunit *test)
 	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	mutex_init(&p->mutex);
-	mutex_init(&p->event_mutex);
-	idr_init(&p->event_idr);
+	/* As kfd_create_process() does: event id 0 is never handed out */
+	KUNIT_ASSERT_EQ(test, kfd_event_init_process(p), 0);
 	mutex_init(&p->svms.lock);
 	p->svms.objects = RB_ROOT_CACHED;
 	INIT_LIST_HEAD(&p->svms.list);
@@ -642,8 +645,9 @@ static void rt_preempt(struct kunit *test, struct queue *q)
 	mm = q->device->dqm->mqd_mgrs[sdma ? KFD_MQD_TYPE_SDMA :
 					    KFD_MQD_TYPE_CP];
 	for (xcc = 0; xcc < num_xcc; xcc++) {
-		dyn.rptr = cpu_to_le64(0x40 + q->properties.queue_id);
-		dyn.wptr = cpu_to_le64(0x80 + q->properties.queue_id);
+		/* AQL pointers on 64-byte packet boundaries */
+		dyn.rptr = cpu_to_le64(0x40 * (1 + q->properties.queue_id));
+		dyn.wptr = cpu_to_le64(0x80 * (1 + q->properties.queue_id));
 		if (!sdma) {
 			dyn.eop_rptr = cpu_to_le32(0x10);
 			dyn.eop_wptr = cpu_to_le32(0x18);
