@@ -630,12 +630,27 @@ static inline int criu_dump(int kfd, int image_fd, pid_t *pid, __u64 *size,
 #define CRIU_IMG_HEADER_SIZE		88
 #define CRIU_IMG_REC_HEADER_SIZE	12
 #define CRIU_IMG_REC_OVERHEAD		16
+#define CRIU_IMG_REC_END		1
 #define CRIU_IMG_REC_PROCESS		3
+#define CRIU_IMG_REC_SIGNAL_PAGE	4
+#define CRIU_IMG_REC_EVENT		5
 #define CRIU_IMG_REC_GPU		6
 #define CRIU_IMG_REC_BO			7
 #define CRIU_IMG_REC_BO_DATA		8
 #define CRIU_IMG_REC_QUEUE		9
+#define CRIU_IMG_REC_QUEUE_STATE	10
+#define CRIU_IMG_REC_SVM_RANGE		11
 #define CRIU_IMG_REC_TRAP_HANDLER	13
+/* Header: magic, version, flags and header size, then the release */
+#define CRIU_IMG_HEADER_RELEASE		20
+/* END */
+#define CRIU_IMG_END_PAYLOAD_BYTES	8
+/* EVENT */
+#define CRIU_IMG_EVENT_ID		0
+#define CRIU_IMG_EVENT_TYPE		4
+#define CRIU_IMG_EVENT_AUTO_RESET	8
+#define CRIU_IMG_EVENT_SIGNALED		12
+#define CRIU_IMG_EVENT_AGE		16
 /* PROCESS */
 #define CRIU_IMG_PROC_XNACK		0
 #define CRIU_IMG_PROC_RUNTIME_STATE	4
@@ -662,14 +677,32 @@ static inline int criu_dump(int kfd, int image_fd, pid_t *pid, __u64 *size,
 #define CRIU_IMG_TRAP_TBA		8
 #define CRIU_IMG_TRAP_TMA		16
 /* QUEUE: 112 bytes, then the CU mask */
+#define CRIU_IMG_QUEUE_RING_BASE	0
+#define CRIU_IMG_QUEUE_RPTR		8
+#define CRIU_IMG_QUEUE_WPTR		16
+#define CRIU_IMG_QUEUE_EOP_BASE		24
+#define CRIU_IMG_QUEUE_CWSR_BASE	32
 #define CRIU_IMG_QUEUE_ID		40
+#define CRIU_IMG_QUEUE_GPU_INDEX	44
 #define CRIU_IMG_QUEUE_TYPE		48
 #define CRIU_IMG_QUEUE_FORMAT		52
+#define CRIU_IMG_QUEUE_PRIORITY		56
+#define CRIU_IMG_QUEUE_RING_SIZE	68
 #define CRIU_IMG_QUEUE_DOORBELL		84
+#define CRIU_IMG_QUEUE_SDMA_ENGINE	88
 #define CRIU_IMG_QUEUE_GWS		92
 #define CRIU_IMG_QUEUE_NUM_CU_MASK	96
 #define CRIU_IMG_QUEUE_NUM_XCC		100
 #define CRIU_IMG_QUEUE_LEN		112
+/* QUEUE_STATE: queue index, XCC, reserved; then what the queue ran */
+#define CRIU_IMG_QSTATE_QUEUE_INDEX	0
+#define CRIU_IMG_QSTATE_XCC		4
+#define CRIU_IMG_QSTATE_DATA_LEN	12
+/* SVM_RANGE */
+#define CRIU_IMG_SVM_START		0
+#define CRIU_IMG_SVM_SIZE		8
+#define CRIU_IMG_SVM_ACCESS		16
+#define CRIU_IMG_SVM_FLAGS		48
 
 static inline __u32 criu_img_le32(const unsigned char *p)
 {
