@@ -19,8 +19,12 @@
  *   a header with the flag (KFD_CRIU_RESTORE_RETRY), whose plugin is for it.
  *
  * A run of mappings of one file shares one fd, as in CRIU's open_filemap().
- * The restorer's mmap() is a check that the fd is open, is the render file
- * of the GPU the mapping must land on, and that the offset is the moved one.
+ * As there, only an UPDATE_VMA_MAP return of 1 moves a mapping: on any
+ * other, errors included, CRIU maps the dumped path itself (or the fd of
+ * the mapping before) at the dumped offset. The restorer's mmap() answers
+ * as the kernel would (an offset that is not page-aligned, a DRM file that
+ * holds no restored buffer: refused) and checks that the mapping lands on
+ * the render file of the GPU it must, at the moved offset.
  *
  * Fake DRM nodes (renderD<minor>, card<minor> in the fake root's /dev/dri)
  * are regular files whose contents name their driver, which the fake
@@ -482,6 +486,23 @@ static int open_other_file(void)
 }
 
 /*
+ * CRIU's open_path() of a mapping no plugin gave an fd for: the dumped path
+ * itself. A render node path opens the fake root's node, a fresh DRM file;
+ * one the fake root lacks fails, as the open fails in CRIU.
+ */
+static int criu_open_path(const char *path)
+{
+	char real[512];
+
+	if (!strcmp(path, KFD_DEV_PATH))
+		return open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (strncmp(path, "/dev/dri/", 9))
+		return open_other_file();
+	snprintf(real, sizeof(real), "%s%s", fake_root, path);
+	return open(real, O_RDWR | O_CLOEXEC);
+}
+
+/*
  * CRIU 3.19 and later ignore the UPDATE_VMA_MAP fd of a mapping that they
  * map through the fd of the mapping before it, without closing it.
  */
@@ -498,22 +519,40 @@ static int play_close_vmas(struct play_vma *v, int n, int ret)
 	return ret;
 }
 
+/* What CRIU leaves in new_pgoff: open_filemap() does not initialise it */
+#define STALE_NEW_PGOFF		0x5a5a5a5a5a5a5000ULL
+
+/*
+ * UPDATE_VMA_MAP of mapping @i as open_filemap() (criu/files-reg.c, every
+ * release from 3.17.1 to 4.3) runs it: only a return of 1 counts, and
+ * then *new_pgoff becomes the mapping's offset. Any other return, an error
+ * included, changes nothing: CRIU goes on with the dumped offset. The fd
+ * it hands back is taken whatever the return.
+ */
+static int criu_update_vma_map(struct play_vma *v, int i)
+{
+	uint64_t new_pgoff = STALE_NEW_PGOFF;
+	int plugin_fd = -1;
+
+	if (strncmp(v[i].path, "/dev/", 5))
+		return -1;
+	if (kfd_update_vma_map(v[i].path, 0x7f0000000000 + i * 0x1000, v[i].pgoff, &new_pgoff,
+			       &plugin_fd) == 1)
+		v[i].pgoff = new_pgoff;
+	return plugin_fd;
+}
+
 /*
  * CRIU's open_vmas(): UPDATE_VMA_MAP for device mappings, then one fd per
- * run of mappings of one file; the last of a run closes it.
+ * run of mappings of one file (the plugin's, else CRIU opens the dumped
+ * path); the last of a run closes it. A failed open fails the restore.
  */
 static int play_open_vmas(enum criu_convention c, struct play_vma *v, int n)
 {
-	int i, ret, plugin_fd, ctx = -1;
-	bool device;
+	int i, plugin_fd, ctx = -1;
 
 	for (i = 0; i < n; i++) {
-		device = !strncmp(v[i].path, "/dev/", 5);
-		plugin_fd = -1;
-		ret = device ? kfd_update_vma_map(v[i].path, 0x7f0000000000 + i * 0x1000,
-						  v[i].pgoff, &v[i].pgoff, &plugin_fd) : -ENOTSUP;
-		if (ret < 0 && ret != -ENOTSUP)
-			return play_close_vmas(v, i, ret);
+		plugin_fd = criu_update_vma_map(v, i);
 		if (i && v[i].file == v[i - 1].file) {
 			v[i].fd = v[i - 1].fd;
 			dropped_fds += plugin_fd >= 0 && c != CRIU_3_17;
@@ -523,10 +562,12 @@ static int play_open_vmas(enum criu_convention c, struct play_vma *v, int n)
 			v[i - 1].close = true;
 		if (plugin_fd >= 0)
 			ctx = c == CRIU_3_17 ? dup(plugin_fd) : plugin_fd;
-		else if (device && !strcmp(v[i].path, KFD_DEV_PATH))
-			ctx = open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC);
 		else
-			ctx = open_other_file();
+			ctx = criu_open_path(v[i].path);
+		if (ctx < 0) {
+			printf("# mapping %d: CRIU cannot open %s: %s\n", i, v[i].path, strerror(errno));
+			return play_close_vmas(v, i, -errno);
+		}
 		v[i].fd = ctx;
 	}
 	if (n)
@@ -534,30 +575,71 @@ static int play_open_vmas(enum criu_convention c, struct play_vma *v, int n)
 	return 0;
 }
 
-/* The restorer: each mmap needs an open fd of the right file and offset */
+/* Whether @fd is one of the render files the restore's RESTORE used */
+static bool restore_render_file_fd(int fd, int probe)
+{
+	int i;
+
+	for (i = 0; i < nr_gpus; i++)
+		if (same_file(fd, gpu_map[i].drm_fd, probe))
+			return true;
+	return false;
+}
+
+/*
+ * The restorer's mmap() of mapping @i, as the kernel answers it: an offset
+ * that is not page-aligned is refused by the mm core before any driver
+ * (-EINVAL); DRM maps a buffer only through the file that holds it, so a
+ * render node file that RESTORE did not use, such as a fresh open of the
+ * path, is refused (-EACCES, drm_gem_mmap()). A mapping that the kernel
+ * takes but that lands on the wrong GPU or offset is a restore that looks
+ * right and is not: the harness fails it as -EFAULT.
+ */
+static int play_mmap(const struct play_vma *v, int i)
+{
+	struct stat st;
+
+	if (fcntl(v[i].fd, F_GETFD) < 0) {
+		printf("# mapping %d of %s: fd %d: %s\n", i, v[i].path, v[i].fd, strerror(errno));
+		return -EBADF;
+	}
+	if (v[i].pgoff & (sysconf(_SC_PAGESIZE) - 1)) {
+		printf("# mapping %d of %s: offset %#" PRIx64 " is not page-aligned: mmap() refuses it\n",
+		       i, v[i].path, v[i].pgoff);
+		return -EINVAL;
+	}
+	if (!fake_fstat(v[i].fd, &st) && S_ISCHR(st.st_mode) && major(st.st_rdev) == DRM_MAJOR &&
+	    !restore_render_file_fd(v[i].fd, 300 + i)) {
+		printf("# mapping %d of %s: a DRM file that holds no restored buffer: DRM refuses it\n",
+		       i, v[i].path);
+		return -EACCES;
+	}
+	if (v[i].want_gpu >= 0 && !same_file(v[i].fd, gpu_map[v[i].want_gpu].drm_fd, 100 + i)) {
+		printf("# mapping %d of %s: not GPU %d's render file\n", i, v[i].path, v[i].want_gpu);
+		return -EFAULT;
+	}
+	if (v[i].pgoff != v[i].want_pgoff) {
+		printf("# mapping %d of %s: offset %#" PRIx64 ", want %#" PRIx64 "\n",
+		       i, v[i].path, v[i].pgoff, v[i].want_pgoff);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+/*
+ * The restorer: each mapping is mmapped in turn, the first failure fails
+ * the restore (the task exits: every fd closes).
+ */
 static int play_restorer(struct play_vma *v, int n)
 {
-	int i, bad = 0;
+	int i, ret = 0;
 
 	for (i = 0; i < n; i++) {
-		if (fcntl(v[i].fd, F_GETFD) < 0) {
-			printf("# mapping %d of %s: fd %d: %s\n", i, v[i].path,
-			       v[i].fd, strerror(errno));
-			bad++;
-		} else if (v[i].want_gpu >= 0 &&
-			   !same_file(v[i].fd, gpu_map[v[i].want_gpu].drm_fd, 100 + i)) {
-			printf("# mapping %d of %s: not GPU %d's render file\n", i,
-			       v[i].path, v[i].want_gpu);
-			bad++;
-		} else if (v[i].pgoff != v[i].want_pgoff) {
-			printf("# mapping %d of %s: offset %#" PRIx64 ", want %#" PRIx64 "\n",
-			       i, v[i].path, v[i].pgoff, v[i].want_pgoff);
-			bad++;
-		}
+		ret = ret ?: play_mmap(v, i);
 		if (v[i].close && v[i].fd >= 0)
 			close(v[i].fd);
 	}
-	return bad ? -EBADF : 0;
+	return ret;
 }
 
 /* Open fds of this process */
@@ -591,7 +673,8 @@ static int plugin_fds(void)
  * @nr_moved: entries in @moved
  * @vmas: its mappings
  * @nr_vmas: entries in @vmas
- * @error: 0, or the errno UPDATE_VMA_MAP must fail the restore with
+ * @error: 0, or the errno the restore must fail with
+ * @why: with @error, what the plugin must log
  * @files: the index in gpu_map[] of the render file that render node files
  *	   61 (renderD129) and 62 (renderD130) must be restored on
  * @seen: the gpu_ids the process saw at dump for GPUs 4660 and 17185, 0 for
@@ -607,6 +690,7 @@ struct play_case {
 	struct play_vma vmas[8];
 	int nr_vmas;
 	int error;
+	const char *why;
 	int files[2];
 	uint32_t seen[2];
 	bool no_minors;
@@ -654,9 +738,18 @@ static const struct play_case play_cases[] = {
 	  "4660=17185,17185=4660", { MOVED(0x1000, 0x9000, 17185) }, 1,
 	  { RENDER_VMA(129, 0x1000, 0x1000, 1), LIB_VMA,
 	    RENDER_VMA(130, 0x1000, 0x9000, 0) }, 3, 0, .files = { 1, 0 } },
-	{ "a /dev/kfd offset moved two ways: refused, not guessed", NULL,
+	/*
+	 * A mapping the plugin cannot place must fail the restore at its
+	 * mmap, not come back at its dumped offset (a stale doorbell) or,
+	 * after a mapping of the same file, through that mapping's fd.
+	 */
+	{ "a /dev/kfd offset moved two ways: refused, not guessed, the restore fails", NULL,
 	  { MOVED(0x5000, 0x6000, 4660), MOVED(0x5000, 0x7000, 17185) }, 2,
-	  { KFD_VMA(0x5000), LIB_VMA }, 2, ENOTUNIQ, .files = { 0, 1 } },
+	  { KFD_VMA(0x5000), LIB_VMA }, 2, EINVAL, "not guessing which", .files = { 0, 1 } },
+	{ "a render node offset moved two ways, after a mapping of the same file: refused, the restore fails",
+	  NULL, { MOVED(0x1000, 0x9000, 4660), MOVED(0x1000, 0xa000, 4660) }, 2,
+	  { RENDER_VMA(129, 0x3000, 0x3000, 0), RENDER_VMA(129, 0x1000, 0x1000, 0), LIB_VMA },
+	  3, EINVAL, "not guessing which", .files = { 0, 1 } },
 	/* The process sees GPU 4660 as 17185 and GPU 17185 as 4660 */
 	{ "dumped again after a swapped restore, restored without a map", NULL,
 	  { MOVED(0x1000, 0x9000, 17185), MOVED(0x1000, 0xa000, 4660) }, 2,
@@ -794,8 +887,7 @@ static bool play_one(enum criu_convention c, const struct play_case *pc)
 	ret = ret ?: play_restore(c, pc);
 	pass = ret == -pc->error && count_fds() - plugin_fds() - dropped_fds == before &&
 	       (pc->error || fake_kfd.resumes == 1) && fake_kfd.restores == 1 &&
-	       !retries_asked &&
-	       (!pc->error || (logged("not guessing which\n") && !logged("network")));
+	       !retries_asked && (!pc->error || logged(pc->why));
 	if (ret != -pc->error)
 		printf("# returned %d\n", ret);
 	if (count_fds() - plugin_fds() - dropped_fds != before)
@@ -1159,6 +1251,46 @@ static void test_hidden_gpu(void)
 	close(render);
 	close(kfd);
 	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	hidden_node = -1;
+	forget_gpus();
+	fake_kfd_switch(false);
+}
+
+/*
+ * A render node mapping of a GPU that has no render file here (a device
+ * cgroup hides it now), as CRIU @c restores it: refused, and the restore
+ * fails at that mapping's mmap, whatever file CRIU maps it through.
+ */
+static void test_mapping_of_hidden_gpu(enum criu_convention c)
+{
+	struct play_vma v[] = {
+		RENDER_VMA(129, 0x1000, 0x9000, 0), RENDER_VMA(130, 0x8000, 0x8000, -1), LIB_VMA,
+	};
+	int kfd, render, ret;
+	char name[300];
+
+	fake_kfd_switch(true);
+	fake_render_node(129);
+	fake_render_node(130);
+	fake_kfd.moved[0] = (struct kfd_criu_offset_map)MOVED(0x1000, 0x9000, 4660);
+	fake_kfd.nr_moved = 1;
+	play_dump();
+	hidden_node = 2;
+	kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	set_criu_convention(c);
+	render = play_restore_file(61);
+	kfd = play_restore_file(60);
+	ret = render < 0 || kfd < 0 ? -EIO : play_open_vmas(c, v, ARRAY_SIZE(v));
+	ret = ret ?: play_restorer(v, ARRAY_SIZE(v));
+	snprintf(name, sizeof(name),
+		 "%s: a render node mapping of a GPU without a render file here (ENODEV): refused, the restore fails at its mmap",
+		 convention_name[c]);
+	ok(ret == -EINVAL && logged("no render file of its GPU"), name);
+	if (ret != -EINVAL)
+		printf("# returned %d\n", ret);
+	close(render);
+	close(kfd);
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, ret);
 	hidden_node = -1;
 	forget_gpus();
 	fake_kfd_switch(false);

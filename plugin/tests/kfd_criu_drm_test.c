@@ -497,8 +497,8 @@ static int check_drm_vmas(const struct play_vma *v, int n)
 	return bad ? -EBADF : 0;
 }
 
-/* Restores the process of play_drm_dump() as CRIU @c; the files it gets */
-static int play_drm_restore(enum criu_convention c, struct play_vma *v, int n, int fds[4])
+/* Restores the files of play_drm_dump()'s process as CRIU @c, into @fds */
+static int play_drm_restore_files(enum criu_convention c, int fds[4])
 {
 	static const struct kfd_criu_offset_map moved[] = {
 		MOVED(0x1000, 0x9000, 4660), MOVED(0x8000, 0xa000, 17185),
@@ -515,6 +515,14 @@ static int play_drm_restore(enum criu_convention c, struct play_vma *v, int n, i
 	fds[3] = play_restore_file(62);
 	for (i = 0; i < 4; i++)
 		ret = ret ?: fds[i] < 0 ? fds[i] : 0;
+	return ret;
+}
+
+/* Restores the process of play_drm_dump() as CRIU @c; the files it gets */
+static int play_drm_restore(enum criu_convention c, struct play_vma *v, int n, int fds[4])
+{
+	int ret = play_drm_restore_files(c, fds);
+
 	ret = ret ?: play_open_vmas(c, v, n);
 	ret = ret ?: check_drm_vmas(v, n);
 	ret = ret ?: play_restorer(v, n);
@@ -557,6 +565,45 @@ static void test_drm_play(enum criu_convention c)
 	fake_kfd_switch(false);
 }
 
+/*
+ * The process of play_drm_dump() restored by CRIU @c from images whose
+ * kfdcriu-drm.img is damaged: no render node mapping can be placed, and
+ * the restore fails at the first one's mmap, not at whatever CRIU opens.
+ */
+static void test_drm_damaged_mappings(enum criu_convention c)
+{
+	struct play_vma v[] = {
+		KFD_VMA(0x5000), DRM_VMA(0x100000000), RENDER_VMA(129, 0x1000, 0x9000, 0), LIB_VMA,
+	};
+	int fds[4] = { -1, -1, -1, -1 }, ret, i;
+	char name[300];
+
+	drm_setup(NULL);
+	fake_kfd_switch(true);
+	ret = play_drm_dump();
+	/* A varint cut short */
+	ret = ret ?: kfd_criu_write_image(MAPPINGS_IMAGE, "\x08\xff", 2);
+	ret = ret ?: play_drm_restore_files(c, fds);
+	ret = ret ?: play_open_vmas(c, v, ARRAY_SIZE(v));
+	ret = ret ?: play_restorer(v, ARRAY_SIZE(v));
+	snprintf(name, sizeof(name),
+		 "%s: a damaged kfdcriu-drm.img (EBADMSG): render node mappings refused, the restore fails at the first one's mmap",
+		 convention_name[c]);
+	ok(ret == -EINVAL && logged("cannot read kfdcriu-drm.img"), name);
+	if (ret != -EINVAL)
+		printf("# returned %d\n", ret);
+	for (i = 0; i < 4; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, ret);
+	unlinkat(image_dir_fd, MAPPINGS_IMAGE, 0);
+	forget_gpus();
+	free(offsets);
+	offsets = NULL;
+	nr_offsets = 0;
+	fake_kfd_switch(false);
+}
+
 /* A dump that reattaches a render node needs kfd_criu to restore */
 #ifdef KFD_CRIU_RESTORE_RETRY
 static void test_drm_inventory(void)
@@ -585,9 +632,11 @@ static void test_drm_reattach(void)
 #ifndef KFD_CRIU_RESTORE_RETRY
 	test_drm_vmas(CRIU_3_17);
 	test_drm_play(CRIU_3_17);
+	test_drm_damaged_mappings(CRIU_3_17);
 #endif
 	test_drm_vmas(CRIU_3_19);
 	test_drm_play(CRIU_3_19);
+	test_drm_damaged_mappings(CRIU_3_19);
 	test_drm_vma_failures();
 	test_drm_inventory();
 }

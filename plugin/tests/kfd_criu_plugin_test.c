@@ -660,6 +660,10 @@ int main(int argc, char **argv)
 	test_inventory();
 	test_dump_gpu_ids();
 	test_hidden_gpu();
+#ifndef KFD_CRIU_RESTORE_RETRY
+	test_mapping_of_hidden_gpu(CRIU_3_17);
+#endif
+	test_mapping_of_hidden_gpu(CRIU_3_19);
 	test_claims();
 	test_restore_side();
 	test_resume_per_task();
