@@ -26,6 +26,11 @@
 #define DRM_MAJOR		226	/* render nodes: minors 128 to 191 */
 #define DRM_RENDER_MINOR_FIRST	128
 #define DRM_RENDER_MINOR_LAST	191
+/*
+ * The offset UPDATE_VMA_MAP gives a mapping it refuses: not page-aligned,
+ * so every mmap() refuses it (the mm core, before any driver).
+ */
+#define KFD_CRIU_REFUSED_PGOFF	0xbadULL
 
 #pragma GCC visibility push(hidden)
 
@@ -39,6 +44,7 @@ bool kfd_criu_images_streamed(void);
 void kfd_criu_register_in_inventory(void);
 int kfd_criu_fd_base(void);
 int kfd_criu_vma_fd(int fd, int *plugin_fd);
+int kfd_criu_refuse_vma(const char *path, uint64_t addr, uint64_t *new_pgoff, int *plugin_fd);
 
 /* kfd_criu_drm.c: for files and mappings that no KFD GPU has */
 void kfd_drm_init(int stage);

@@ -605,8 +605,9 @@ static int dumped_render_minor(const char *path)
  * Runs in the restored task, which gets zero-filled memory of the
  * mapping's size and protection in place of the device's.
  *
- * Return: 1 (which CRIU 3.17 needs to take @new_pgoff), -ENOTSUP for a
- * mapping the dump did not take, or another -errno.
+ * Return: 1 (which CRIU needs to take @new_pgoff), also for a mapping
+ * that is refused (kfd_criu_refuse_vma()); -ENOTSUP for a mapping the dump
+ * did not take.
  */
 int kfd_drm_update_vma_map(const char *path, uint64_t addr, uint64_t pgoff,
 			   uint64_t *new_pgoff, int *plugin_fd)
@@ -615,16 +616,15 @@ int kfd_drm_update_vma_map(const char *path, uint64_t addr, uint64_t pgoff,
 
 	if (minor < 0)
 		return -ENOTSUP;
-	ret = read_mapped_minors();
-	if (ret)
-		return ret;
+	if (read_mapped_minors())
+		return kfd_criu_refuse_vma(path, addr, new_pgoff, plugin_fd);
 	if (!minor_mapped(minor))
 		return -ENOTSUP;
 	ret = zero_fill_fd(minor, pgoff, &fd) ?: kfd_criu_vma_fd(fd, plugin_fd);
 	if (ret) {
 		pr_err("mapping at %#" PRIx64 " of %s: no zero-filled memory for it: %s\n",
 		       addr, path, strerror(-ret));
-		return ret == -ENOTSUP ? -EIO : ret;
+		return kfd_criu_refuse_vma(path, addr, new_pgoff, plugin_fd);
 	}
 	*new_pgoff = pgoff;
 	pr_debug("mapping at %#" PRIx64 " of %s: zero-filled memory at offset %#" PRIx64 "\n",

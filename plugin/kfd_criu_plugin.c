@@ -1230,6 +1230,35 @@ int kfd_criu_vma_fd(int fd, int *plugin_fd)
 	return *plugin_fd < 0 ? -errno : 0;
 }
 
+/**
+ * kfd_criu_refuse_vma() - make the restore fail at a mapping the plugin
+ * cannot place
+ * @path: the mapped file's dumped path
+ * @addr: the mapping's address
+ * @new_pgoff: UPDATE_VMA_MAP's offset for CRIU
+ * @plugin_fd: UPDATE_VMA_MAP's fd for CRIU
+ *
+ * No CRIU acts on an error from UPDATE_VMA_MAP: from 3.17.1 to 4.3,
+ * open_filemap() (criu/files-reg.c) takes the offset only on a return of
+ * 1 and otherwise maps the dumped path at the dumped offset, a stale
+ * doorbell or MMIO page of /dev/kfd, or in a run of mappings of one file
+ * goes through the fd of the mapping before. Refusing earlier, in
+ * RESTORE_EXT_FILE, would need to know which offsets which mappings use.
+ * So the mapping gets an offset that is not page-aligned, which every
+ * mmap() refuses whatever file CRIU uses: the restorer fails, and with it
+ * the restore. The caller has logged why.
+ *
+ * Return: 1, without which CRIU would not take @new_pgoff.
+ */
+int kfd_criu_refuse_vma(const char *path, uint64_t addr, uint64_t *new_pgoff, int *plugin_fd)
+{
+	pr_err("mapping at %#" PRIx64 " of %s: refused: its mmap fails, and so does the restore\n",
+	       addr, path);
+	*new_pgoff = KFD_CRIU_REFUSED_PGOFF;
+	*plugin_fd = -1;
+	return 1;
+}
+
 /*
  * The fd CRIU mmaps a render node mapping of GPU @gpu through: the render
  * file that RESTORE created the GPU's VM on.
@@ -1256,8 +1285,9 @@ static int render_minor_of_path(const char *path)
 /*
  * /dev/kfd and render node mappings go to the offsets RESTORE moved them to
  * (pgoff is in bytes), render nodes' through the render file of the GPU the
- * dumped one went to, which has its VM. CRIU 3.17 takes *@new_pgoff only on
- * return 1.
+ * dumped one went to, which has its VM. CRIU takes *@new_pgoff only on
+ * return 1, and ignores errors: a mapping that cannot be placed is refused
+ * by kfd_criu_refuse_vma().
  */
 static int update_kfd_vma_map(const char *path, const uint64_t addr, const uint64_t old_pgoff,
 			      uint64_t *new_pgoff, int *plugin_fd)
@@ -1286,7 +1316,7 @@ static int update_kfd_vma_map(const char *path, const uint64_t addr, const uint6
 		pr_err("mapping at %#" PRIx64 " of %s: no render file of its GPU: %s\n",
 		       addr, path, strerror(-ret));
 	if (ret)
-		return ret;
+		return kfd_criu_refuse_vma(path, addr, new_pgoff, plugin_fd);
 	pr_debug("mapping at %#" PRIx64 " of %s: offset %#" PRIx64 " -> %#" PRIx64 "\n",
 		 addr, path, old_pgoff, *new_pgoff);
 	return 1;

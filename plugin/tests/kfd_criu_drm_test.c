@@ -428,9 +428,11 @@ static void test_drm_vma_failures(void)
 	drm_setup(NULL);
 	take_drm_mappings(false);
 	kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
-	ok(kfd_update_vma_map("/dev/dri/renderD128", 0x1000, pgoff, &pgoff, &fd) == -EOVERFLOW &&
-	   logged("mapping at 0x1000 of /dev/dri/renderD128: no zero-filled memory for it"),
-	   "a taken mapping at an offset no memfd reaches: -EOVERFLOW, logged");
+	ok(kfd_update_vma_map("/dev/dri/renderD128", 0x1000, pgoff, &pgoff, &fd) == 1 &&
+	   pgoff == KFD_CRIU_REFUSED_PGOFF && fd == -1 &&
+	   logged("mapping at 0x1000 of /dev/dri/renderD128: no zero-filled memory for it: Value too large") &&
+	   logged("refused: its mmap fails"),
+	   "a taken mapping at an offset no memfd reaches: refused (EOVERFLOW), an offset no mmap takes");
 	snprintf(path, sizeof(path), "%s/proc/5003", fake_root);
 	make_dirs(path);
 	strcat(path, "/maps");
@@ -449,9 +451,10 @@ static void test_drm_vma_failures(void)
 	/* A varint cut short */
 	kfd_criu_write_image(MAPPINGS_IMAGE, "\x08\xff", 2);
 	kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
-	ok(kfd_update_vma_map("/dev/dri/renderD128", 0, 0, &pgoff, &fd) == -EBADMSG &&
-	   logged("cannot read kfdcriu-drm.img"),
-	   "a damaged kfdcriu-drm.img fails a render node mapping, naming it");
+	pgoff = 0;
+	ok(kfd_update_vma_map("/dev/dri/renderD128", 0, 0, &pgoff, &fd) == 1 &&
+	   pgoff == KFD_CRIU_REFUSED_PGOFF && logged("cannot read kfdcriu-drm.img"),
+	   "a damaged kfdcriu-drm.img refuses a render node mapping, naming it");
 	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
 	unlinkat(image_dir_fd, MAPPINGS_IMAGE, 0);
 	snprintf(path, sizeof(path), "rm -rf %s/proc", fake_root);
