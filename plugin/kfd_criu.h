@@ -3,13 +3,15 @@
  * DOC: what the kfd_criu plugin's source files share
  *
  * kfd_criu_plugin.c holds the hooks and the KFD image mode; kfd_criu_drm.c
- * the stateless reattach of render nodes that are no KFD GPU's. These are
- * the helpers the second one takes from the first. They are hidden: criu
+ * the stateless reattach of render nodes that are no KFD GPU's;
+ * kfd_criu_options.c the options. These are what they take from each
+ * other. They are hidden: criu
  * looks up only CR_PLUGIN_DESC in the shared object.
  */
 #ifndef KFD_CRIU_H
 #define KFD_CRIU_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,6 +34,17 @@
  */
 #define KFD_CRIU_REFUSED_PGOFF	0xbadULL
 
+/* The plugin's options (kfd_criu_options.c) */
+enum kfd_criu_opt {
+	KFD_OPT_GPU_MAP,	/* restore: IMG=LOCAL[,IMG=LOCAL...] */
+	KFD_OPT_LEAVE_RUNNING,	/* dump: 0 when criu kills the dumped tasks */
+	KFD_OPT_DRM_REATTACH,	/* dump: 1 reattaches other render nodes */
+	KFD_OPT_MAX
+};
+
+/* CRIU 4.3's criu_plugin_get_options(), which older criu binaries lack */
+typedef int criu_plugin_get_options_t(int *argc, char ***argv);
+
 #pragma GCC visibility push(hidden)
 
 /* The root of sysfs, /dev and /proc paths: "" but in the host tests */
@@ -45,6 +58,10 @@ void kfd_criu_register_in_inventory(void);
 int kfd_criu_fd_base(void);
 int kfd_criu_vma_fd(int fd, int *plugin_fd);
 int kfd_criu_refuse_vma(const char *path, uint64_t addr, uint64_t *new_pgoff, int *plugin_fd);
+
+void kfd_criu_options_load(criu_plugin_get_options_t *get_options);
+void kfd_criu_options_forget(void);
+const char *kfd_criu_option(enum kfd_criu_opt opt);
 
 /* kfd_criu_drm.c: for files and mappings that no KFD GPU has */
 void kfd_drm_init(int stage);

@@ -94,7 +94,7 @@ static bool bad_option_told;
  */
 static bool reattach_wanted(void)
 {
-	const char *value = getenv(REATTACH_ENV);
+	const char *value = kfd_criu_option(KFD_OPT_DRM_REATTACH);
 
 	if (!value || !*value || !strcmp(value, "0"))
 		return false;

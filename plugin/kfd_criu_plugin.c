@@ -472,7 +472,8 @@ static int restore_gpus(void)
 
 	if (nr_gpus >= 0)
 		return 0;
-	ret = read_topology() ?: parse_gpu_map(getenv("KFD_CRIU_GPU_MAP") ?: "", gpu_map, nr_gpus);
+	ret = read_topology() ?: parse_gpu_map(kfd_criu_option(KFD_OPT_GPU_MAP) ?: "", gpu_map,
+					       nr_gpus);
 	for (i = 0; !ret && i < nr_gpus; i++) {
 		snprintf(path, sizeof(path), "%s/dev/dri/renderD%d", kfd_criu_root, gpu_minor[i]);
 		fd = open(path, O_RDWR | O_CLOEXEC);
@@ -593,9 +594,13 @@ static int map_restored_tasks(void)
  */
 static int kfd_plugin_init(int stage)
 {
+	criu_plugin_get_options_t *get_options;
 	static char stock[PATH_MAX];
 
 	criu_stage = stage;
+	/* A function that 4.3 added; 4.3 passes RESTORE_EXT_FILE a retry flag */
+	get_options = dlsym(RTLD_DEFAULT, "criu_plugin_get_options");
+	kfd_criu_options_load(get_options);
 	kfd_drm_init(stage);
 	if (stock_plugin_present(stock)) {
 		pr_err("CRIU's amdgpu plugin %s is installed too: both take /dev/kfd and the first found wins; give each its own plugin directory (CRIU's libdir) or remove one\n",
@@ -604,8 +609,7 @@ static int kfd_plugin_init(int stage)
 	}
 	/* A function of criu 3.17 and 3.18 that 3.19 removed */
 	criu_dups_vma_fd = dlsym(RTLD_DEFAULT, "prepare_task_cgroup");
-	/* One that 4.3 added; 4.3 passes RESTORE_EXT_FILE a retry flag */
-	register_restore_ext_file(dlsym(RTLD_DEFAULT, "criu_plugin_get_options"));
+	register_restore_ext_file(get_options);
 	if (stage != CR_PLUGIN_STAGE__RESTORE)
 		return 0;
 	if (check_and_remove_inventory_plugin)
@@ -619,13 +623,13 @@ static int kfd_plugin_init(int stage)
 
 /*
  * At the end of a dump, UNPAUSE every paused task unless it is killed, which
- * no CRIU release tells plugins: KFD_CRIU_LEAVE_RUNNING=0 says so. An
+ * no CRIU release tells plugins: the option leave_running=0 says so. An
  * UNPAUSE of a task that is then killed costs little, a missing one hangs a
  * live task. A failed dump always unpauses.
  */
 static void kfd_plugin_fini(int stage, int ret)
 {
-	const char *keep = getenv("KFD_CRIU_LEAVE_RUNNING");
+	const char *keep = kfd_criu_option(KFD_OPT_LEAVE_RUNNING);
 	bool resume = stage == CR_PLUGIN_STAGE__DUMP && (ret || !keep || strcmp(keep, "0"));
 	struct kfd_ioctl_criu_args args = { 0 };
 	unsigned int i;
@@ -648,6 +652,7 @@ static void kfd_plugin_fini(int stage, int ret)
 		munmap(restored, restored_size);
 	restored = NULL;
 	kfd_drm_fini();
+	kfd_criu_options_forget();
 }
 
 CR_PLUGIN_REGISTER("kfd_criu", kfd_plugin_init, kfd_plugin_fini)

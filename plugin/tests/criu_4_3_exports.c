@@ -13,16 +13,28 @@
 #include <stddef.h>
 
 int criu_plugin_get_options(int *argc, char ***argv);
-
-static char *no_options[] = { "criu", NULL };
+void harness_set_plugin_options(int argc, char **argv);
 
 /*
- * No plugin options: 4.3's criu-plugin.h gives an empty list as argc 1,
- * argv[0] a program name, argv[argc] NULL.
+ * What 4.3's criu_plugin_get_options() hands every plugin, as its
+ * criu-plugin.h and Debian's 4.3-1~exp2 binary show: one list of all
+ * plugins' options, argv[0] "criu-plugin", then each --plugin-option
+ * P.N[=V] as "--P.N[=V]", argv[argc] NULL. None: argc 1.
  */
+static char *no_options[] = { "criu-plugin", NULL };
+static char **options = no_options;
+static int nr_options = 1;
+
 int criu_plugin_get_options(int *argc, char ***argv)
 {
-	*argc = 1;
-	*argv = no_options;
+	*argc = nr_options;
+	*argv = options;
 	return 0;
+}
+
+/* The harness's, not criu's: the list the next calls return */
+void harness_set_plugin_options(int argc, char **argv)
+{
+	nr_options = argc;
+	options = argv;
 }

@@ -21,6 +21,7 @@
 #define fstatfs fake_fstatfs
 #include "../kfd_criu_plugin.c"
 #include "../kfd_criu_drm.c"
+#include "../kfd_criu_options.c"
 #undef ioctl
 #undef openat
 #undef stat
@@ -577,6 +578,7 @@ static void test_render_files(void)
 
 #include "criu_play.c"
 #include "kfd_criu_drm_test.c"
+#include "kfd_criu_options_test.c"
 
 static void test_offsets(void)
 {
@@ -670,6 +672,7 @@ int main(int argc, char **argv)
 	test_stock_plugin(argc > 2 ? argv[2] : NULL);
 	test_thunk_shm();
 	test_drm_reattach();
+	test_options();
 	if (argc > 1) {
 		test_shared_object(argv[1]);
 		test_loaded_plugin_retry(argv[1]);
