@@ -238,6 +238,45 @@ static void test_leave_running(void)
 	close(fds[1]);
 }
 
+/**
+ * struct criu_release - what a CRIU release's verify_plugin() accepts
+ * @name: the release
+ * @version: its CRIU_PLUGIN_VERSION
+ * @max_hooks: its CR_PLUGIN_HOOK__MAX
+ *
+ * Read from criu/include/criu-plugin.h at each tag (4.3: Debian's
+ * libcriu-dev 4.3-1~exp2). verify_plugin() in criu/plugin.c, the same in
+ * every release, refuses a plugin whose version or max_hooks is above its
+ * own; criu then skips it without a word above debug level.
+ */
+struct criu_release {
+	const char *name;
+	unsigned int version;
+	unsigned int max_hooks;
+};
+
+static const struct criu_release criu_releases[] = {
+	{ "3.17", 0x200, 10 }, { "3.19", 0x200, 10 }, { "4.0", 0x200, 12 },
+	{ "4.1", 0x200, 12 }, { "4.2", 0x200, 13 }, { "4.3", 0x300, 17 },
+};
+
+/* verify_plugin() of every release from 3.17 to 4.3 takes descriptor @d */
+static void test_verify_plugin(const cr_plugin_desc_t *d)
+{
+	const struct criu_release *r;
+	unsigned int i, refused = 0;
+
+	for (i = 0; i < ARRAY_SIZE(criu_releases); i++) {
+		r = &criu_releases[i];
+		if (d->version <= r->version && d->max_hooks <= r->max_hooks)
+			continue;
+		printf("# CRIU %s refuses it: version %#x, %u hooks; it takes %#x, %u\n", r->name,
+		       d->version, d->max_hooks, r->version, r->max_hooks);
+		refused++;
+	}
+	ok(!refused, "verify_plugin() of CRIU 3.17, 3.19, 4.0, 4.1, 4.2 and 4.3 loads the built plugin");
+}
+
 /* Loads the built plugin as criu 3.17 does and checks what it registers */
 static void test_shared_object(const char *path)
 {
@@ -266,6 +305,7 @@ static void test_shared_object(const char *path)
 	ok(pass && nr_hooks == 5, "the plugin registers its five hooks");
 	if (!pass)
 		return;
+	test_verify_plugin(d);
 	restore = d->hooks[CR_PLUGIN_HOOK__RESTORE_EXT_FILE];
 #ifdef KFD_CRIU_RESTORE_RETRY
 	ok(restore(12345, &(bool){ true }) == -ENOTSUP,
