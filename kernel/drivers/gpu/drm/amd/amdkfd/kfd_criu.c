@@ -981,7 +981,7 @@ static int kfd_criu_restore_gpu_state(struct kfd_process *p,
 	ret = kfd_criu_bos_restore(p, &img->bos, &ctx->gst);
 	if (ret)
 		goto out_runtime;
-	ret = kfd_criu_queues_restore(p, &img->queues, &ctx->gst);
+	ret = kfd_criu_queues_restore(p, &img->queues, &img->svm, &ctx->gst);
 	if (ret)
 		goto out_bos;
 	ret = kfd_criu_stream_contents(p, ctx);
@@ -1211,7 +1211,8 @@ static int kfd_criu_may_resume(struct pid *pid)
 
 /*
  * The SVM ranges the restore kept go in first, now that CRIU restored the
- * memory under them; a failure leaves the process restored, for a retry.
+ * memory under them, and the queues whose CWSR areas they hold take them;
+ * a failure leaves the process restored, for a retry.
  * With restored BOs, the userptr worker validates the userptrs against the
  * memory CRIU restored meanwhile, and then restores the queues the restore
  * evicted, as it does for the legacy RESUME.
@@ -1223,6 +1224,8 @@ static int kfd_criu_resume_locked(struct kfd_process *p, struct mm_struct *mm)
 	lockdep_assert_held(&p->mutex);
 
 	ret = kfd_criu_svm_resume(p, mm);
+	if (!ret)
+		ret = kfd_criu_queues_resume(p);
 	if (ret)
 		return ret;
 

@@ -414,6 +414,25 @@ static int kfd_criu_bo_to_rec(struct kfd_process *p, u32 gpu_index, int id,
 	return 0;
 }
 
+/*
+ * An event page the records do not mark would come back as a kernel
+ * page, whose slots the GPU never writes.
+ */
+static int kfd_criu_bos_check_event_page(struct kfd_process *p,
+					 const struct kfd_criu_bos_image *img)
+{
+	u32 i, marked = 0;
+
+	for (i = 0; i < img->num_bos; i++)
+		if (le32_to_cpu(img->bos[i].flags) & KFD_CRIU_BO_EVENT_PAGE)
+			marked++;
+	if (marked == !!p->signal_handle)
+		return 0;
+	pr_warn_ratelimited("CRIU image: the event page 0x%llx is no BO the image can carry\n",
+			    p->signal_handle);
+	return -EOPNOTSUPP;
+}
+
 static int kfd_criu_bos_fill(struct kfd_process *p,
 			     struct kfd_criu_bos_image *img, u32 num)
 {
@@ -435,7 +454,7 @@ static int kfd_criu_bos_fill(struct kfd_process *p,
 	}
 	img->num_bos = n;
 	img->bos_read = n;
-	return 0;
+	return kfd_criu_bos_check_event_page(p, img);
 }
 
 /**

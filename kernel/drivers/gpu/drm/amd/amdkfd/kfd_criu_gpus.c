@@ -610,11 +610,11 @@ static int kfd_criu_restore_gpu(struct kfd_process *p,
 }
 
 /*
- * What AMDKFD_IOC_SET_SCRATCH_BACKING_VA set on each GPU: kept before any
- * queue exists, so the GPUs that use it (GFX7 and GFX8, and any GPU
- * without the hardware scheduler) program it when the first queue gets
- * its VMID, as they would have. The target had none: RESTORE refuses a
- * process with one (KFD_CRIU_FEAT_SCRATCH_BACKING).
+ * What AMDKFD_IOC_SET_SCRATCH_BACKING_VA set on each GPU, kept before any
+ * queue exists. Only GFX7 and GFX8 program it, which image mode does not
+ * restore to (KFD_CRIU_FEAT_PRE_GFX9): on every GPU it restores to it is
+ * bookkeeping, kept so that a later dump carries it again. The target had
+ * none: RESTORE refuses a process with one (KFD_CRIU_FEAT_SCRATCH_BACKING).
  */
 static void kfd_criu_set_scratch_backing(struct kfd_process *p,
 					 const struct kfd_criu_gpus_image *img,

@@ -1433,8 +1433,11 @@ static int kfd_criu_check_bo_event_page(const struct kfd_criu_bo_rec *rec)
 		return -EINVAL;
 	if (!(flags & KFD_CRIU_BO_EVENT_PAGE))
 		return 0;
+	/* An AQL queue BO is mapped twice: its VA size is twice its size */
 	if (kfd_criu_bo_domain(le32_to_cpu(rec->alloc_flags)) !=
 	    KFD_IOC_ALLOC_MEM_FLAGS_GTT ||
+	    (le32_to_cpu(rec->alloc_flags) &
+	     KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM) ||
 	    le64_to_cpu(rec->size) != KFD_CRIU_SIGNAL_PAGE_MAX)
 		return -EINVAL;
 	return 0;

@@ -331,8 +331,8 @@ struct kfd_criu_event_rec {
  * @scratch_backing_va: what the process last set with
  *	AMDKFD_IOC_SET_SCRATCH_BACKING_VA on this GPU, as the driver keeps
  *	it (32 bits), 0 for nothing; ROCm sets it on every GPU. Restore
- *	gives it back before any queue exists; only GFX7, GFX8 and the
- *	scheduler without HWS program it into the GPU
+ *	gives it back before any queue exists; only GFX7 and GFX8 program
+ *	it into the GPU
  *
  * GPU records follow COMPAT, in the order the process's per-GPU data is
  * kept; other records name a GPU by its index in that order. A local GPU

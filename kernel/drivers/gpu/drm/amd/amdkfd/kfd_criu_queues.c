@@ -68,6 +68,7 @@
 #include "kfd_device_queue_manager.h"
 #include "kfd_mqd_manager.h"
 #include "kfd_priv.h"
+#include "kfd_topology.h"
 
 /* Bytes of a QUEUE_STATE payload before its control stack */
 #define KFD_CRIU_QUEUE_STATE_FIXED (sizeof(struct kfd_criu_queue_state_hdr) + \
@@ -84,10 +85,20 @@
  * thread looks its stubs up.
  */
 static int kfd_criu_queue_acquire_buffers(struct kfd_process_device *pdd,
-					  struct queue_properties *qp)
+					  struct queue_properties *qp,
+					  bool cwsr_svm)
 {
-	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_queue_acquire_buffers, pdd, qp);
-	return kfd_queue_acquire_buffers(pdd, qp);
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_queue_acquire_buffers, pdd, qp,
+				   cwsr_svm);
+	return cwsr_svm ? kfd_queue_acquire_buffers_criu(pdd, qp) :
+			  kfd_queue_acquire_buffers(pdd, qp);
+}
+
+static int kfd_criu_queue_acquire_cwsr_svm(struct kfd_process_device *pdd,
+					   struct queue_properties *qp)
+{
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_queue_acquire_cwsr_svm, pdd, qp);
+	return kfd_queue_acquire_cwsr_svm(pdd, qp);
 }
 
 static void kfd_criu_queue_release_buffers(struct kfd_process_device *pdd,
@@ -982,14 +993,69 @@ static void kfd_criu_queue_put_buffers(void *data)
 	kfd_criu_queue_release_buffers(qb->pdd, qb->qp);
 }
 
+/*
+ * Whether the image's SVM ranges cover @len bytes from @start, always
+ * mapped on image GPU @gpu, as ROCm registers a CWSR area (ROCT
+ * queues.c, register_svm_range()). The ranges are sorted and disjoint.
+ */
+static bool kfd_criu_svm_recs_cover(const struct kfd_criu_svm_image *svm,
+				    u64 start, u64 len, u32 gpu)
+{
+	const struct kfd_criu_svm_rec *r;
+	u64 end = start + len, r_start;
+	u32 i;
+
+	for (i = 0; svm && i < svm->num_ranges && start < end; i++) {
+		r = &svm->ranges[i];
+		r_start = le64_to_cpu(r->start);
+		if (r_start + le64_to_cpu(r->size) <= start)
+			continue;
+		if (r_start > start ||
+		    !(le32_to_cpu(r->flags) &
+		      KFD_IOCTL_SVM_FLAG_GPU_ALWAYS_MAPPED) ||
+		    !((le64_to_cpu(r->access) |
+		       le64_to_cpu(r->access_in_place)) & BIT_ULL(gpu)))
+			return false;
+		start = r_start + le64_to_cpu(r->size);
+	}
+	return start >= end;
+}
+
+/*
+ * A compute queue's CWSR area in SVM ranges of the image: those come back
+ * only at RESUME, which takes them for the queue then. An area they do not
+ * cover must be a BO, restored already, or the queue's creation fails.
+ */
+static bool kfd_criu_queue_cwsr_in_svm(struct kfd_process_device *pdd,
+				       const struct kfd_criu_queue_rec *rec,
+				       const struct kfd_criu_svm_image *svm)
+{
+	struct kfd_topology_device *topo;
+	u64 len = le32_to_cpu(rec->ctx_save_restore_size);
+
+	if (!rec->ctx_save_restore_base)
+		return false;
+	/* The size kfd_queue_acquire_cwsr_svm() takes */
+	topo = kfd_topology_device_by_id(pdd->dev->id);
+	if (topo)
+		len += topo->node_props.debug_memory_size;
+	len = PAGE_ALIGN(len * le32_to_cpu(rec->num_xcc));
+	return kfd_criu_svm_recs_cover(svm,
+				       le64_to_cpu(rec->ctx_save_restore_base),
+				       len, le32_to_cpu(rec->gpu_index));
+}
+
 /* Creates the queue of record @n as the create ioctl would. */
 static int kfd_criu_queue_create(struct kfd_process *p,
 				 struct kfd_process_device *pdd,
-				 const struct kfd_criu_queue_rec *rec)
+				 const struct kfd_criu_queue_rec *rec,
+				 const struct kfd_criu_svm_image *svm)
 {
 	struct kfd_criu_queue_priv_data ids = {};
 	struct queue_properties qp;
 	struct kfd_criu_queue_buffers qb = { .pdd = pdd, .qp = &qp };
+	bool cwsr_svm = kfd_criu_queue_cwsr_in_svm(pdd, rec, svm);
+	struct queue *q;
 	int ret;
 
 	kfd_criu_queue_props(rec, &qp);
@@ -1000,7 +1066,7 @@ static int kfd_criu_queue_create(struct kfd_process *p,
 		if (ret)
 			return ret;
 	}
-	ret = kfd_criu_queue_acquire_buffers(pdd, &qp);
+	ret = kfd_criu_queue_acquire_buffers(pdd, &qp, cwsr_svm);
 	if (ret) {
 		pr_debug("CRIU image: queue %u: its buffers are not mapped as it needs: %d\n",
 			 ids.q_id, ret);
@@ -1013,14 +1079,19 @@ static int kfd_criu_queue_create(struct kfd_process *p,
 			pr_warn_ratelimited("CRIU image: queue %u: SDMA slot %u is taken\n",
 					    ids.q_id, ids.sdma_id);
 		kfd_criu_run_unwind(p, kfd_criu_queue_put_buffers, &qb);
+		return ret;
 	}
-	return ret;
+	q = pqm_get_user_queue(&p->pqm, ids.q_id);
+	if (q)
+		q->criu_cwsr_svm_pending = cwsr_svm;
+	return 0;
 }
 
 /**
  * kfd_criu_queues_restore - create the queues of an image
  * @p: the process being restored, evicted, with its GPU VMs and BOs
  * @img: validated queue records and states
+ * @svm: the image's SVM ranges, which RESUME applies; NULL for none
  * @st: where the image GPUs were placed
  *
  * Checks the target for every queue first and allocates the doorbell
@@ -1037,6 +1108,7 @@ static int kfd_criu_queue_create(struct kfd_process *p,
  */
 int kfd_criu_queues_restore(struct kfd_process *p,
 			    struct kfd_criu_queues_image *img,
+			    const struct kfd_criu_svm_image *svm,
 			    const struct kfd_criu_gpus_restore *st)
 {
 	const struct kfd_criu_queue_rec *rec;
@@ -1052,7 +1124,7 @@ int kfd_criu_queues_restore(struct kfd_process *p,
 	for (i = 0; i < img->num_queues; i++) {
 		rec = &img->queues[i];
 		pdd = kfd_criu_gpus_pdd(p, st, le32_to_cpu(rec->gpu_index));
-		ret = kfd_criu_queue_create(p, pdd, rec);
+		ret = kfd_criu_queue_create(p, pdd, rec, svm);
 		if (ret)
 			goto out_unwind;
 		img->num_created++;
@@ -1074,6 +1146,44 @@ out_unwind:
 		 le32_to_cpu(img->queues[i].queue_id), ret);
 	kfd_criu_queues_unwind(p, img);
 	return ret;
+}
+
+/**
+ * kfd_criu_queues_resume - take the SVM ranges of the restored CWSR areas
+ * @p: the restored process, its SVM ranges applied again
+ *
+ * A queue whose CWSR area is in SVM ranges was created before those
+ * ranges existed (kfd_criu_queue_cwsr_in_svm()); they hold a reference
+ * for each queue on them, as the create ioctl takes, once they are back.
+ *
+ * Context: p->mutex held.
+ * Return: 0, or -EINVAL when an area is not in ranges always mapped on
+ * its GPU; the queues that got theirs keep them, for a retry.
+ */
+int kfd_criu_queues_resume(struct kfd_process *p)
+{
+	struct process_queue_node *pqn;
+	struct kfd_process_device *pdd;
+	struct queue *q;
+	int ret;
+
+	lockdep_assert_held(&p->mutex);
+
+	list_for_each_entry(pqn, &p->pqm.queues, process_queue_list) {
+		q = pqn->q;
+		if (!q || !q->criu_cwsr_svm_pending)
+			continue;
+		pdd = kfd_get_process_device_data(q->device, p);
+		ret = pdd ? kfd_criu_queue_acquire_cwsr_svm(pdd, &q->properties) :
+			    -EINVAL;
+		if (ret) {
+			pr_warn_ratelimited("CRIU image: queue %u: its CWSR area is not in SVM ranges mapped on its GPU: %d\n",
+					    q->properties.queue_id, ret);
+			return ret;
+		}
+		q->criu_cwsr_svm_pending = false;
+	}
+	return 0;
 }
 
 /**

@@ -1101,6 +1101,8 @@ struct qf_fake {
 	bool guard_order;
 	qf_set_dyn_fn set_dyn[QF_GPUS][KFD_MQD_TYPE_MAX];
 	enum qt_family_id gpu1;
+	unsigned int cwsr_svm_left;
+	unsigned int cwsr_svm_taken;
 };
 
 static struct qf_fake *qf;
@@ -1182,13 +1184,26 @@ static void qf_queue_free(struct kfd_process *p, struct qf_queue *fq)
 }
 
 static int qf_acquire_buffers(struct kfd_process_device *pdd,
-			      struct queue_properties *qp)
+			      struct queue_properties *qp, bool cwsr_svm)
 {
 	int ret = qf_step(QF_ACQUIRE);
 
 	if (!ret)
 		qf->held++;
+	if (!ret && cwsr_svm)
+		qf->cwsr_svm_left++;
 	return ret;
+}
+
+/* What kfd_queue_acquire_cwsr_svm() takes once RESUME applied the ranges */
+static int qf_acquire_cwsr_svm(struct kfd_process_device *pdd,
+			       struct queue_properties *qp)
+{
+	if (!qf->cwsr_svm_left)
+		return -EINVAL;
+	qf->cwsr_svm_left--;
+	qf->cwsr_svm_taken++;
+	return 0;
 }
 
 /*
@@ -1262,6 +1277,8 @@ static void qf_fake_new(struct kunit *test, enum qt_family_id gpu1)
 	qf->gpu1 = gpu1;
 	kunit_activate_static_stub(test, kfd_criu_queue_acquire_buffers,
 				   qf_acquire_buffers);
+	kunit_activate_static_stub(test, kfd_criu_queue_acquire_cwsr_svm,
+				   qf_acquire_cwsr_svm);
 	kunit_activate_static_stub(test, kfd_criu_queue_release_buffers,
 				   qf_release_buffers);
 	kunit_activate_static_stub(test, kfd_criu_queue_pqm_create, qf_create);
@@ -1731,7 +1748,7 @@ static int qf_restore_img(struct kfd_process *p,
 	int ret;
 
 	mutex_lock(&p->mutex);
-	ret = kfd_criu_queues_restore(p, img, st);
+	ret = kfd_criu_queues_restore(p, img, NULL, st);
 	mutex_unlock(&p->mutex);
 	return ret;
 }
@@ -2634,8 +2651,14 @@ static void qf_fake_new_gfx10(struct kunit *test)
 	qf_fake_new(test, QT_GFX10);
 }
 
+static unsigned int qf_cwsr_svm_taken(void)
+{
+	return qf->cwsr_svm_taken;
+}
+
 const struct kfd_criu_queues_fakes kfd_criu_queues_fakes = {
 	.fake_new = qf_fake_new_gfx10,
+	.cwsr_svm_taken = qf_cwsr_svm_taken,
 	.node = qf_node,
 	.create = qf_create,
 	.destroy = qf_destroy,

@@ -1026,8 +1026,12 @@ static void rt_expect_restored(struct kunit *test, struct kfd_process *src,
 				      interval_tree_iter_first(&p->svms.objects,
 							       rt->cwsr[i] >> PAGE_SHIFT,
 							       rt->cwsr[i] >> PAGE_SHIFT));
+		/* RESUME took the CWSR range the restore left */
+		KUNIT_EXPECT_FALSE(test, q->criu_cwsr_svm_pending);
 	}
 	KUNIT_EXPECT_EQ(test, rt->set_attrs, 4);
+	/* Once per AQL queue: its CWSR area is an SVM range, not a BO */
+	KUNIT_EXPECT_EQ(test, kfd_criu_queues_fakes.cwsr_svm_taken(), 2);
 
 	for (i = 0; i < ARRAY_SIZE(rt_bos); i++) {
 		orig = rt_find_bo(src, rt_bos[i].gpu, rt_bos[i].handle);

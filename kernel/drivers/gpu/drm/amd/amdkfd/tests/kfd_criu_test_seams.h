@@ -81,6 +81,8 @@ struct kfd_criu_svm_seams {
  *	kfd_criu_queues_test.c, behind the seams of kfd_criu_queues.c
  * @fake_new: activates the fake queue manager for the running test; the
  *	second fake GPU is a GFX10.3 (the first a GFX 9.4.3 with two XCCs)
+ * @cwsr_svm_taken: how many CWSR areas in SVM ranges RESUME took for
+ *	the queues a restore created without them
  * @node: fake GPU @gpu (0 or 1): a node with a device queue manager, the
  *	family's MQD managers and four SDMA engines, gpu_id 0x4100 + @gpu
  * @create: creates a queue with given ids, as pqm_create_queue() does
@@ -89,6 +91,7 @@ struct kfd_criu_svm_seams {
  */
 struct kfd_criu_queues_fakes {
 	void (*fake_new)(struct kunit *test);
+	unsigned int (*cwsr_svm_taken)(void);
 	struct kfd_node *(*node)(struct kunit *test, u32 gpu);
 	int (*create)(struct kfd_process *p, struct kfd_process_device *pdd,
 		      struct queue_properties *qp,
