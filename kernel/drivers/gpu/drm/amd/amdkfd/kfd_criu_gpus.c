@@ -698,8 +698,9 @@ static void kfd_criu_release_gpu(struct kfd_process *p, u32 idx,
  * @st: state of a restore, complete or partial
  *
  * The BOs the restore created must be gone already. Restores the gpu_ids
- * and clears the scratch backing VAs (the target had none), drops the runtime PM references and doorbells the restore took, and
- * releases the VMs it acquired (with them the process's GPU memory state
+ * and clears the scratch backing VAs (the target had none), drops the
+ * runtime PM references and doorbells the restore took, and releases the
+ * VMs it acquired (with them the process's GPU memory state
  * and the blocked MMU notifications). If kfd_criu_bos_unwind() left a
  * BO it could not unmap, the VMs stay, as the BO still uses that state,
  * and process teardown releases them; the process runs on meanwhile, so

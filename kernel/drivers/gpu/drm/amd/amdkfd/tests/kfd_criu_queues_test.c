@@ -1090,6 +1090,8 @@ typedef int (*qf_set_dyn_fn)(struct mqd_manager *mm, void *mqd,
  * @set_dyn: the family's set_dyn_state() of each fake GPU's CP and SDMA
  *	MQD managers, which the fake's calls after counting the step
  * @gpu1: the family of the second fake GPU
+ * @cwsr_svm_left: queues created without the SVM range of their CWSR area
+ * @cwsr_svm_taken: of those, the ones whose range RESUME took since
  */
 struct qf_fake {
 	unsigned int calls[QF_STEPS];

@@ -160,7 +160,6 @@ static const u32 rt_aql_bos[2] = { 10, 14 };
  * struct rt_env - the test's fakes and the processes
  * @nodes: the fake GPUs
  * @props: their topology entries
- * @info: the process info of each process's first VM
  * @cwsr: the CWSR areas of the two AQL queues, anonymous memory
  * @set_attrs: SET_ATTR calls made
  * @evictions: queue evictions made, per GPU, minus restores
@@ -918,9 +917,12 @@ static void rt_decode(struct kunit *test, struct kfd_criu_test_stream *s,
 	KUNIT_EXPECT_EQ(test, ret, 0);
 }
 
-/* A record type's fixed part, compared as kfdcrit diff compares it */
-#define RT_EXPECT_RECS(test, a, b, n, what)				\
-	KUNIT_EXPECT_MEMEQ_MSG(test, a, b, (n) * sizeof(*(a)), what)
+/* A record type's fixed parts, compared as kfdcrit diff compares them */
+static void rt_expect_recs(struct kunit *test, const void *a, const void *b,
+			   size_t size, const char *what)
+{
+	KUNIT_EXPECT_MEMEQ_MSG(test, a, b, size, "%s", what);
+}
 
 /*
  * The two images field by field, but for what kfdcrit diff
@@ -937,11 +939,12 @@ static void rt_expect_same_images(struct kunit *test,
 	u32 i;
 
 	KUNIT_ASSERT_EQ(test, a->gpus.num_gpus, b->gpus.num_gpus);
-	RT_EXPECT_RECS(test, a->gpus.gpus, b->gpus.gpus, a->gpus.num_gpus,
-		       "GPU");
+	rt_expect_recs(test, a->gpus.gpus, b->gpus.gpus,
+		       a->gpus.num_gpus * sizeof(*a->gpus.gpus), "GPU");
 	KUNIT_ASSERT_EQ(test, a->traps.num_traps, b->traps.num_traps);
-	RT_EXPECT_RECS(test, a->traps.traps, b->traps.traps,
-		       a->traps.num_traps, "TRAP_HANDLER");
+	rt_expect_recs(test, a->traps.traps, b->traps.traps,
+		       a->traps.num_traps * sizeof(*a->traps.traps),
+		       "TRAP_HANDLER");
 	KUNIT_EXPECT_MEMEQ_MSG(test, &a->events.process, &b->events.process,
 			       sizeof(a->events.process), "PROCESS");
 	KUNIT_EXPECT_MEMEQ_MSG(test, &a->events.counts, &b->events.counts,
@@ -952,8 +955,10 @@ static void rt_expect_same_images(struct kunit *test,
 	for (i = 0; i < a->events.num_events; i++) {
 		ea = a->events.events[i];
 		eb = b->events.events[i];
-		ea.signaled = eb.signaled = 0;
-		ea.event_age = eb.event_age = 0;
+		ea.signaled = 0;
+		eb.signaled = 0;
+		ea.event_age = 0;
+		eb.event_age = 0;
 		KUNIT_EXPECT_MEMEQ_MSG(test, &ea, &eb, sizeof(ea), "EVENT %u",
 				       i);
 	}
@@ -961,12 +966,14 @@ static void rt_expect_same_images(struct kunit *test,
 	for (i = 0; i < a->bos.num_bos; i++) {
 		ba = a->bos.bos[i];
 		bb = b->bos.bos[i];
-		ba.mmap_offset = bb.mmap_offset = 0;
+		ba.mmap_offset = 0;
+		bb.mmap_offset = 0;
 		KUNIT_EXPECT_MEMEQ_MSG(test, &ba, &bb, sizeof(ba), "BO %u", i);
 	}
 	KUNIT_ASSERT_EQ(test, a->queues.num_queues, b->queues.num_queues);
-	RT_EXPECT_RECS(test, a->queues.queues, b->queues.queues,
-		       a->queues.num_queues, "QUEUE");
+	rt_expect_recs(test, a->queues.queues, b->queues.queues,
+		       a->queues.num_queues * sizeof(*a->queues.queues),
+		       "QUEUE");
 	KUNIT_ASSERT_EQ(test, a->queues.num_states, b->queues.num_states);
 	for (i = 0; i < a->queues.num_states; i++)
 		KUNIT_EXPECT_MEMEQ_MSG(test, a->queues.states[i].payload,
@@ -974,8 +981,8 @@ static void rt_expect_same_images(struct kunit *test,
 				       sizeof(struct kfd_criu_queue_state_hdr) -
 				       sizeof(__le32), "QUEUE_STATE %u", i);
 	KUNIT_ASSERT_EQ(test, a->svm.num_ranges, b->svm.num_ranges);
-	RT_EXPECT_RECS(test, a->svm.ranges, b->svm.ranges, a->svm.num_ranges,
-		       "SVM_RANGE");
+	rt_expect_recs(test, a->svm.ranges, b->svm.ranges,
+		       a->svm.num_ranges * sizeof(*a->svm.ranges), "SVM_RANGE");
 }
 
 /*
