@@ -553,19 +553,19 @@ static int kfd_criu_read_metadata(struct kfd_criu_image_reader *r,
 	return ret;
 }
 
-/* The slots of an event page BO are in the SIGNAL_PAGE record. */
+/*
+ * The slots of an event page BO, which kfd_criu_validate_bo() makes
+ * %KFD_CRIU_SIGNAL_PAGE_MAX bytes, are in a SIGNAL_PAGE record as large.
+ */
 static int kfd_criu_check_event_page(const struct kfd_criu_proc_image *img)
 {
 	u32 i;
 
-	for (i = 0; i < img->bos.num_bos; i++) {
-		if (!(le32_to_cpu(img->bos.bos[i].flags) &
-		      KFD_CRIU_BO_EVENT_PAGE))
-			continue;
-		if (le64_to_cpu(img->bos.bos[i].size) !=
-		    img->events.signal_page_size)
+	for (i = 0; i < img->bos.num_bos; i++)
+		if ((le32_to_cpu(img->bos.bos[i].flags) &
+		     KFD_CRIU_BO_EVENT_PAGE) &&
+		    img->events.signal_page_size != KFD_CRIU_SIGNAL_PAGE_MAX)
 			return -EINVAL;
-	}
 	return 0;
 }
 

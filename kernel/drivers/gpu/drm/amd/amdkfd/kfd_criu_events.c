@@ -29,8 +29,9 @@
  * signal page may still be freed again: kfd_event_mmap() runs under the
  * mmap lock held for writing, so it cannot map a page that an error later
  * frees. Lock order: p->mutex, p->event_mutex, mmap lock. An event page
- * BO is mapped under p->event_mutex before the mmap lock is taken, as
- * its GPU memory locks nest outside the mmap lock.
+ * BO is mapped under p->event_mutex before the mmap lock is taken: the
+ * map takes the process's process_info->lock, which nests outside the
+ * mmap lock (the userptr paths take it first).
  */
 
 #include <linux/idr.h>
@@ -626,7 +627,10 @@ out_destroy_events:
 
 /*
  * The event page BO is mapped before the mmap lock is taken: mapping it
- * takes the process's GPU memory lock, which nests outside the mmap lock.
+ * takes process_info->lock, which nests outside the mmap lock.
+ * kfd_kmap_event_page() runs under p->event_mutex here, where the create
+ * ioctl holds only p->mutex; nothing takes p->event_mutex under
+ * process_info->lock or a BO reservation.
  */
 static int kfd_criu_events_install(struct file *devkfd, struct kfd_process *p,
 				   struct mm_struct *mm,

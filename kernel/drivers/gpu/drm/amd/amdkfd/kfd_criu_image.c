@@ -1751,8 +1751,8 @@ int kfd_criu_validate_counts(const struct kfd_criu_counts_rec *rec,
  * format carries compute queues (PM4 and AQL) and SDMA and SDMA-XGMI
  * queues. A queue user mode created by SDMA engine id
  * (KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID) became an SDMA or SDMA-XGMI queue
- * on that engine when it was created, and is carried as one; the type
- * itself never reaches a record.
+ * on that engine when the hardware scheduler created it, and is carried
+ * as one; without HWS it keeps the type, which is not carried.
  *
  * Return: 0, or -EOPNOTSUPP for any other type.
  */

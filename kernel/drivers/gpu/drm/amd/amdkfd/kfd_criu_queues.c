@@ -22,8 +22,10 @@
  * lacks the op, or state the codec would refuse on restore fails the
  * dump with -EOPNOTSUPP and one log line. An SDMA queue user mode created
  * by engine id, as ROCm creates its copy queues on MI200 and MI300, is
- * an SDMA or SDMA-XGMI queue once created and is carried as one: its
- * engine and its doorbell give it the same slot on restore.
+ * an SDMA or SDMA-XGMI queue once the hardware scheduler gave it a slot,
+ * and is carried as one: its engine and its doorbell give it the same
+ * slot on restore. Without HWS (amdgpu.sched_policy=2, a debug setting)
+ * it keeps its type and is refused.
  *
  * Restore validates all queue records and states as a set first. Once
  * the GPUs, their VMs and the BOs are restored, it checks the target: the
@@ -200,7 +202,8 @@ static const char *kfd_criu_queue_type_name(enum kfd_queue_type type)
 /* MQDs of a queue: one per XCC for compute, one for SDMA. */
 static u32 kfd_criu_queue_num_xcc(const struct queue *q)
 {
-	if (kfd_criu_queue_is_sdma(q->properties.type))
+	if (kfd_criu_queue_is_sdma(q->properties.type) ||
+	    q->properties.type == KFD_QUEUE_TYPE_SDMA_BY_ENG_ID)
 		return 1;
 	return NUM_XCC(q->device->xcc_mask);
 }
@@ -305,11 +308,17 @@ static void kfd_criu_queue_props(const struct kfd_criu_queue_rec *rec,
 	qp->sdma_engine_id = le32_to_cpu(rec->sdma_engine_id);
 }
 
+/*
+ * The MQD manager of a queue of @type, as the DQM picks it: a queue
+ * created by engine id that kept its type (no HWS) has an SDMA MQD too.
+ */
 static struct mqd_manager *kfd_criu_mqd_mgr(struct kfd_node *dev,
 					    enum kfd_queue_type type)
 {
-	return dev->dqm->mqd_mgrs[kfd_criu_queue_is_sdma(type) ?
-				  KFD_MQD_TYPE_SDMA : KFD_MQD_TYPE_CP];
+	bool sdma = kfd_criu_queue_is_sdma(type) ||
+		    type == KFD_QUEUE_TYPE_SDMA_BY_ENG_ID;
+
+	return dev->dqm->mqd_mgrs[sdma ? KFD_MQD_TYPE_SDMA : KFD_MQD_TYPE_CP];
 }
 
 /*

@@ -756,6 +756,21 @@ static void test_bos_snapshot_refuses_imported(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kfd_criu_bos_snapshot(p, &img), -EOPNOTSUPP);
 	mutex_unlock(&p->mutex);
 	KUNIT_EXPECT_NULL(test, img.bos);
+	bt_find(p, 4)->bo.flags &= ~AMDGPU_GEM_CREATE_ENCRYPTED;
+
+	/*
+	 * An event page no BO record can be: a handle no BO has, and a GTT
+	 * BO smaller than the 32 KiB of a signal page
+	 */
+	mutex_lock(&p->mutex);
+	p->signal_handle = MAKE_HANDLE(BT_GPU0, 9);
+	KUNIT_EXPECT_EQ(test, kfd_criu_bos_snapshot(p, &img), -EOPNOTSUPP);
+	p->signal_handle = MAKE_HANDLE(BT_GPU0, 2);
+	KUNIT_EXPECT_EQ(test, kfd_criu_bos_snapshot(p, &img), -EOPNOTSUPP);
+	p->signal_handle = 0;
+	KUNIT_EXPECT_EQ(test, kfd_criu_bos_snapshot(p, &img), 0);
+	mutex_unlock(&p->mutex);
+	kfd_criu_bos_image_free(&img);
 }
 
 static const struct kfd_criu_test_field bt_bo_fields[] = {

@@ -236,3 +236,10 @@ static struct kunit_suite kfd_criu_events_suite = {
 };
 
 kunit_test_suite(kfd_criu_events_suite);
+
+/* The seams of kfd_criu_events.c, for the ops-level tests of kfd_criu.c */
+#include "kfd_criu_test_seams.h"
+
+const struct kfd_criu_events_seams kfd_criu_events_seams = {
+	.event_add = kfd_criu_event_add,
+};

@@ -2211,6 +2211,8 @@ static const struct test_bo_case test_bo_cases[] = {
 	  -EINVAL },
 	{ "event page of 64 KiB", BO_B_EVENT, BO_FIELD(size), SZ_64K, 2,
 	  -EINVAL },
+	{ "event page as AQL queue memory", BO_B_EVENT, BO_FIELD(alloc_flags),
+	  BO_GTT | KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM, 2, -EINVAL },
 	{ "event page of 4 KiB", BO_B_EVENT, BO_FIELD(size), SZ_4K, 2,
 	  -EINVAL },
 	{ "event page flag on 2 MiB of GTT", BO_B_GTT, BO_FIELD(flags),

@@ -2179,25 +2179,33 @@ static void qt_test_restore_checks_target(struct kunit *test)
 
 /*
  * CHECKPOINT refuses what the image cannot carry, with nothing to free:
- * a queue that is not preempted, a queue on a GPU whose MQD manager lacks
- * the op.
+ * a queue that is not preempted, an SDMA queue created by engine id that
+ * kept that type (only without HWS: create_queue_nocpsch() does not
+ * convert it), a queue on a GPU whose MQD manager lacks the op.
  */
 static void qt_test_snapshot_refusals(struct kunit *test)
 {
 	struct qf_env *e = qf_env_new(test);
 	struct kfd_criu_queues_image img;
 	struct mqd_manager *mm;
-	struct queue *q;
+	struct queue *q, *sdma;
 	int ret;
 
+	sdma = pqm_get_user_queue(&e->src->pqm, qf_specs[3].qid);
 	q = pqm_get_user_queue(&e->src->pqm, qf_specs[0].qid);
 	KUNIT_ASSERT_NOT_NULL(test, q);
+	KUNIT_ASSERT_NOT_NULL(test, sdma);
 	mutex_lock(&e->src->mutex);
 	q->properties.is_active = true;
 	ret = kfd_criu_queues_snapshot(e->src, &e->gpus, &img);
 	KUNIT_EXPECT_EQ(test, ret, -EBUSY);
 	KUNIT_EXPECT_NULL(test, img.queues);
 	q->properties.is_active = false;
+
+	sdma->properties.type = KFD_QUEUE_TYPE_SDMA_BY_ENG_ID;
+	KUNIT_EXPECT_EQ(test, kfd_criu_queues_snapshot(e->src, &e->gpus, &img),
+			-EOPNOTSUPP);
+	sdma->properties.type = KFD_QUEUE_TYPE_SDMA;
 
 	mm = e->nodes[1]->dqm->mqd_mgrs[KFD_MQD_TYPE_CP];
 	mm->get_dyn_state = NULL;

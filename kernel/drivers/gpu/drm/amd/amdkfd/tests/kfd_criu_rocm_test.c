@@ -162,6 +162,7 @@ static const u32 rt_aql_bos[2] = { 10, 14 };
  * @props: their topology entries
  * @cwsr: the CWSR areas of the two AQL queues, anonymous memory
  * @set_attrs: SET_ATTR calls made
+ * @kmaps: kernel maps of GTT BOs made, minus those undone
  * @evictions: queue evictions made, per GPU, minus restores
  */
 struct rt_env {
@@ -169,6 +170,7 @@ struct rt_env {
 	struct kfd_node_properties props[RT_GPUS];
 	unsigned long cwsr[2];
 	unsigned int set_attrs;
+	int kmaps;
 	int evictions[RT_GPUS];
 };
 
@@ -280,11 +282,20 @@ static int rt_map_gtt_bo_to_kernel(struct kgd_mem *mem, void **kptr,
 	*kptr = fb->data;
 	if (size)
 		*size = fb->bo.tbo.base.size;
+	rt->kmaps++;
 	return 0;
 }
 
 static void rt_unmap_gtt_bo_from_kernel(struct kgd_mem *mem)
 {
+	rt->kmaps--;
+}
+
+/* An event id a restore cannot have: the restore fails after the kmap */
+static int rt_event_add_fails(struct file *devkfd, struct kfd_process *p,
+			      struct kfd_event *ev, u32 id)
+{
+	return -ENOSPC;
 }
 
 /*
@@ -1107,8 +1118,55 @@ static void rt_test_round_trip(struct kunit *test)
 		KUNIT_EXPECT_GT(test, rt->evictions[i], 0);
 }
 
+/*
+ * A RESTORE that fails once the event page BO is the event page again
+ * (an event id it cannot get) leaves the target as it was: no signal
+ * page, no event page handle, the BO's kernel map undone with the BO,
+ * no BO, no event.
+ */
+static void rt_test_failed_restore_drops_event_page(struct kunit *test)
+{
+	struct kfd_criu_test_stream *first;
+	struct kfd_process *src, *dst;
+	struct rt_events ev = {};
+	int kmaps;
+	u32 i;
+
+	rt_env_new(test);
+	first = kfd_criu_test_stream_new(test);
+	src = rt_rocm_process(test, &ev);
+	/*
+	 * Undoing an enabled runtime on a GFX 9.4.3 reprograms its debug
+	 * trap through the hardware scheduler, which the fakes lack; that
+	 * unwind has its own tests (kfd_criu_events)
+	 */
+	src->runtime_info.runtime_state = DEBUG_RUNTIME_STATE_DISABLED;
+	src->runtime_info.r_debug = 0;
+	KUNIT_ASSERT_EQ(test, rt_checkpoint(src, first), 0);
+	kmaps = rt->kmaps;
+
+	kunit_activate_static_stub(test, kfd_criu_events_seams.event_add,
+				   rt_event_add_fails);
+	dst = rt_open_kfd(test);
+	KUNIT_EXPECT_EQ(test, rt_restore(dst, first), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, dst->criu_state, KFD_CRIU_STATE_RUNNING);
+	KUNIT_EXPECT_NULL(test, dst->signal_page);
+	KUNIT_EXPECT_EQ(test, dst->signal_handle, 0);
+	KUNIT_EXPECT_EQ(test, dst->signal_mapped_size, 0);
+	KUNIT_EXPECT_EQ(test, rt->kmaps, kmaps);
+	KUNIT_EXPECT_EQ(test, kfd_fake_bos_of(dst), 0);
+	KUNIT_EXPECT_EQ(test, kfd_get_num_events(dst), 0);
+	for (i = 0; i < RT_GPUS; i++) {
+		KUNIT_EXPECT_NULL(test, dst->pdds[i]->drm_priv);
+		KUNIT_EXPECT_EQ(test, dst->pdds[i]->qpd.sh_hidden_private_base,
+				0);
+	}
+	KUNIT_EXPECT_TRUE(test, list_empty(&dst->pqm.queues));
+}
+
 static struct kunit_case kfd_criu_rocm_test_cases[] = {
 	KUNIT_CASE(rt_test_round_trip),
+	KUNIT_CASE(rt_test_failed_restore_drops_event_page),
 	{}
 };
 

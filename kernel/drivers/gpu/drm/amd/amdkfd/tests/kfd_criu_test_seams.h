@@ -21,6 +21,8 @@
 #include "../kfd_criu.h"
 #include "../kfd_priv.h"
 
+struct kfd_event;
+
 /**
  * struct kfd_criu_bos_seams - the seams of kfd_criu_bos.c
  * @on_vm: whether a BO is mapped in a VM
@@ -99,7 +101,17 @@ struct kfd_criu_queues_fakes {
 	int (*destroy)(struct kfd_process *p, u32 qid);
 };
 
+/**
+ * struct kfd_criu_events_seams - the seams of kfd_criu_events.c
+ * @event_add: adds one restored event under its id
+ */
+struct kfd_criu_events_seams {
+	int (*event_add)(struct file *devkfd, struct kfd_process *p,
+			 struct kfd_event *ev, u32 id);
+};
+
 extern const struct kfd_criu_bos_seams kfd_criu_bos_seams;
+extern const struct kfd_criu_events_seams kfd_criu_events_seams;
 extern const struct kfd_criu_gpus_seams kfd_criu_gpus_seams;
 extern const struct kfd_criu_svm_seams kfd_criu_svm_seams;
 extern const struct kfd_criu_queues_fakes kfd_criu_queues_fakes;
