@@ -7,7 +7,7 @@ SHELL := /bin/bash
 TOP := $(CURDIR)
 BUILD := $(TOP)/build
 # The reroll count of the exported series (git format-patch -v)
-SERIES_VERSION ?= 2
+SERIES_VERSION ?= 3
 
 .PHONY: help deps tree kernel headers test-programs initramfs check check-host coverage \
 	demo bench bench-codec vm clean distclean fuzz mutate kfdcrit install \

@@ -21,7 +21,10 @@
 #include "../kfd_criu.h"
 #include "../kfd_priv.h"
 
+/* Declared by the parts later in the series than the first user */
+struct kfd_criu_svm_range;
 struct kfd_event;
+struct kfd_node_properties;
 
 /**
  * struct kfd_criu_bos_seams - the seams of kfd_criu_bos.c
