@@ -981,7 +981,8 @@ static int kfd_criu_restore_gpu_state(struct kfd_process *p,
 	ret = kfd_criu_bos_restore(p, &img->bos, &ctx->gst);
 	if (ret)
 		goto out_runtime;
-	ret = kfd_criu_queues_restore(p, &img->queues, &img->svm, &ctx->gst);
+	ret = kfd_criu_queues_restore(p, &img->queues, img->svm.ranges,
+				      img->svm.num_ranges, &ctx->gst);
 	if (ret)
 		goto out_bos;
 	ret = kfd_criu_stream_contents(p, ctx);

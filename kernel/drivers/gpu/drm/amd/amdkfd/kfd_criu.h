@@ -28,7 +28,6 @@
 struct dma_fence;
 struct file;
 struct kfd_criu_bo_restore_xfer;
-struct kfd_criu_svm_image;
 struct kfd_process;
 struct kfd_process_device;
 struct kgd_mem;
@@ -323,7 +322,8 @@ int kfd_criu_queues_validate(struct kfd_criu_queues_image *img,
 u64 kfd_criu_queues_needed_gpus(const struct kfd_criu_queues_image *img);
 int kfd_criu_queues_restore(struct kfd_process *p,
 			    struct kfd_criu_queues_image *img,
-			    const struct kfd_criu_svm_image *svm,
+			    const struct kfd_criu_svm_rec *ranges,
+			    u32 num_ranges,
 			    const struct kfd_criu_gpus_restore *st);
 int kfd_criu_queues_resume(struct kfd_process *p);
 void kfd_criu_queues_unwind(struct kfd_process *p,

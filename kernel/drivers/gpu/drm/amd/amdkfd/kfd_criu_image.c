@@ -2483,6 +2483,51 @@ int kfd_criu_pick_slot(u32 wanted, const unsigned long *taken, u32 nbits,
 	return -EBUSY;
 }
 
+/**
+ * kfd_criu_svm_ranges_cover() - whether SVM ranges hold an area that a
+ *	queue needs always mapped
+ * @ranges: SVM range records that passed kfd_criu_check_svm_ranges(),
+ *	sorted by start and disjoint
+ * @num_ranges: entries in @ranges
+ * @start: first byte of the area
+ * @len: bytes of the area
+ * @gpu: index of the GPU record the queue is on
+ *
+ * ROCm registers each compute queue's CWSR area as an SVM range with
+ * KFD_IOCTL_SVM_FLAG_GPU_ALWAYS_MAPPED and access for the queue's GPU
+ * (ROCT queues.c, register_svm_range()); kfd_queue_acquire_buffers()
+ * takes such ranges for the queue.
+ *
+ * Return: true when ranges without a gap cover the whole area, each
+ * with that flag and with access or access in place for @gpu.
+ */
+bool kfd_criu_svm_ranges_cover(const struct kfd_criu_svm_rec *ranges,
+			       u32 num_ranges, u64 start, u64 len, u32 gpu)
+{
+	const struct kfd_criu_svm_rec *r;
+	u64 end, r_start, access;
+	u32 i;
+
+	if (!len || gpu >= KFD_CRIU_MAX_GPUS ||
+	    check_add_overflow(start, len, &end))
+		return false;
+	for (i = 0; i < num_ranges && start < end; i++) {
+		r = &ranges[i];
+		r_start = le64_to_cpu(r->start);
+		if (r_start + le64_to_cpu(r->size) <= start)
+			continue;
+		access = le64_to_cpu(r->access) |
+			 le64_to_cpu(r->access_in_place);
+		if (r_start > start ||
+		    !(le32_to_cpu(r->flags) &
+		      KFD_IOCTL_SVM_FLAG_GPU_ALWAYS_MAPPED) ||
+		    !(access & BIT_ULL(gpu)))
+			return false;
+		start = r_start + le64_to_cpu(r->size);
+	}
+	return start >= end;
+}
+
 /*
  * The uAPI spells KFD_IOCTL_SVM_FLAG_* as plain constants; the set 6.12
  * defines, folded once.

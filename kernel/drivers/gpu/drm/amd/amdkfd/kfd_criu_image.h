@@ -942,6 +942,8 @@ int kfd_criu_queue_state_check(struct kfd_criu_queue_cursor *cur,
 bool kfd_criu_slot_user_visible(enum kfd_criu_slot_kind kind,
 				bool sdma_static_doorbells);
 const char *kfd_criu_slot_name(enum kfd_criu_slot_kind kind);
+bool kfd_criu_svm_ranges_cover(const struct kfd_criu_svm_rec *ranges,
+			       u32 num_ranges, u64 start, u64 len, u32 gpu);
 int kfd_criu_pick_slot(u32 wanted, const unsigned long *taken, u32 nbits,
 		       u32 flags);
 

@@ -1003,41 +1003,14 @@ static void kfd_criu_queue_put_buffers(void *data)
 }
 
 /*
- * Whether the image's SVM ranges cover @len bytes from @start, always
- * mapped on image GPU @gpu, as ROCm registers a CWSR area (ROCT
- * queues.c, register_svm_range()). The ranges are sorted and disjoint.
- */
-static bool kfd_criu_svm_recs_cover(const struct kfd_criu_svm_image *svm,
-				    u64 start, u64 len, u32 gpu)
-{
-	const struct kfd_criu_svm_rec *r;
-	u64 end = start + len, r_start;
-	u32 i;
-
-	for (i = 0; svm && i < svm->num_ranges && start < end; i++) {
-		r = &svm->ranges[i];
-		r_start = le64_to_cpu(r->start);
-		if (r_start + le64_to_cpu(r->size) <= start)
-			continue;
-		if (r_start > start ||
-		    !(le32_to_cpu(r->flags) &
-		      KFD_IOCTL_SVM_FLAG_GPU_ALWAYS_MAPPED) ||
-		    !((le64_to_cpu(r->access) |
-		       le64_to_cpu(r->access_in_place)) & BIT_ULL(gpu)))
-			return false;
-		start = r_start + le64_to_cpu(r->size);
-	}
-	return start >= end;
-}
-
-/*
  * A compute queue's CWSR area in SVM ranges of the image: those come back
  * only at RESUME, which takes them for the queue then. An area they do not
  * cover must be a BO, restored already, or the queue's creation fails.
  */
 static bool kfd_criu_queue_cwsr_in_svm(struct kfd_process_device *pdd,
 				       const struct kfd_criu_queue_rec *rec,
-				       const struct kfd_criu_svm_image *svm)
+				       const struct kfd_criu_svm_rec *ranges,
+				       u32 num_ranges)
 {
 	struct kfd_topology_device *topo;
 	u64 len = le32_to_cpu(rec->ctx_save_restore_size);
@@ -1049,21 +1022,23 @@ static bool kfd_criu_queue_cwsr_in_svm(struct kfd_process_device *pdd,
 	if (topo)
 		len += topo->node_props.debug_memory_size;
 	len = PAGE_ALIGN(len * le32_to_cpu(rec->num_xcc));
-	return kfd_criu_svm_recs_cover(svm,
-				       le64_to_cpu(rec->ctx_save_restore_base),
-				       len, le32_to_cpu(rec->gpu_index));
+	return kfd_criu_svm_ranges_cover(ranges, num_ranges,
+					 le64_to_cpu(rec->ctx_save_restore_base),
+					 len, le32_to_cpu(rec->gpu_index));
 }
 
 /* Creates the queue of record @n as the create ioctl would. */
 static int kfd_criu_queue_create(struct kfd_process *p,
 				 struct kfd_process_device *pdd,
 				 const struct kfd_criu_queue_rec *rec,
-				 const struct kfd_criu_svm_image *svm)
+				 const struct kfd_criu_svm_rec *ranges,
+				 u32 num_ranges)
 {
 	struct kfd_criu_queue_priv_data ids = {};
 	struct queue_properties qp;
 	struct kfd_criu_queue_buffers qb = { .pdd = pdd, .qp = &qp };
-	bool cwsr_svm = kfd_criu_queue_cwsr_in_svm(pdd, rec, svm);
+	bool cwsr_svm = kfd_criu_queue_cwsr_in_svm(pdd, rec, ranges,
+						   num_ranges);
 	struct queue *q;
 	int ret;
 
@@ -1100,7 +1075,8 @@ static int kfd_criu_queue_create(struct kfd_process *p,
  * kfd_criu_queues_restore - create the queues of an image
  * @p: the process being restored, evicted, with its GPU VMs and BOs
  * @img: validated queue records and states
- * @svm: the image's SVM ranges, which RESUME applies; NULL for none
+ * @ranges: the image's SVM ranges, which RESUME applies
+ * @num_ranges: entries in @ranges
  * @st: where the image GPUs were placed
  *
  * Checks the target for every queue first and allocates the doorbell
@@ -1117,7 +1093,8 @@ static int kfd_criu_queue_create(struct kfd_process *p,
  */
 int kfd_criu_queues_restore(struct kfd_process *p,
 			    struct kfd_criu_queues_image *img,
-			    const struct kfd_criu_svm_image *svm,
+			    const struct kfd_criu_svm_rec *ranges,
+			    u32 num_ranges,
 			    const struct kfd_criu_gpus_restore *st)
 {
 	const struct kfd_criu_queue_rec *rec;
@@ -1133,7 +1110,7 @@ int kfd_criu_queues_restore(struct kfd_process *p,
 	for (i = 0; i < img->num_queues; i++) {
 		rec = &img->queues[i];
 		pdd = kfd_criu_gpus_pdd(p, st, le32_to_cpu(rec->gpu_index));
-		ret = kfd_criu_queue_create(p, pdd, rec, svm);
+		ret = kfd_criu_queue_create(p, pdd, rec, ranges, num_ranges);
 		if (ret)
 			goto out_unwind;
 		img->num_created++;

@@ -3902,6 +3902,65 @@ static void test_check_svm_ranges(struct kunit *test)
 			p->err);
 }
 
+/* A range at @start pages of @pages pages, accessible to GPU mask @access */
+static void test_cover_range(struct kfd_criu_svm_rec *r, u64 start, u64 pages,
+			     u64 access, u32 flags)
+{
+	memset(r, 0, sizeof(*r));
+	r->start = cpu_to_le64(start * SZ_4K);
+	r->size = cpu_to_le64(pages * SZ_4K);
+	r->access = cpu_to_le64(access);
+	r->flags = cpu_to_le32(flags);
+}
+
+/*
+ * A CWSR area as ROCm registers it (ROCT queues.c, register_svm_range():
+ * GPU_ALWAYS_MAPPED, access for the queue's GPU), in one range or in
+ * adjacent ones; a gap, a range without the flag or without access for
+ * the GPU, or an area past the last range is not covered.
+ */
+static void test_svm_ranges_cover(struct kunit *test)
+{
+	const u32 am = KFD_IOCTL_SVM_FLAG_GPU_ALWAYS_MAPPED |
+		       KFD_IOCTL_SVM_FLAG_HOST_ACCESS;
+	struct kfd_criu_svm_rec r[3];
+
+	test_cover_range(&r[0], 16, 4, BIT(1), am);
+	test_cover_range(&r[1], 20, 6, BIT(1), am);
+	test_cover_range(&r[2], 32, 8, BIT(0), am);
+	/* One range, two adjacent ones, the first page only */
+	KUNIT_EXPECT_TRUE(test, kfd_criu_svm_ranges_cover(r, 3, 16 * SZ_4K,
+							  4 * SZ_4K, 1));
+	KUNIT_EXPECT_TRUE(test, kfd_criu_svm_ranges_cover(r, 3, 17 * SZ_4K,
+							  8 * SZ_4K, 1));
+	KUNIT_EXPECT_TRUE(test, kfd_criu_svm_ranges_cover(r, 3, 32 * SZ_4K,
+							  SZ_4K, 0));
+	/* Into the gap, another GPU, before the first, past the last */
+	KUNIT_EXPECT_FALSE(test, kfd_criu_svm_ranges_cover(r, 3, 24 * SZ_4K,
+							   4 * SZ_4K, 1));
+	KUNIT_EXPECT_FALSE(test, kfd_criu_svm_ranges_cover(r, 3, 16 * SZ_4K,
+							   4 * SZ_4K, 0));
+	KUNIT_EXPECT_FALSE(test, kfd_criu_svm_ranges_cover(r, 3, 15 * SZ_4K,
+							   2 * SZ_4K, 1));
+	KUNIT_EXPECT_FALSE(test, kfd_criu_svm_ranges_cover(r, 3, 36 * SZ_4K,
+							   8 * SZ_4K, 0));
+	/* Nothing, and an empty area, are never covered */
+	KUNIT_EXPECT_FALSE(test, kfd_criu_svm_ranges_cover(r, 0, 16 * SZ_4K,
+							   SZ_4K, 1));
+	KUNIT_EXPECT_FALSE(test, kfd_criu_svm_ranges_cover(r, 3, 16 * SZ_4K,
+							   0, 1));
+	KUNIT_EXPECT_FALSE(test, kfd_criu_svm_ranges_cover(r, 3, U64_MAX,
+							   SZ_4K, 1));
+	/* Access in place counts; a range that is not always mapped not */
+	r[1].access = 0;
+	r[1].access_in_place = cpu_to_le64(BIT(1));
+	KUNIT_EXPECT_TRUE(test, kfd_criu_svm_ranges_cover(r, 3, 17 * SZ_4K,
+							  8 * SZ_4K, 1));
+	r[1].flags = cpu_to_le32(KFD_IOCTL_SVM_FLAG_HOST_ACCESS);
+	KUNIT_EXPECT_FALSE(test, kfd_criu_svm_ranges_cover(r, 3, 17 * SZ_4K,
+							   8 * SZ_4K, 1));
+}
+
 static struct kunit_case kfd_criu_image_cases[] = {
 	KUNIT_CASE(test_crc32c),
 	KUNIT_CASE(test_layout),
@@ -3962,6 +4021,7 @@ static struct kunit_case kfd_criu_image_cases[] = {
 	KUNIT_CASE_PARAM(test_validate_counts, test_counts_gen_params),
 	KUNIT_CASE_PARAM(test_validate_svm, test_svm_gen_params),
 	KUNIT_CASE_PARAM(test_check_svm_ranges, test_svms_gen_params),
+	KUNIT_CASE(test_svm_ranges_cover),
 	{}
 };
 

@@ -1750,7 +1750,7 @@ static int qf_restore_img(struct kfd_process *p,
 	int ret;
 
 	mutex_lock(&p->mutex);
-	ret = kfd_criu_queues_restore(p, img, NULL, st);
+	ret = kfd_criu_queues_restore(p, img, NULL, 0, st);
 	mutex_unlock(&p->mutex);
 	return ret;
 }
