@@ -1150,6 +1150,30 @@ static int kfd_criu_bo_destroy(struct kfd_process *p,
 	return 0;
 }
 
+/*
+ * The kernel map of the event page BO took its eviction fence off
+ * (amdgpu_amdkfd_gpuvm_map_gtt_bo_to_kernel(): a pinned BO cannot be
+ * evicted), and the unmap in the events unwind unpinned it without giving
+ * the fence back. A BO the unwind cannot free stays in the running
+ * process: without the fence, amdgpu would move it without evicting the
+ * process's queues first. A signaled fence means an eviction is under
+ * way, whose restore fences every unpinned BO of the process again.
+ */
+static int kfd_criu_bo_fence(struct kgd_mem *mem)
+{
+	struct amdkfd_process_info *info = mem->process_info;
+	int ret = 0;
+
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_bo_fence, mem);
+	mutex_lock(&info->lock);
+	if (!dma_fence_is_signaled(&info->eviction_fence->base))
+		ret = amdgpu_amdkfd_bo_validate_and_fence(mem->bo,
+							  AMDGPU_GEM_DOMAIN_GTT,
+							  &info->eviction_fence->base);
+	mutex_unlock(&info->lock);
+	return ret;
+}
+
 /**
  * struct kfd_criu_bos_teardown - what the BO unwind's worker works on
  * @p: the process being restored; the caller holds p->mutex for the worker
@@ -1178,6 +1202,11 @@ static void kfd_criu_bos_destroy_all(void *data)
 		if (ret)
 			pr_warn_ratelimited("CRIU image: restored BO at 0x%llx stays for process teardown: %d\n",
 					    le64_to_cpu(img->bos[i].va), ret);
+		if (ret && (le32_to_cpu(img->bos[i].flags) &
+			    KFD_CRIU_BO_EVENT_PAGE) &&
+		    kfd_criu_bo_fence(img->mems[i]))
+			pr_warn_ratelimited("CRIU image: event page BO at 0x%llx stays without its eviction fence\n",
+					    le64_to_cpu(img->bos[i].va));
 		img->mems[i] = NULL;
 	}
 }
@@ -1194,7 +1223,8 @@ static void kfd_criu_bos_destroy_all(void *data)
  * p->mutex. The unmaps and frees run in a worker (kfd_criu_run_unwind()),
  * as the caller may have a signal pending. A BO that cannot be unmapped
  * even there stays in the process with its handle, and
- * kfd_criu_gpus_unwind() then keeps the VMs.
+ * kfd_criu_gpus_unwind() then keeps the VMs; the event page BO then gets
+ * back the eviction fence its kernel map took off.
  *
  * Context: p->mutex held.
  */

@@ -133,6 +133,7 @@ static void bt_stub(struct kunit *test)
 	kunit_activate_static_stub(test, kfd_criu_bo_vm_unmap,
 				   kfd_fake_vm_unmap);
 	kunit_activate_static_stub(test, kfd_criu_bo_release, kfd_fake_release);
+	kunit_activate_static_stub(test, kfd_criu_bo_fence, kfd_fake_fence);
 	kunit_activate_static_stub(test, kfd_criu_bo_bounce_alloc,
 				   kfd_fake_bounce_alloc);
 	kunit_activate_static_stub(test, kfd_criu_bo_bounce_free,
@@ -1324,4 +1325,5 @@ const struct kfd_criu_bos_seams kfd_criu_bos_seams = {
 	.tlb_flush = kfd_criu_bo_tlb_flush,
 	.vm_unmap = kfd_criu_bo_vm_unmap,
 	.release = kfd_criu_bo_release,
+	.fence = kfd_criu_bo_fence,
 };

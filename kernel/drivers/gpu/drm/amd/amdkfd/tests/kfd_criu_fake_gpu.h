@@ -500,6 +500,12 @@ static int kfd_fake_release(struct kfd_process_device *pdd,
 	return 0;
 }
 
+/* A fake BO has no reservation object: no eviction fence to give it */
+static __maybe_unused int kfd_fake_fence(struct kgd_mem *mem)
+{
+	return 0;
+}
+
 /**
  * struct kfd_fake_bounce - a fake bounce buffer
  * @size: bytes at @data

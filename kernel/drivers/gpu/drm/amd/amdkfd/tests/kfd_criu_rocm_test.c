@@ -163,14 +163,19 @@ static const u32 rt_aql_bos[2] = { 10, 14 };
  * @cwsr: the CWSR areas of the two AQL queues, anonymous memory
  * @set_attrs: SET_ATTR calls made
  * @kmaps: kernel maps of GTT BOs made, minus those undone
+ * @image_gpu_id: the gpu_id each GPU had at CHECKPOINT, for the GPU map
+ * @unfenced: the BO a kernel map took the eviction fence off, until
+ *	something gives it back (the unmap does not)
  * @evictions: queue evictions made, per GPU, minus restores
  */
 struct rt_env {
 	struct kfd_node *nodes[RT_GPUS];
+	u32 image_gpu_id[RT_GPUS];
 	struct kfd_node_properties props[RT_GPUS];
 	unsigned long cwsr[2];
 	unsigned int set_attrs;
 	int kmaps;
+	struct kgd_mem *unfenced;
 	int evictions[RT_GPUS];
 };
 
@@ -283,7 +288,25 @@ static int rt_map_gtt_bo_to_kernel(struct kgd_mem *mem, void **kptr,
 	if (size)
 		*size = fb->bo.tbo.base.size;
 	rt->kmaps++;
+	/* amdgpu pins the BO and takes the process's eviction fence off */
+	rt->unfenced = mem;
 	return 0;
+}
+
+static int rt_fence(struct kgd_mem *mem)
+{
+	if (rt->unfenced == mem)
+		rt->unfenced = NULL;
+	return 0;
+}
+
+/* The unwind cannot unmap the event page BO: it stays in the process */
+static int rt_vm_unmap_keeps_event_page(struct kfd_process_device *pdd,
+					struct kgd_mem *mem)
+{
+	if (mem->va == rt_bos[2].va)
+		return -EIO;
+	return kfd_fake_vm_unmap(pdd, mem);
 }
 
 static void rt_unmap_gtt_bo_from_kernel(struct kgd_mem *mem)
@@ -352,6 +375,7 @@ static void rt_stub(struct kunit *test)
 	kunit_activate_static_stub(test, bo->tlb_flush, kfd_fake_tlb_flush);
 	kunit_activate_static_stub(test, bo->vm_unmap, kfd_fake_vm_unmap);
 	kunit_activate_static_stub(test, bo->release, kfd_fake_release);
+	kunit_activate_static_stub(test, bo->fence, rt_fence);
 	kunit_activate_static_stub(test, kfd_criu_bo_bounce_alloc,
 				   kfd_fake_bounce_alloc);
 	kunit_activate_static_stub(test, kfd_criu_bo_bounce_free,
@@ -396,6 +420,7 @@ static void rt_env_new(struct kunit *test)
 		node->dqm->ops.restore_process_queues = rt_restore_queues;
 		node->local_mem_info.local_mem_size_private = SZ_1G;
 		rt->nodes[i] = node;
+		rt->image_gpu_id[i] = node->id;
 		props = &rt->props[i];
 		v = node->adev->ip_versions[GC_HWIP][0];
 		props->gfx_target_version = IP_VERSION_MAJ(v) * 10000 +
@@ -844,7 +869,7 @@ static int rt_restore(struct kfd_process *p, struct kfd_criu_test_stream *s)
 	ctx->gst.map = map;
 	ret = ctx->buf && map ? 0 : -ENOMEM;
 	for (i = 0; !ret && i < RT_GPUS; i++) {
-		map[i].image_gpu_id = rt->nodes[i]->id;
+		map[i].image_gpu_id = rt->image_gpu_id[i];
 		map[i].local_gpu_id = rt->nodes[i]->id;
 		map[i].drm_fd = 100 + i;
 		ctx->gst.num_map = i + 1;
@@ -1164,9 +1189,453 @@ static void rt_test_failed_restore_drops_event_page(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, list_empty(&dst->pqm.queues));
 }
 
+/*
+ * The ROCm process as the hostile sweeps restore it: its image, with the
+ * runtime disabled (undoing an enabled runtime on the GFX 9.4.3 needs the
+ * hardware scheduler, which the fakes lack; kfd_criu_events tests that
+ * unwind).
+ */
+static struct kfd_criu_test_stream *rt_base_image(struct kunit *test)
+{
+	struct kfd_criu_test_stream *s;
+	struct kfd_process *src;
+	struct rt_events ev = {};
+
+	rt_env_new(test);
+	s = kfd_criu_test_stream_new(test);
+	src = rt_rocm_process(test, &ev);
+	src->runtime_info.runtime_state = DEBUG_RUNTIME_STATE_DISABLED;
+	src->runtime_info.r_debug = 0;
+	KUNIT_ASSERT_EQ(test, rt_checkpoint(src, s), 0);
+	return s;
+}
+
+/*
+ * Frees a target of the sweep before the test ends, as process teardown
+ * would: the event page's kernel map, the BOs, then what rt_open_kfd()
+ * gave it. Hundreds of images are restored; their BOs would not fit.
+ */
+static void rt_drop(struct kunit *test, struct kfd_process *p)
+{
+	struct kfd_process_device *pdd;
+	struct kgd_mem *mem;
+	int id;
+	u32 i;
+
+	pdd = p->signal_handle ?
+	      kfd_process_device_data_by_id(p, GET_GPU_ID(p->signal_handle)) :
+	      NULL;
+	mem = pdd ? idr_find(&pdd->alloc_idr,
+			     GET_IDR_HANDLE(p->signal_handle)) : NULL;
+	if (mem)
+		amdgpu_amdkfd_gpuvm_unmap_gtt_bo_from_kernel(mem);
+	for (i = 0; i < p->n_pdds; i++) {
+		idr_for_each_entry(&p->pdds[i]->alloc_idr, mem, id) {
+			idr_remove(&p->pdds[i]->alloc_idr, id);
+			kfd_fake_bo_free(kfd_fake_bo_of(mem));
+		}
+	}
+	kunit_release_action(test, rt_process_release, p);
+}
+
+/* A refused restore left the target as rt_open_kfd() made it. */
+static void rt_expect_untouched(struct kunit *test, struct kfd_process *p,
+				int kmaps, const char *what)
+{
+	struct qcm_process_device *qpd;
+	u32 i;
+
+	KUNIT_EXPECT_EQ_MSG(test, p->criu_state, KFD_CRIU_STATE_RUNNING,
+			    "%s: CRIU state", what);
+	KUNIT_EXPECT_EQ_MSG(test, kfd_fake_bos_of(p), 0, "%s: BOs left", what);
+	KUNIT_EXPECT_TRUE_MSG(test, list_empty(&p->pqm.queues),
+			      "%s: queues left", what);
+	KUNIT_EXPECT_EQ_MSG(test, kfd_get_num_events(p), 0,
+			    "%s: events left", what);
+	KUNIT_EXPECT_NULL_MSG(test, p->signal_page, "%s: signal page left",
+			      what);
+	KUNIT_EXPECT_EQ_MSG(test, p->signal_handle, 0,
+			    "%s: event page handle left", what);
+	KUNIT_EXPECT_EQ_MSG(test, rt->kmaps, kmaps, "%s: kernel maps left",
+			    what);
+	KUNIT_EXPECT_TRUE_MSG(test, list_empty(&p->svms.list),
+			      "%s: SVM ranges left", what);
+	KUNIT_EXPECT_EQ_MSG(test, kfd_fake->bounce_bytes, 0,
+			    "%s: bounce buffers left", what);
+	for (i = 0; i < RT_GPUS; i++) {
+		qpd = &p->pdds[i]->qpd;
+		KUNIT_EXPECT_NULL_MSG(test, p->pdds[i]->drm_priv,
+				      "%s: VM of GPU %u left", what, i);
+		KUNIT_EXPECT_EQ_MSG(test, qpd->sh_hidden_private_base, 0,
+				    "%s: scratch VA of GPU %u left", what, i);
+		KUNIT_EXPECT_EQ_MSG(test, qpd->evicted, 0,
+				    "%s: GPU %u left evicted", what, i);
+		KUNIT_EXPECT_EQ_MSG(test, p->pdds[i]->user_gpu_id,
+				    rt->nodes[i]->id, "%s: gpu_id of GPU %u",
+				    what, i);
+	}
+}
+
+/*
+ * An accepted image restored what its records say: each GPU's scratch
+ * VA, a BO per BO record, a queue per QUEUE record, the event page the
+ * image marks.
+ */
+static void rt_expect_accepted(struct kunit *test, struct kfd_process *p,
+			       const struct kfd_criu_test_stream *s,
+			       const char *what)
+{
+	static const struct kfd_criu_test_field scratch = {
+		"scratch_backing_va",
+		offsetof(struct kfd_criu_gpu_rec, scratch_backing_va), 4
+	};
+	unsigned int n, marked = 0;
+	size_t at;
+
+	KUNIT_EXPECT_EQ_MSG(test, p->criu_state, KFD_CRIU_STATE_RESTORED,
+			    "%s: CRIU state", what);
+	for (n = 0; n < RT_GPUS; n++) {
+		at = kfd_criu_test_record_at(s, KFD_CRIU_REC_GPU, n);
+		KUNIT_EXPECT_EQ_MSG(test, p->pdds[n]->qpd.sh_hidden_private_base,
+				    kfd_criu_test_peek(s, at, &scratch),
+				    "%s: scratch VA of GPU %u", what, n);
+	}
+	for (n = 0; (at = kfd_criu_test_record_at(s, KFD_CRIU_REC_BO, n)); n++)
+		marked += get_unaligned_le32(s->data + at +
+					     offsetof(struct kfd_criu_bo_rec,
+						      flags)) &
+			  KFD_CRIU_BO_EVENT_PAGE;
+	KUNIT_EXPECT_EQ_MSG(test, kfd_fake_bos_of(p), n, "%s: BOs", what);
+	KUNIT_EXPECT_EQ_MSG(test, !!p->signal_handle, !!marked,
+			    "%s: event page", what);
+	for (n = 0; kfd_criu_test_record_at(s, KFD_CRIU_REC_QUEUE, n); n++)
+		;
+	KUNIT_EXPECT_EQ_MSG(test, list_count_nodes(&p->pqm.queues), n,
+			    "%s: queues", what);
+}
+
+/*
+ * Restores @s into a fresh target and judges the outcome: a refusal with
+ * an errno RESTORE documents leaves the target untouched, an acceptance
+ * restores what the records say. The target is freed either way.
+ */
+static bool rt_try_hostile(struct kunit *test, void *ctx, const char *what)
+{
+	struct kfd_criu_test_stream *s = ctx;
+	struct kfd_process *p = rt_open_kfd(test);
+	int kmaps = rt->kmaps;
+	int ret;
+
+	ret = rt_restore(p, s);
+	if (!ret)
+		rt_expect_accepted(test, p, s, what);
+	else
+		KUNIT_EXPECT_TRUE_MSG(test, kfd_criu_test_documented(ret),
+				      "%s: undocumented error %d", what, ret);
+	if (ret)
+		rt_expect_untouched(test, p, kmaps, what);
+	rt_drop(test, p);
+	return !ret;
+}
+
+#define RT_BO(f)	offsetof(struct kfd_criu_bo_rec, f)
+#define RT_GPU(f)	offsetof(struct kfd_criu_gpu_rec, f)
+#define RT_Q(f)		offsetof(struct kfd_criu_queue_rec, f)
+#define RT_SVM(f)	offsetof(struct kfd_criu_svm_rec, f)
+
+static const struct kfd_criu_test_field rt_bo_fields[] = {
+	{ "va", RT_BO(va), 8 },
+	{ "size", RT_BO(size), 8 },
+	{ "userptr", RT_BO(userptr), 8 },
+	{ "mmap_offset", RT_BO(mmap_offset), 8 },
+	{ "mapped_gpus", RT_BO(mapped_gpus), 8 },
+	{ "alloc_flags", RT_BO(alloc_flags), 4 },
+	{ "handle", RT_BO(handle), 4 },
+	{ "gpu_index", RT_BO(gpu_index), 4 },
+	{ "flags", RT_BO(flags), 4 },
+};
+
+static const struct kfd_criu_test_field rt_gpu_fields[] = {
+	{ "gpu_id", RT_GPU(gpu_id), 4 },
+	{ "num_xcc", RT_GPU(num_xcc), 4 },
+	{ "cwsr_size", RT_GPU(cwsr_size), 4 },
+	{ "flags", RT_GPU(flags), 4 },
+	{ "scratch_backing_va", RT_GPU(scratch_backing_va), 4 },
+};
+
+static const struct kfd_criu_test_field rt_sdma_fields[] = {
+	{ "ring_base", RT_Q(ring_base), 8 },
+	{ "read_ptr_addr", RT_Q(read_ptr_addr), 8 },
+	{ "queue_id", RT_Q(queue_id), 4 },
+	{ "gpu_index", RT_Q(gpu_index), 4 },
+	{ "type", RT_Q(type), 4 },
+	{ "ring_size", RT_Q(ring_size), 4 },
+	{ "doorbell_offset", RT_Q(doorbell_offset), 4 },
+	{ "sdma_engine_id", RT_Q(sdma_engine_id), 4 },
+};
+
+static const struct kfd_criu_test_field rt_cwsr_fields[] = {
+	{ "eop_base", RT_Q(eop_base), 8 },
+	{ "ctx_save_restore_base", RT_Q(ctx_save_restore_base), 8 },
+	{ "eop_size", RT_Q(eop_size), 4 },
+	{ "ctx_save_restore_size", RT_Q(ctx_save_restore_size), 4 },
+	{ "ctl_stack_size", RT_Q(ctl_stack_size), 4 },
+};
+
+static const struct kfd_criu_test_field rt_svm_fields[] = {
+	{ "start", RT_SVM(start), 8 },
+	{ "size", RT_SVM(size), 8 },
+	{ "access", RT_SVM(access), 8 },
+	{ "prefetch_loc", RT_SVM(prefetch_loc), 4 },
+	{ "flags", RT_SVM(flags), 4 },
+};
+
+/* The QUEUE record whose type is @type, which the image must have */
+static u32 rt_queue_record(struct kunit *test, struct kfd_criu_test_stream *s,
+			   u32 type)
+{
+	static const struct kfd_criu_test_field f =
+		{ "type", RT_Q(type), 4 };
+	size_t at;
+	u32 n;
+
+	for (n = 0; (at = kfd_criu_test_record_at(s, KFD_CRIU_REC_QUEUE, n));
+	     n++)
+		if (kfd_criu_test_peek(s, at, &f) == type)
+			return n;
+	KUNIT_FAIL(test, "no QUEUE record of type %u", type);
+	return 0;
+}
+
+/* The index among the BO records of the event page's */
+#define RT_EVENT_PAGE_REC	1
+/* Another GTT BO of GPU 0, 4 KiB: libhsakmt's SDMA queue page */
+#define RT_SDMA_PAGE_REC	6
+
+/*
+ * The hostile sweeps on the image of the ROCm process: each field of the
+ * event page's BO record (GTT, 32 KiB, marked), of the MI300's GPU record
+ * (scratch VA set), of the engine-pinned SDMA queue's record, of an AQL
+ * queue record whose CWSR area lies in an SVM range and of that range's
+ * record is set to its boundary values and to random values, with good
+ * CRCs, and each image restored into a fresh process on the fake GPUs: a
+ * refusal must use a documented errno and leave the target untouched, an
+ * acceptance must restore what the records say.
+ */
+static void rt_test_hostile_records(struct kunit *test)
+{
+	struct kfd_criu_test_stream *s = rt_base_image(test);
+	struct kfd_criu_test_sweep sw = {
+		.s = s, .try_image = rt_try_hostile, .ctx = s,
+	};
+
+	kfd_criu_test_sweep_record(test, &sw, KFD_CRIU_REC_BO,
+				   RT_EVENT_PAGE_REC, rt_bo_fields,
+				   ARRAY_SIZE(rt_bo_fields));
+	kfd_criu_test_sweep_record(test, &sw, KFD_CRIU_REC_GPU, RT_MI300,
+				   rt_gpu_fields, ARRAY_SIZE(rt_gpu_fields));
+	kfd_criu_test_sweep_record(test, &sw, KFD_CRIU_REC_QUEUE,
+				   rt_queue_record(test, s, KFD_QUEUE_TYPE_SDMA),
+				   rt_sdma_fields, ARRAY_SIZE(rt_sdma_fields));
+	kfd_criu_test_sweep_record(test, &sw, KFD_CRIU_REC_QUEUE,
+				   rt_queue_record(test, s,
+						   KFD_QUEUE_TYPE_COMPUTE),
+				   rt_cwsr_fields, ARRAY_SIZE(rt_cwsr_fields));
+	kfd_criu_test_sweep_record(test, &sw, KFD_CRIU_REC_SVM_RANGE, 0,
+				   rt_svm_fields, ARRAY_SIZE(rt_svm_fields));
+	kfd_criu_test_sweep_report(test, &sw);
+
+	/* The image itself is intact again and restores */
+	KUNIT_EXPECT_TRUE(test, rt_try_hostile(test, s, "intact"));
+}
+
+/* Restores @s with field @f of record @n of @type set to @val: its errno */
+static int rt_restore_poked(struct kunit *test, struct kfd_criu_test_stream *s,
+			    u32 type, u32 n, const struct kfd_criu_test_field *f,
+			    u64 val)
+{
+	size_t at = kfd_criu_test_record_at(s, type, n);
+	struct kfd_process *p;
+	int kmaps = rt->kmaps;
+	u64 orig;
+	int ret;
+
+	KUNIT_ASSERT_NE(test, at, 0);
+	orig = kfd_criu_test_peek(s, at, f);
+	kfd_criu_test_poke(s, at, f, val);
+	p = rt_open_kfd(test);
+	ret = rt_restore(p, s);
+	if (ret)
+		rt_expect_untouched(test, p, kmaps, f->name);
+	rt_drop(test, p);
+	kfd_criu_test_poke(s, at, f, orig);
+	return ret;
+}
+
+/*
+ * Hostile values of what the ROCm shape added, each refused with the
+ * errno RESTORE documents for it: an unknown BO flag, a second event
+ * page, an event page that is not a GTT BO or not 32 KiB (each the same
+ * image restores once the mark is gone), and a target that has a scratch
+ * backing VA of its own. A scratch VA the GPU record carries is any
+ * 32-bit value, and comes back as it is.
+ */
+static void rt_test_hostile_rocm_fields(struct kunit *test)
+{
+	static const struct kfd_criu_test_field flags =
+		{ "flags", RT_BO(flags), 4 };
+	static const struct kfd_criu_test_field alloc_flags =
+		{ "alloc_flags", RT_BO(alloc_flags), 4 };
+	static const struct kfd_criu_test_field scratch =
+		{ "scratch_backing_va", RT_GPU(scratch_backing_va), 4 };
+	struct kfd_criu_test_stream *s = rt_base_image(test);
+	size_t page = kfd_criu_test_record_at(s, KFD_CRIU_REC_BO,
+					      RT_EVENT_PAGE_REC);
+	size_t gpu = kfd_criu_test_record_at(s, KFD_CRIU_REC_GPU, RT_MI300);
+	struct kfd_process *p;
+	u64 orig;
+
+	KUNIT_ASSERT_NE(test, page, 0);
+	KUNIT_ASSERT_EQ(test, kfd_criu_test_peek(s, page, &flags),
+			KFD_CRIU_BO_EVENT_PAGE);
+	KUNIT_EXPECT_EQ(test, rt_restore_poked(test, s, KFD_CRIU_REC_BO,
+					       RT_EVENT_PAGE_REC, &flags,
+					       KFD_CRIU_BO_EVENT_PAGE | BIT(1)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, rt_restore_poked(test, s, KFD_CRIU_REC_BO,
+					       RT_SDMA_PAGE_REC, &flags,
+					       KFD_CRIU_BO_EVENT_PAGE),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, rt_restore_poked(test, s, KFD_CRIU_REC_BO,
+					       RT_EVENT_PAGE_REC, &alloc_flags,
+					       RT_VRAM), -EINVAL);
+	/* The same VRAM BO, unmarked, restores: the mark was refused */
+	kfd_criu_test_poke(s, page, &flags, 0);
+	KUNIT_EXPECT_EQ(test, rt_restore_poked(test, s, KFD_CRIU_REC_BO,
+					       RT_EVENT_PAGE_REC, &alloc_flags,
+					       RT_VRAM), 0);
+	kfd_criu_test_poke(s, page, &flags, KFD_CRIU_BO_EVENT_PAGE);
+
+	orig = kfd_criu_test_peek(s, gpu, &scratch);
+	kfd_criu_test_poke(s, gpu, &scratch, U32_MAX);
+	p = rt_open_kfd(test);
+	KUNIT_EXPECT_EQ(test, rt_restore(p, s), 0);
+	KUNIT_EXPECT_EQ(test, p->pdds[RT_MI300]->qpd.sh_hidden_private_base,
+			U32_MAX);
+	rt_drop(test, p);
+	kfd_criu_test_poke(s, gpu, &scratch, orig);
+
+	p = rt_open_kfd(test);
+	p->pdds[RT_NAVI]->qpd.sh_hidden_private_base = RT_SCRATCH >> 16;
+	KUNIT_EXPECT_EQ(test, rt_restore(p, s), -EBUSY);
+	KUNIT_EXPECT_EQ(test, kfd_fake_bos_of(p), 0);
+	KUNIT_EXPECT_TRUE(test, list_empty(&p->pqm.queues));
+	KUNIT_EXPECT_EQ(test, p->pdds[RT_NAVI]->qpd.sh_hidden_private_base,
+			RT_SCRATCH >> 16);
+	p->pdds[RT_NAVI]->qpd.sh_hidden_private_base = 0;
+	rt_drop(test, p);
+}
+
+/*
+ * The same failed RESTORE, but the unwind cannot unmap the event page BO,
+ * which then stays in the process with the VMs (the "BOs left" unwind).
+ * Its kernel map took the BO's eviction fence off and the unmap from the
+ * kernel unpinned it: it must get the fence back, or amdgpu could move it
+ * under the running process without evicting its queues.
+ */
+static void rt_test_failed_restore_fences_kept_event_page(struct kunit *test)
+{
+	struct kfd_criu_test_stream *first;
+	struct kfd_process *src, *dst;
+	struct kfd_fake_bo *fb;
+	struct rt_events ev = {};
+
+	rt_env_new(test);
+	first = kfd_criu_test_stream_new(test);
+	src = rt_rocm_process(test, &ev);
+	/* As in rt_test_failed_restore_drops_event_page() */
+	src->runtime_info.runtime_state = DEBUG_RUNTIME_STATE_DISABLED;
+	src->runtime_info.r_debug = 0;
+	KUNIT_ASSERT_EQ(test, rt_checkpoint(src, first), 0);
+	rt->unfenced = NULL;
+
+	kunit_activate_static_stub(test, kfd_criu_events_seams.event_add,
+				   rt_event_add_fails);
+	kunit_activate_static_stub(test, kfd_criu_bos_seams.vm_unmap,
+				   rt_vm_unmap_keeps_event_page);
+	dst = rt_open_kfd(test);
+	KUNIT_EXPECT_EQ(test, rt_restore(dst, first), -ENOSPC);
+	fb = rt_find_bo(dst, rt_bos[2].gpu, rt_bos[2].handle);
+	KUNIT_ASSERT_NOT_NULL(test, fb);
+	KUNIT_EXPECT_EQ(test, kfd_fake_bos_of(dst), 1);
+	KUNIT_EXPECT_NULL(test, dst->signal_page);
+	KUNIT_EXPECT_EQ(test, dst->signal_handle, 0);
+	KUNIT_EXPECT_NULL_MSG(test, rt->unfenced,
+			      "the event page BO stays without its eviction fence");
+	KUNIT_EXPECT_FALSE(test,
+			   READ_ONCE(((struct amdkfd_process_info *)
+				      dst->kgd_process_info)->block_mmu_notifications));
+}
+
+/*
+ * RESTORE on a machine where the same GPUs have other topology gpu_ids:
+ * the GPU map names them. The process keeps seeing the image's gpu_ids,
+ * so the event page handle it passed (which encodes the gpu_id its BO's
+ * GPU had) must name that BO again: the handle is rebuilt from the
+ * restored BO's GPU and looked up by the gpu_id the process sees. A
+ * second CHECKPOINT marks the same BO as the event page.
+ */
+static void rt_test_restore_onto_other_gpu_ids(struct kunit *test)
+{
+	const struct rt_bo *page = &rt_bos[2];
+	struct kfd_criu_test_stream *first, *second;
+	struct kfd_criu_proc_image *img;
+	struct kfd_process *src, *dst;
+	struct rt_events ev = {};
+	u32 i;
+
+	rt_env_new(test);
+	first = kfd_criu_test_stream_new(test);
+	second = kfd_criu_test_stream_new(test);
+	src = rt_rocm_process(test, &ev);
+	KUNIT_ASSERT_EQ(test, rt_checkpoint(src, first), 0);
+
+	/* The other machine */
+	for (i = 0; i < RT_GPUS; i++)
+		rt->nodes[i]->id = 0x5300 + i;
+	dst = rt_open_kfd(test);
+	KUNIT_ASSERT_EQ(test, rt_restore(dst, first), 0);
+	for (i = 0; i < RT_GPUS; i++)
+		KUNIT_EXPECT_EQ(test, dst->pdds[i]->user_gpu_id,
+				rt->image_gpu_id[i]);
+	KUNIT_EXPECT_EQ(test, dst->signal_handle,
+			MAKE_HANDLE(rt->image_gpu_id[page->gpu], page->handle));
+	KUNIT_EXPECT_PTR_EQ(test,
+			    kfd_process_device_data_by_id(dst,
+							  GET_GPU_ID(dst->signal_handle)),
+			    dst->pdds[page->gpu]);
+	KUNIT_ASSERT_EQ(test, rt_resume(dst), 0);
+	rt_expect_restored(test, src, dst, &ev);
+
+	KUNIT_ASSERT_EQ(test, rt_pause(dst), 0);
+	KUNIT_ASSERT_EQ(test, rt_checkpoint(dst, second), 0);
+	img = rt_image(test);
+	rt_decode(test, second, img);
+	KUNIT_ASSERT_GT(test, img->bos.num_bos, RT_EVENT_PAGE_REC);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(img->bos.bos[RT_EVENT_PAGE_REC].flags),
+			KFD_CRIU_BO_EVENT_PAGE);
+	KUNIT_EXPECT_EQ(test,
+			le32_to_cpu(img->gpus.gpus[page->gpu].gpu_id),
+			rt->image_gpu_id[page->gpu]);
+}
+
 static struct kunit_case kfd_criu_rocm_test_cases[] = {
 	KUNIT_CASE(rt_test_round_trip),
 	KUNIT_CASE(rt_test_failed_restore_drops_event_page),
+	KUNIT_CASE(rt_test_failed_restore_fences_kept_event_page),
+	KUNIT_CASE(rt_test_restore_onto_other_gpu_ids),
+	KUNIT_CASE(rt_test_hostile_records),
+	KUNIT_CASE(rt_test_hostile_rocm_fields),
 	{}
 };
 

@@ -37,6 +37,7 @@ struct kfd_node_properties;
  * @tlb_flush: flushes a GPU's TLB
  * @vm_unmap: unmaps a BO from a GPU's VM
  * @release: frees a BO
+ * @fence: gives a BO the eviction fence of its process
  */
 struct kfd_criu_bos_seams {
 	bool (*on_vm)(void *drm_priv, struct kgd_mem *mem);
@@ -50,6 +51,7 @@ struct kfd_criu_bos_seams {
 	void (*tlb_flush)(struct kfd_process_device *pdd);
 	int (*vm_unmap)(struct kfd_process_device *pdd, struct kgd_mem *mem);
 	int (*release)(struct kfd_process_device *pdd, struct kgd_mem *mem);
+	int (*fence)(struct kgd_mem *mem);
 };
 
 /**
