@@ -47,8 +47,8 @@
 #define OPTIONAL_TYPE		0x1000
 #define OPTIONAL_LEN		40
 #define SEED_MAX_GPUS		4
-#define SEED_MAX_BOS		8
-#define SEED_MAX_BO_SIZE	(2 * 4096)
+#define SEED_MAX_BOS		12
+#define SEED_MAX_BO_SIZE	(8 * 4096)
 #define SEED_MAX_QUEUES		4
 #define SEED_MAX_SVM		4
 #define SEED_STATE_FIXED	(sizeof(struct kfd_criu_queue_state_hdr) + \
@@ -823,6 +823,70 @@ static void seed_queues_mi300(void)
 	seed_svm(0x7f5000200000ULL, 0x1000, 0x4d3, 0, 3);
 }
 
+/*
+ * What ROCm builds (ROCM-PROCESS.md; the KUnit twin kfd_criu_rocm): a
+ * GFX 9.4.3 with two XCCs and a GFX10.3, each with its MMIO remap page,
+ * doorbell page and a scratch backing VA; the event page, a 32 KiB GTT BO
+ * mapped on both GPUs and marked, whose slots are the SIGNAL_PAGE
+ * record; an SDMA queue pinned to engine 1 in a userptr ring with its
+ * GTT rptr/wptr page; an AQL queue with userptr ring and pointers, a VRAM
+ * EOP buffer and its CWSR area in an SVM range always mapped on its GPU.
+ */
+static void seed_rocm(void)
+{
+	struct kfd_criu_queue_rec *q;
+	struct kfd_criu_gpu_rec *gpu;
+	struct kfd_criu_svm_rec *r;
+
+	seed_reset(KFD_CRIU_SIGNAL_PAGE_MAX);
+	seed_runtime(0x200000040000ULL);
+	seed_event(1, KFD_IOC_EVENT_SIGNAL, true, false, 1);
+	seed_event(2, KFD_IOC_EVENT_SIGNAL, true, false, 3);
+	seed.page[2] = cpu_to_le64(0x1234);
+	seed_event(KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID, KFD_IOC_EVENT_MEMORY,
+		   false, false, 1);
+	seed_event(KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID + 1,
+		   KFD_IOC_EVENT_HW_EXCEPTION, false, false, 1);
+	gpu = seed_gpu(0x4100, 90403);
+	gpu->num_xcc = cpu_to_le32(2);
+	gpu->scratch_backing_va = cpu_to_le32(0x220000000000ULL >> 16);
+	gpu = seed_gpu(0x4101, 100300);
+	gpu->scratch_backing_va = cpu_to_le32(0x220100000000ULL >> 16);
+	seed_bo(0, 1, 0x200000000000ULL, 4096, seed_mmio, 1);
+	seed_bo(0, 3, 0x200000010000ULL, KFD_CRIU_SIGNAL_PAGE_MAX, seed_gtt,
+		3)->flags = cpu_to_le32(KFD_CRIU_BO_EVENT_PAGE);
+	seed_bo(0, 6, 0x200000100000ULL, 8192, seed_doorbell, 1);
+	seed_bo(0, 7, 0x200000200000ULL, 0x10000, seed_userptr, 3);
+	seed_bo(0, 8, 0x200000300000ULL, 4096, seed_gtt, 1);
+	seed_bo(1, 1, 0x200000400000ULL, 4096, seed_mmio, 2);
+	seed_bo(1, 3, 0x200000500000ULL, 8192, seed_doorbell, 2);
+	seed_bo(1, 4, 0x200000800000ULL, 4096, seed_userptr, 3);
+	seed_bo(1, 5, 0x200000810000ULL, 0x10000, seed_userptr, 3);
+	seed_bo(1, 7, 0x210000200000ULL, 4096, seed_vram, 2);
+
+	q = seed_queue(0, 1, KFD_IOC_QUEUE_TYPE_COMPUTE, 0x200000810000ULL, 0);
+	q->read_ptr_addr = cpu_to_le64(0x200000800080ULL);
+	q->write_ptr_addr = cpu_to_le64(0x200000800038ULL);
+	q->eop_base = cpu_to_le64(0x210000200000ULL);
+	q->ctx_save_restore_base = cpu_to_le64(0x7f6000000000ULL);
+	q->doorbell_offset = 0;
+	seed_queue_states(0x40, 0x80, 0x2000);
+	q = seed_queue(2, 0, KFD_IOC_QUEUE_TYPE_SDMA, 0x200000200000ULL, 0);
+	q->read_ptr_addr = cpu_to_le64(0x200000300100ULL);
+	q->write_ptr_addr = cpu_to_le64(0x200000300108ULL);
+	q->sdma_engine_id = cpu_to_le32(1);
+	q->doorbell_offset = cpu_to_le32(0x120);
+	seed_queue_states(0xc0, 0x180, 0);
+
+	r = seed_svm(0x7f6000000000ULL, 0x60000, KFD_IOCTL_SVM_LOCATION_SYSMEM,
+		     2, 0);
+	r->prefetch_loc = cpu_to_le32(0x4101);
+	r->flags = cpu_to_le32(KFD_IOCTL_SVM_FLAG_HOST_ACCESS |
+			       KFD_IOCTL_SVM_FLAG_GPU_EXEC |
+			       KFD_IOCTL_SVM_FLAG_GPU_ALWAYS_MAPPED);
+	r->granularity = cpu_to_le32(0x3f);
+}
+
 static const struct {
 	const char *name;
 	void (*build)(void);
@@ -840,6 +904,7 @@ static const struct {
 	{ "gpu-no-bos", seed_gpu_no_bos },
 	{ "queues-one", seed_queues_one },
 	{ "queues-mi300", seed_queues_mi300 },
+	{ "rocm", seed_rocm },
 };
 
 int main(int argc, char **argv)
