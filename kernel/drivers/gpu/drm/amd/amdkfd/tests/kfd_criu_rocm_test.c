@@ -163,7 +163,9 @@ static const u32 rt_aql_bos[2] = { 10, 14 };
  * @cwsr: the CWSR areas of the two AQL queues, anonymous memory
  * @set_attrs: SET_ATTR calls made
  * @kmaps: kernel maps of GTT BOs made, minus those undone
- * @image_gpu_id: the gpu_id each GPU had at CHECKPOINT, for the GPU map
+ * @image_gpu_id: the gpu_id the process sees of each GPU, its topology
+ *	gpu_id unless a test makes the source process one restored from
+ *	another machine; the GPU map names the GPUs of the image by it
  * @unfenced: the BO a kernel map took the eviction fence off, until
  *	something gives it back (the unmap does not)
  * @evictions: queue evictions made, per GPU, minus restores
@@ -501,7 +503,7 @@ static struct kfd_process *rt_open_kfd(struct kunit *test)
 		KUNIT_ASSERT_NOT_NULL(test, pdd);
 		pdd->dev = rt->nodes[i];
 		pdd->process = p;
-		pdd->user_gpu_id = rt->nodes[i]->id;
+		pdd->user_gpu_id = rt->image_gpu_id[i];
 		mutex_init(&pdd->doorbell_mutex);
 		/* kfd_alloc_process_doorbells() keeps what is there */
 		pdd->qpd.proc_doorbells = (struct amdgpu_bo *)pdd;
@@ -1603,11 +1605,12 @@ static void rt_test_failed_restore_fences_kept_event_page(struct kunit *test)
 }
 
 /*
- * RESTORE on a machine where the same GPUs have other topology gpu_ids:
- * the GPU map names them. The process keeps seeing the image's gpu_ids,
- * so the event page handle it passed (which encodes the gpu_id its BO's
- * GPU had) must name that BO again: the handle is rebuilt from the
- * restored BO's GPU and looked up by the gpu_id the process sees. A
+ * RESTORE of a process that sees other gpu_ids than the topology's (it
+ * was restored from another machine before): the GPU map names the
+ * image's GPUs by them. The restored process keeps seeing the image's
+ * gpu_ids, so the event page handle it passed (which encodes the gpu_id
+ * of its BO's GPU) must name that BO again: the handle is rebuilt from
+ * the restored BO's GPU and looked up by the gpu_id the process sees. A
  * second CHECKPOINT marks the same BO as the event page.
  */
 static void rt_test_restore_onto_other_gpu_ids(struct kunit *test)
@@ -1622,13 +1625,15 @@ static void rt_test_restore_onto_other_gpu_ids(struct kunit *test)
 	rt_env_new(test);
 	first = kfd_criu_test_stream_new(test);
 	second = kfd_criu_test_stream_new(test);
+	/* The source sees the gpu_ids of the machine it was restored from */
+	for (i = 0; i < RT_GPUS; i++)
+		rt->image_gpu_id[i] = 0x5300 + i;
 	src = rt_rocm_process(test, &ev);
 	KUNIT_ASSERT_EQ(test, rt_checkpoint(src, first), 0);
 
-	/* The other machine */
-	for (i = 0; i < RT_GPUS; i++)
-		rt->nodes[i]->id = 0x5300 + i;
 	dst = rt_open_kfd(test);
+	for (i = 0; i < RT_GPUS; i++)
+		dst->pdds[i]->user_gpu_id = rt->nodes[i]->id;
 	KUNIT_ASSERT_EQ(test, rt_restore(dst, first), 0);
 	for (i = 0; i < RT_GPUS; i++)
 		KUNIT_EXPECT_EQ(test, dst->pdds[i]->user_gpu_id,
@@ -1649,9 +1654,9 @@ static void rt_test_restore_onto_other_gpu_ids(struct kunit *test)
 	KUNIT_ASSERT_GT(test, img->bos.num_bos, RT_EVENT_PAGE_REC);
 	KUNIT_EXPECT_EQ(test, le32_to_cpu(img->bos.bos[RT_EVENT_PAGE_REC].flags),
 			KFD_CRIU_BO_EVENT_PAGE);
-	KUNIT_EXPECT_EQ(test,
-			le32_to_cpu(img->gpus.gpus[page->gpu].gpu_id),
-			rt->image_gpu_id[page->gpu]);
+	for (i = 0; i < RT_GPUS; i++)
+		KUNIT_EXPECT_EQ(test, le32_to_cpu(img->gpus.gpus[i].gpu_id),
+				rt->image_gpu_id[i]);
 }
 
 static struct kunit_case kfd_criu_rocm_test_cases[] = {
