@@ -1396,8 +1396,9 @@ static const struct kfd_criu_test_field rt_svm_fields[] = {
 static u32 rt_queue_record(struct kunit *test, struct kfd_criu_test_stream *s,
 			   u32 type)
 {
-	static const struct kfd_criu_test_field f =
-		{ "type", RT_Q(type), 4 };
+	static const struct kfd_criu_test_field f = {
+		"type", RT_Q(type), 4
+	};
 	size_t at;
 	u32 n;
 
@@ -1509,12 +1510,15 @@ static int rt_restore_poked(struct kunit *test, struct kfd_criu_test_stream *s,
  */
 static void rt_test_hostile_rocm_fields(struct kunit *test)
 {
-	static const struct kfd_criu_test_field flags =
-		{ "flags", RT_BO(flags), 4 };
-	static const struct kfd_criu_test_field alloc_flags =
-		{ "alloc_flags", RT_BO(alloc_flags), 4 };
-	static const struct kfd_criu_test_field scratch =
-		{ "scratch_backing_va", RT_GPU(scratch_backing_va), 4 };
+	static const struct kfd_criu_test_field flags = {
+		"flags", RT_BO(flags), 4
+	};
+	static const struct kfd_criu_test_field alloc_flags = {
+		"alloc_flags", RT_BO(alloc_flags), 4
+	};
+	static const struct kfd_criu_test_field scratch = {
+		"scratch_backing_va", RT_GPU(scratch_backing_va), 4
+	};
 	struct kfd_criu_test_stream *s = rt_base_image(test);
 	size_t page = kfd_criu_test_record_at(s, KFD_CRIU_REC_BO,
 					      RT_EVENT_PAGE_REC);
