@@ -492,13 +492,16 @@ static int restore_gpus(void)
 /*
  * RESTORE from @sfd into the process of @kfd with the GPU map and room for
  * the offsets it changes; with too little room, once more with enough.
+ * Only -E2BIG means that: any other error, -ENOSPC from a GPU without a
+ * queue slot or VMID left among them, would fail the second RESTORE too,
+ * after it had created every buffer and copied its contents again.
  */
 static int restore_op(int kfd, int sfd, struct kfd_ioctl_criu_args *args)
 {
 	uint32_t room = 64;	/* the first attempt's, enough for most */
 	int ret = 0, tries;
 
-	for (tries = 0; tries < 2 && (!tries || ret == -ENOSPC); tries++) {
+	for (tries = 0; tries < 2 && (!tries || ret == -E2BIG); tries++) {
 		free(offsets);
 		offsets = calloc(room, sizeof(*offsets));
 		if (!offsets || (tries && lseek(sfd, 0, SEEK_SET)))
@@ -1093,6 +1096,9 @@ static int restore_from_images(const KfdCriuMeta *meta)
 		return kfd;
 	}
 	pr_err("file %u: RESTORE from %s failed: %s\n", meta->file_id, name, strerror(-ret));
+	if (ret == -ENOSPC)
+		pr_err("file %u: a GPU has no queue slot or VMID left for the process's queues\n",
+		       meta->file_id);
 	if (kfd >= 0)
 		close(kfd);
 	return ret;

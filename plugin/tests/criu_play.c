@@ -48,6 +48,10 @@
  * @probes: image-mode probes (UNPAUSE with nothing paused)
  * @restores: RESTOREs since reset; a second one is -EBUSY
  * @resumes: RESUMEs since reset
+ * @room: the offset map a RESTORE needs if more than @nr_moved, else 0
+ * @restore_error: 0, or the error every RESTORE fails with after it
+ *		   checked the offset map (-ENOSPC: a GPU out of queue slots)
+ * @attempts: RESTORE calls, also the refused ones
  */
 static struct fake_kfd {
 	bool on, old_kernel, denied;
@@ -58,6 +62,9 @@ static struct fake_kfd {
 	struct kfd_criu_device_bucket pairs[MAX_GPU_MAP + 1];
 	unsigned int nr_pairs;
 	unsigned int paused, probes, restores, resumes;
+	unsigned int room;
+	int restore_error;
+	unsigned int attempts;
 } fake_kfd;
 
 static bool is_fake_kfd(int fd)
@@ -71,13 +78,19 @@ static bool is_fake_kfd(int fd)
 static int fake_restore(struct kfd_ioctl_criu_args *args)
 {
 	struct kfd_criu_offset_map *out = (void *)(uintptr_t)args->offset_map_ptr;
+	unsigned int room = fake_kfd.room > fake_kfd.nr_moved ? fake_kfd.room : fake_kfd.nr_moved;
 
+	fake_kfd.attempts++;
 	if (fake_kfd.restores++)
 		return -EBUSY;	/* one RESTORE per KFD process */
-	if (args->num_offset_map < fake_kfd.nr_moved) {
+	if (args->num_offset_map < room) {
 		fake_kfd.restores--;
-		args->num_offset_map = fake_kfd.nr_moved;
-		return -ENOSPC;
+		args->num_offset_map = room;
+		return -E2BIG;
+	}
+	if (fake_kfd.restore_error) {
+		fake_kfd.restores--;
+		return fake_kfd.restore_error;
 	}
 	fake_kfd.nr_gpus = args->num_gpu_map;
 	memcpy(fake_kfd.gpus, (void *)(uintptr_t)args->gpu_map_ptr,
@@ -1222,6 +1235,58 @@ static void test_inventory(void)
 	fake_kfd_switch(false);
 }
 #endif
+
+/*
+ * The restore of the dumped /dev/kfd file (60) through a RESTORE that needs
+ * an offset map of @room entries and then fails with @error (or not): the
+ * fd or -errno.
+ */
+static int restore_kfd_with(unsigned int room, int error)
+{
+	int kfd;
+
+	fake_kfd.room = room;
+	fake_kfd.restore_error = error;
+	fake_kfd.attempts = 0;
+	fake_kfd.restores = 0;
+	kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	set_criu_convention(CRIU_3_19);
+	kfd = play_restore_file(60);
+	if (kfd >= 0)
+		close(kfd);
+	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, kfd < 0);
+	forget_gpus();
+	return kfd;
+}
+
+/*
+ * A second RESTORE creates every buffer and copies its contents again: the
+ * plugin asks for it only when the offset map was short (-E2BIG).
+ */
+static void test_restore_retry(void)
+{
+	int ret;
+
+	fake_kfd_switch(true);
+	fake_render_node(129);
+	fake_render_node(130);
+	play_dump();
+	ret = restore_kfd_with(100, 0);
+	ok(ret >= 0 && fake_kfd.attempts == 2 && fake_kfd.restores == 1,
+	   "an offset map too short (-E2BIG, 100 entries needed): one more RESTORE, with that room");
+	if (fake_kfd.attempts != 2)
+		printf("# %d, %u RESTOREs\n", ret, fake_kfd.attempts);
+	ret = restore_kfd_with(0, -ENOSPC);
+	ok(ret == -ENOSPC && fake_kfd.attempts == 1 &&
+	   logged("a GPU has no queue slot or VMID left"),
+	   "a GPU out of queue slots (-ENOSPC): no second RESTORE, the restore fails naming why");
+	if (fake_kfd.attempts != 1)
+		printf("# %d, %u RESTOREs\n", ret, fake_kfd.attempts);
+	ret = restore_kfd_with(100, -ENOSPC);
+	ok(ret == -ENOSPC && fake_kfd.attempts == 2,
+	   "... also after a short offset map: two RESTOREs, not three");
+	fake_kfd_switch(false);
+}
 
 /* The restore of a process that used GPU 4660 with GPU 17185 hidden */
 static void test_hidden_gpu(void)

@@ -702,6 +702,7 @@ int main(int argc, char **argv)
 	test_inventory();
 	test_dump_gpu_ids();
 	test_hidden_gpu();
+	test_restore_retry();
 #ifndef KFD_CRIU_RESTORE_RETRY
 	test_mapping_of_hidden_gpu(CRIU_3_17);
 #endif
