@@ -889,7 +889,13 @@ static int kfd_criu_load_metadata(struct kfd_process *p,
 	return ret;
 }
 
-/* Refuses, before anything is created, an offset map that is too small. */
+/*
+ * Refuses, before anything is created, an offset map that is too small,
+ * with the errno that means only this: nothing on the restore path below
+ * returns -E2BIG, whereas queue creation has its own -ENOSPC (no queue
+ * slot, or no VMID left on a GPU without HWS), which a caller must not
+ * take for a short map and answer with a second RESTORE.
+ */
 static int kfd_criu_check_offset_map(struct kfd_process *p,
 				     struct kfd_criu_restore *ctx,
 				     struct kfd_ioctl_criu_args *args)
@@ -903,7 +909,7 @@ static int kfd_criu_check_offset_map(struct kfd_process *p,
 	if (needed <= args->num_offset_map)
 		return 0;
 	args->num_offset_map = needed;
-	return -ENOSPC;
+	return -E2BIG;
 }
 
 static int kfd_criu_report_offsets(struct kfd_process *p,
@@ -916,9 +922,9 @@ static int kfd_criu_report_offsets(struct kfd_process *p,
 
 	n = kfd_criu_bos_offsets(p, &ctx->img.bos, &ctx->gst, NULL, 0);
 	if (WARN_ON(n > args->num_offset_map))
-		return -ENOSPC;
+		return -EIO;
 	if (n) {
-		out = kvcalloc(n, sizeof(*out), GFP_KERNEL);
+		out = kvcalloc(n, sizeof(*out), GFP_KERNEL_ACCOUNT);
 		if (!out)
 			return -ENOMEM;
 		kfd_criu_bos_offsets(p, &ctx->img.bos, &ctx->gst, out, n);
