@@ -513,8 +513,9 @@ static int kfd_criu_place_gpus(const struct kfd_criu_placement *place,
  *
  * Only record bounds and order are checked here; kfd_criu_validate_image()
  * checks the contents as a set. The image GPUs are placed on local GPUs
- * as soon as their records are in: a GPU this machine lacks fails the
- * read then, and every later record that a GPU record sizes (a queue's
+ * as soon as their records are in and valid: a GPU this machine lacks
+ * fails the read then (an invalid GPU record first, with -EINVAL, as
+ * anywhere), and every later record that a GPU record sizes (a queue's
  * states: XCCs and control stack) is bounded by a local GPU, so an image
  * cannot make RESTORE hold more than a process could have had here.
  *
@@ -543,7 +544,9 @@ static int kfd_criu_read_metadata(struct kfd_criu_image_reader *r,
 						 KFD_CRIU_READ_BUF_SIZE);
 		if (!ret && !placed && kfd_criu_gpus_read(img, rec->type)) {
 			placed = true;
-			ret = kfd_criu_place_gpus(place, &img->gpus);
+			/* Malformed before missing: -EINVAL on any machine */
+			ret = kfd_criu_gpus_validate(&img->gpus) ?:
+			      kfd_criu_place_gpus(place, &img->gpus);
 		}
 		if (!ret)
 			ret = kfd_criu_collect_record(img, sec, rec, buf);

@@ -426,12 +426,16 @@ static void check_no_state(int fd)
 }
 
 /*
- * Refuses @gpu_fd, an image naming a GPU this machine lacks, with -ENODEV,
+ * Refuses @bad_fd, the same image with the GPU record also invalid, with
+ * -EINVAL: an invalid record is malformed whatever GPUs this machine has,
+ * as kfdcrit check says. Refuses @gpu_fd, an image naming a GPU this
+ * machine lacks, with -ENODEV,
  * having read no more than @most bytes of it, and @good_fd with a
  * malformed GPU map with -EINVAL; stays without KFD state; then restores
  * @good_fd, resumes itself and has @plan's events.
  */
-static void missing_gpu_restoree_main(int gpu_fd, int good_fd, size_t most,
+static void missing_gpu_restoree_main(int bad_fd, int gpu_fd, int good_fd,
+				      size_t most,
 				      const struct events_plan *plan)
 {
 	struct kfd_criu_gpu_map bad_map = {
@@ -442,6 +446,9 @@ static void missing_gpu_restoree_main(int gpu_fd, int good_fd, size_t most,
 	int fd = kfd_open();
 
 	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(criu_restore_mapped(fd, bad_fd, NULL, 0, offsets, 4,
+					&args) == -EINVAL);
+	check_no_state(fd);
 	CHILD_CHECK(criu_restore_mapped(fd, gpu_fd, NULL, 0, offsets, 4,
 					&args) == -ENODEV);
 	/* Placed as soon as the GPU records are in, before the rest is held */
@@ -469,10 +476,10 @@ static void missing_gpu_restoree_main(int gpu_fd, int good_fd, size_t most,
  */
 TEST(image_with_missing_gpu)
 {
-	size_t len, next, most;
+	size_t len, next, most, rec;
 	unsigned char *copy;
 	struct image img;
-	int good, gpu;
+	int good, gpu, bad;
 	pid_t pid;
 
 	if (!have_kfd())
@@ -489,12 +496,19 @@ TEST(image_with_missing_gpu)
 	ASSERT_LE(0, gpu);
 	good = memfd_from(img.data, img.len);
 	ASSERT_LE(0, good);
+	/* The same GPU record with no XCC: invalid in any image */
+	rec = find_record(copy, len, REC_GPU);
+	put_le32(copy + rec + RECORD_HEADER_SIZE + GPU_NUM_XCC_OFF, 0);
+	fix_record_crc(copy, rec);
+	bad = memfd_from(copy, len);
+	ASSERT_LE(0, bad);
 
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
-		missing_gpu_restoree_main(gpu, good, most, &img.plan);
+		missing_gpu_restoree_main(bad, gpu, good, most, &img.plan);
 	EXPECT_EQ(0, wait_child(pid));
+	close(bad);
 	close(good);
 	close(gpu);
 	free(copy);
