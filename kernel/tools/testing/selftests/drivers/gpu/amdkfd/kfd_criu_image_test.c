@@ -1092,13 +1092,17 @@ TEST(foreign_fd_needs_ptrace)
  * Restores @image_fd, whose first event (auto-reset, signaled) has the
  * largest age an image may carry, resumes itself and signals the event:
  * the age goes on counting, with no wrap for set_event() to warn about.
+ * A dump then carries the age past the bound: what RESTORE accepted, a
+ * later CHECKPOINT of the process must not refuse.
  */
 static void max_age_restoree_main(int image_fd, __u32 id)
 {
 	struct kfd_ioctl_criu_args args;
 	__u32 result;
 	__u64 age = 1;
-	int fd = kfd_open();
+	int fd = kfd_open(), memfd = memfd_create("kfd-criu-image", MFD_CLOEXEC);
+	unsigned char *dumped;
+	size_t off;
 
 	CHILD_CHECK(fd >= 0);
 	CHILD_CHECK(!criu_image_op(fd, KFD_CRIU_OP_RESTORE, image_fd, &args));
@@ -1108,6 +1112,17 @@ static void max_age_restoree_main(int image_fd, __u32 id)
 	CHILD_CHECK(!event_op(fd, AMDKFD_IOC_SET_EVENT, id));
 	CHILD_CHECK(!wait_event(fd, id, &age, &result));
 	CHILD_CHECK(age == MAX_EVENT_AGE + 1);
+	CHILD_CHECK(memfd >= 0);
+	CHILD_CHECK(!criu_image_op(fd, KFD_CRIU_OP_PROCESS_INFO, -1, &args));
+	CHILD_CHECK(!criu_image_op(fd, KFD_CRIU_OP_CHECKPOINT, memfd, &args));
+	CHILD_CHECK(!criu_image_op(fd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+	dumped = malloc(args.image_size);
+	CHILD_CHECK(dumped);
+	CHILD_CHECK(pread(memfd, dumped, args.image_size, 0) ==
+		    (ssize_t)args.image_size);
+	off = find_record(dumped, args.image_size, REC_EVENT);
+	CHILD_CHECK(off && get_le64(dumped + off + RECORD_HEADER_SIZE +
+				    EVENT_AGE_OFF) == MAX_EVENT_AGE + 1);
 	_exit(0);
 }
 
