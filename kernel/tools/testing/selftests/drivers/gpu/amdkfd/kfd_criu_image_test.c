@@ -821,6 +821,41 @@ TEST(resume_needs_ptrace_access)
 	free(img.data);
 }
 
+/*
+ * A legacy RESUME of a process that image mode restored, here one without
+ * GPUs and so without a GPU VM: -EBUSY, as for every legacy op on it, not
+ * the -ESRCH of a process with no KFD state, which the CRIU amdgpu plugin
+ * would take as nothing to resume. The process stays restored, and image
+ * mode resumes it.
+ */
+TEST(legacy_resume_of_image_mode_restore)
+{
+	struct criu_args_v1_17 old;
+	struct image img;
+	int memfd, sock, kfd;
+	pid_t pid;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	dump_child(_metadata, &img);
+	memfd = memfd_from(img.data, img.len);
+	ASSERT_LE(0, memfd);
+	pid = start_restoree(_metadata, &sock, memfd, &img);
+	ASSERT_LT(0, pid);
+
+	kfd = kfd_open();
+	ASSERT_LE(0, kfd);
+	memset(&old, 0, sizeof(old));
+	old.op = KFD_CRIU_OP_RESUME;
+	old.pid = pid;
+	EXPECT_EQ(-EBUSY, kfd_ioctl(kfd, AMDKFD_IOC_CRIU_OP_V1_17, &old));
+	close(kfd);
+
+	resume_restoree(_metadata, pid, sock);
+	close(memfd);
+	free(img.data);
+}
+
 /* The owner of a /dev/kfd file: hands it out, then exits when told. */
 static void exiting_owner_main(int sock)
 {
