@@ -648,8 +648,8 @@ static int kfd_criu_op_unpause(struct kfd_process *p)
 	if (p->n_pdds)
 		ret = kfd_process_restore_queues(p);
 	if (ret)
-		pr_err("CRIU image: pid %d: restoring queues failed: %d\n",
-		       p->lead_thread->pid, ret);
+		pr_err_ratelimited("CRIU image: pid %d: restoring queues failed: %d\n",
+				   p->lead_thread->pid, ret);
 	p->criu_state = next;
 out_unlock:
 	mutex_unlock(&p->mutex);
@@ -691,7 +691,7 @@ static int kfd_criu_op_process_info(struct kfd_process *p,
 
 	if (args->num_devices) {
 		buckets = kcalloc(args->num_devices, sizeof(*buckets),
-				  GFP_KERNEL);
+				  GFP_KERNEL_ACCOUNT);
 		if (!buckets)
 			return -ENOMEM;
 	}
@@ -763,7 +763,7 @@ static int kfd_criu_op_checkpoint(struct kfd_process *p,
 	enum kfd_criu_state next;
 	int ret;
 
-	img = kzalloc(sizeof(*img), GFP_KERNEL);
+	img = kzalloc(sizeof(*img), GFP_KERNEL_ACCOUNT);
 	if (!img)
 		return -ENOMEM;
 
@@ -1099,7 +1099,7 @@ static int kfd_criu_restore_locked(struct file *filep, struct kfd_process *p,
 
 out_restore_queues:
 	if (p->n_pdds && kfd_process_restore_queues(p))
-		pr_err("CRIU image: failed to undo the restore eviction\n");
+		pr_err_ratelimited("CRIU image: failed to undo the restore eviction\n");
 	return ret;
 }
 
@@ -1165,7 +1165,7 @@ static int kfd_criu_op_restore(struct file *filep, struct kfd_process *p,
 	mm = kfd_criu_restore_mm(p);
 	if (!mm)
 		return -ESRCH;
-	ctx = kvzalloc(sizeof(*ctx), GFP_KERNEL);
+	ctx = kvzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx) {
 		ret = -ENOMEM;
 		goto out_mmput;

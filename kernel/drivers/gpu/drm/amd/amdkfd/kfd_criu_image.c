@@ -1605,7 +1605,7 @@ int kfd_criu_check_bos(const struct kfd_criu_bo_rec *bos, u32 num_bos,
 	if (num_bos < 2)
 		return 0;
 
-	by_va = kvmalloc_array(num_bos, sizeof(*by_va), GFP_KERNEL);
+	by_va = kvmalloc_array(num_bos, sizeof(*by_va), GFP_KERNEL_ACCOUNT);
 	if (!by_va)
 		return -ENOMEM;
 	for (i = 0; i < num_bos; i++)
@@ -2008,8 +2008,8 @@ static int kfd_criu_check_queue_overlap(const struct kfd_criu_queue_rec *q,
 	u32 i, num = 0, g;
 	int ret = -ENOMEM;
 
-	spans = kvmalloc_array(n, 3 * sizeof(*spans), GFP_KERNEL);
-	order = kvmalloc_array(n, 3 * sizeof(*order), GFP_KERNEL);
+	spans = kvmalloc_array(n, 3 * sizeof(*spans), GFP_KERNEL_ACCOUNT);
+	order = kvmalloc_array(n, 3 * sizeof(*order), GFP_KERNEL_ACCOUNT);
 	if (!spans || !order)
 		goto out;
 	for (i = 0; i < n; i++) {
