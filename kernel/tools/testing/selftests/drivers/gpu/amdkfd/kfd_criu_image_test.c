@@ -1068,6 +1068,121 @@ TEST(legacy_op_that_waited_for_the_lock)
 }
 
 /* Without CAP_CHECKPOINT_RESTORE and CAP_SYS_ADMIN no op runs. */
+/**
+ * struct pipe_dump - a CHECKPOINT into a pipe, in a thread
+ * @thread: the thread
+ * @tid: its thread id, 0 until it runs
+ * @kfd: the /dev/kfd file of the paused process
+ * @pipe_w: the pipe's write end
+ * @ret: the CHECKPOINT's result
+ * @done: set once the CHECKPOINT returned
+ */
+struct pipe_dump {
+	pthread_t thread;
+	pid_t tid;
+	int kfd;
+	int pipe_w;
+	int ret;
+	int done;
+};
+
+static void *pipe_dump_thread(void *arg)
+{
+	struct pipe_dump *d = arg;
+	struct kfd_ioctl_criu_args args;
+
+	__atomic_store_n(&d->tid, gettid(), __ATOMIC_SEQ_CST);
+	d->ret = criu_image_op(d->kfd, KFD_CRIU_OP_CHECKPOINT, d->pipe_w, &args);
+	__atomic_store_n(&d->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* Waits (up to 10 s) until @d's CHECKPOINT sleeps on the full pipe @r */
+static bool pipe_dump_blocked(struct pipe_dump *d, int r, int size)
+{
+	__u64 deadline = now_ms() + 10000;
+	int queued = 0;
+	pid_t tid;
+
+	for (;;) {
+		tid = __atomic_load_n(&d->tid, __ATOMIC_SEQ_CST);
+		if (ioctl(r, FIONREAD, &queued))
+			return false;
+		if (tid && queued >= size && thread_state(tid) == 'S')
+			return !__atomic_load_n(&d->done, __ATOMIC_SEQ_CST);
+		if (now_ms() > deadline)
+			return false;
+		usleep(10000);
+	}
+}
+
+/* Reads pipe @r until @d's CHECKPOINT returned; the bytes read */
+static size_t pipe_drain(struct pipe_dump *d, int r)
+{
+	char buf[4096];
+	size_t total = 0;
+	ssize_t n;
+
+	fcntl(r, F_SETFL, O_NONBLOCK);
+	for (;;) {
+		n = read(r, buf, sizeof(buf));
+		if (n > 0) {
+			total += n;
+			continue;
+		}
+		if (__atomic_load_n(&d->done, __ATOMIC_SEQ_CST))
+			break;
+		usleep(1000);
+	}
+	while ((n = read(r, buf, sizeof(buf))) > 0)
+		total += n;
+	return total;
+}
+
+/*
+ * UNPAUSE while a CHECKPOINT of the process streams its image into a
+ * pipe that nobody reads: -EBUSY, and the process stays paused, since
+ * the dump writes with no lock held and would otherwise copy a running
+ * process. Once the pipe is drained the dump completes, and UNPAUSE
+ * resumes the process. The signal page makes the image larger than the
+ * pipe.
+ */
+TEST(unpause_while_checkpoint_streams)
+{
+	struct kfd_ioctl_criu_args args;
+	struct pipe_dump d = { 0 };
+	int p[2], size;
+	size_t total;
+	__u32 id;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	d.kfd = kfd_open();
+	ASSERT_LE(0, d.kfd);
+	ASSERT_EQ(0, create_event(d.kfd, KFD_IOC_EVENT_SIGNAL, false, &id));
+	ASSERT_EQ(0, criu_image_op(d.kfd, KFD_CRIU_OP_PROCESS_INFO, -1, &args));
+	ASSERT_LT(4096U, args.image_size);
+	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
+	size = fcntl(p[1], F_SETPIPE_SZ, 4096);
+	ASSERT_LE(4096, size);
+	ASSERT_GT(args.image_size, (__u64)size);
+	d.pipe_w = p[1];
+	ASSERT_EQ(0, pthread_create(&d.thread, NULL, pipe_dump_thread, &d));
+
+	EXPECT_TRUE(pipe_dump_blocked(&d, p[0], size));
+	EXPECT_EQ(-EBUSY, criu_image_op(d.kfd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+
+	total = pipe_drain(&d, p[0]);
+	ASSERT_EQ(0, pthread_join(d.thread, NULL));
+	EXPECT_EQ(0, d.ret);
+	EXPECT_LT(4096U, total);
+	EXPECT_EQ(0, criu_image_op(d.kfd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+	EXPECT_EQ(-EBADFD, criu_image_op(d.kfd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+	close(p[0]);
+	close(p[1]);
+	close(d.kfd);
+}
+
 TEST(ops_need_capability)
 {
 	pid_t pid;
