@@ -1144,14 +1144,13 @@ static size_t pipe_drain(struct pipe_dump *d, int r)
  * pipe that nobody reads: -EBUSY, and the process stays paused, since
  * the dump writes with no lock held and would otherwise copy a running
  * process. Once the pipe is drained the dump completes, and UNPAUSE
- * resumes the process. The signal page makes the image larger than the
- * pipe.
+ * resumes the process. Its events make the image larger than the pipe.
  */
 TEST(unpause_while_checkpoint_streams)
 {
 	struct kfd_ioctl_criu_args args;
 	struct pipe_dump d = { 0 };
-	int p[2], size;
+	int p[2], size, i;
 	size_t total;
 	__u32 id;
 
@@ -1159,7 +1158,8 @@ TEST(unpause_while_checkpoint_streams)
 		SKIP(return, "no /dev/kfd");
 	d.kfd = kfd_open();
 	ASSERT_LE(0, d.kfd);
-	ASSERT_EQ(0, create_event(d.kfd, KFD_IOC_EVENT_SIGNAL, false, &id));
+	for (i = 0; i < 64; i++)
+		ASSERT_EQ(0, create_event(d.kfd, KFD_IOC_EVENT_SIGNAL, false, &id));
 	ASSERT_EQ(0, criu_image_op(d.kfd, KFD_CRIU_OP_PROCESS_INFO, -1, &args));
 	ASSERT_LT(4096U, args.image_size);
 	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
@@ -1252,7 +1252,7 @@ static void max_age_restoree_main(int image_fd, __u32 id)
 	__u64 age = 1;
 	int fd = kfd_open(), memfd = memfd_create("kfd-criu-image", MFD_CLOEXEC);
 	unsigned char *dumped;
-	size_t off;
+	size_t off, size;
 
 	CHILD_CHECK(fd >= 0);
 	CHILD_CHECK(!criu_image_op(fd, KFD_CRIU_OP_RESTORE, image_fd, &args));
@@ -1265,12 +1265,12 @@ static void max_age_restoree_main(int image_fd, __u32 id)
 	CHILD_CHECK(memfd >= 0);
 	CHILD_CHECK(!criu_image_op(fd, KFD_CRIU_OP_PROCESS_INFO, -1, &args));
 	CHILD_CHECK(!criu_image_op(fd, KFD_CRIU_OP_CHECKPOINT, memfd, &args));
+	size = args.image_size;
 	CHILD_CHECK(!criu_image_op(fd, KFD_CRIU_OP_UNPAUSE, -1, &args));
-	dumped = malloc(args.image_size);
-	CHILD_CHECK(dumped);
-	CHILD_CHECK(pread(memfd, dumped, args.image_size, 0) ==
-		    (ssize_t)args.image_size);
-	off = find_record(dumped, args.image_size, REC_EVENT);
+	dumped = malloc(size);
+	CHILD_CHECK(size && dumped);
+	CHILD_CHECK(pread(memfd, dumped, size, 0) == (ssize_t)size);
+	off = find_record(dumped, size, REC_EVENT);
 	CHILD_CHECK(off && get_le64(dumped + off + RECORD_HEADER_SIZE +
 				    EVENT_AGE_OFF) == MAX_EVENT_AGE + 1);
 	_exit(0);
