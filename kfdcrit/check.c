@@ -211,9 +211,7 @@ static int kc_read_compat(struct kc_model *m, const struct kc_record *rec)
 	memcpy(&compat, rec->payload, sizeof(compat));
 	ret = kfd_criu_validate_compat(&compat);
 	if (ret) {
-		kc_diag_set(m->d, ret, rec, compat.reserved ?
-			    "reserved field is set" : "num_gpus %u above %u",
-			    le32_to_cpu(compat.num_gpus), KFD_CRIU_MAX_GPUS);
+		kc_diag_set(m->d, ret, rec, "%s", kc_explain_compat(&compat));
 		return ret;
 	}
 	m->num_gpus = le32_to_cpu(compat.num_gpus);

@@ -214,6 +214,20 @@ void kc_explain_reader(const struct kc_stream *s, struct kc_diag *d)
 }
 
 /**
+ * kc_explain_compat() - why kfd_criu_validate_compat() refuses a record
+ * @c: the record
+ *
+ * Return: the reason, valid until the next call of a kc_explain_*().
+ */
+const char *kc_explain_compat(const struct kfd_criu_compat_rec *c)
+{
+	if (c->reserved)
+		return "reserved field is set";
+	return kc_say("num_gpus %u above %u", le32_to_cpu(c->num_gpus),
+		      KFD_CRIU_MAX_GPUS);
+}
+
+/**
  * kc_explain_process() - why kfd_criu_validate_process() refuses a record
  * @p: the record
  *
@@ -260,6 +274,76 @@ static const char *kc_explain_event_id(u32 type, u32 id)
 	return NULL;
 }
 
+/* The first memory exception field of @ev that is set, or NULL */
+static const char *kc_mem_field_set(const struct kfd_criu_event_rec *ev)
+{
+	if (ev->mem_va)
+		return "mem_va";
+	if (ev->mem_gpu_id)
+		return "mem_gpu_id";
+	if (ev->mem_error_type)
+		return "mem_error_type";
+	if (ev->mem_not_present)
+		return "mem_not_present";
+	if (ev->mem_read_only)
+		return "mem_read_only";
+	if (ev->mem_no_execute)
+		return "mem_no_execute";
+	return ev->mem_imprecise ? "mem_imprecise" : NULL;
+}
+
+/* The first hardware exception field of @ev that is set, or NULL */
+static const char *kc_hw_field_set(const struct kfd_criu_event_rec *ev)
+{
+	if (ev->hw_reset_type)
+		return "hw_reset_type";
+	if (ev->hw_reset_cause)
+		return "hw_reset_cause";
+	if (ev->hw_memory_lost)
+		return "hw_memory_lost";
+	return ev->hw_gpu_id ? "hw_gpu_id" : NULL;
+}
+
+/* Memory exception data of a memory event, as the codec checks it */
+static const char *kc_explain_mem_exception(const struct kfd_criu_event_rec *ev)
+{
+	u32 id = le32_to_cpu(ev->event_id);
+
+	if (kc_not_bool(ev->mem_not_present))
+		return kc_say("event %u: mem_not_present %u is not 0 or 1", id,
+			      le32_to_cpu(ev->mem_not_present));
+	if (kc_not_bool(ev->mem_read_only))
+		return kc_say("event %u: mem_read_only %u is not 0 or 1", id,
+			      le32_to_cpu(ev->mem_read_only));
+	if (kc_not_bool(ev->mem_no_execute))
+		return kc_say("event %u: mem_no_execute %u is not 0 or 1", id,
+			      le32_to_cpu(ev->mem_no_execute));
+	if (kc_not_bool(ev->mem_imprecise))
+		return kc_say("event %u: mem_imprecise %u is not 0 or 1", id,
+			      le32_to_cpu(ev->mem_imprecise));
+	if (le32_to_cpu(ev->mem_error_type) > KFD_MEM_ERR_GPU_HANG)
+		return kc_say("event %u: unknown mem_error_type %u", id,
+			      le32_to_cpu(ev->mem_error_type));
+	return NULL;
+}
+
+/* Hardware exception data of a hardware exception event */
+static const char *kc_explain_hw_exception(const struct kfd_criu_event_rec *ev)
+{
+	u32 id = le32_to_cpu(ev->event_id);
+
+	if (le32_to_cpu(ev->hw_reset_type) > KFD_HW_EXCEPTION_PER_ENGINE_RESET)
+		return kc_say("event %u: unknown hw_reset_type %u", id,
+			      le32_to_cpu(ev->hw_reset_type));
+	if (le32_to_cpu(ev->hw_reset_cause) > KFD_HW_EXCEPTION_ECC)
+		return kc_say("event %u: unknown hw_reset_cause %u", id,
+			      le32_to_cpu(ev->hw_reset_cause));
+	if (kc_not_bool(ev->hw_memory_lost))
+		return kc_say("event %u: hw_memory_lost %u is not 0 or 1", id,
+			      le32_to_cpu(ev->hw_memory_lost));
+	return NULL;
+}
+
 /**
  * kc_explain_event() - why kfd_criu_validate_event() refuses a record
  * @ev: the record
@@ -268,31 +352,38 @@ static const char *kc_explain_event_id(u32 type, u32 id)
  */
 const char *kc_explain_event(const struct kfd_criu_event_rec *ev)
 {
-	u32 type = le32_to_cpu(ev->type);
-	const char *why;
+	u32 type = le32_to_cpu(ev->type), id = le32_to_cpu(ev->event_id);
+	const char *why, *field;
 
-	if (kc_not_bool(ev->auto_reset) || kc_not_bool(ev->signaled))
-		return kc_say("event %u: auto_reset or signaled is not 0 or 1",
-			      le32_to_cpu(ev->event_id));
+	if (kc_not_bool(ev->auto_reset))
+		return kc_say("event %u: auto_reset %u is not 0 or 1", id,
+			      le32_to_cpu(ev->auto_reset));
+	if (kc_not_bool(ev->signaled))
+		return kc_say("event %u: signaled %u is not 0 or 1", id,
+			      le32_to_cpu(ev->signaled));
 	if (ev->reserved || ev->reserved2)
-		return kc_say("event %u: reserved field is set",
-			      le32_to_cpu(ev->event_id));
-	why = kc_explain_event_id(type, le32_to_cpu(ev->event_id));
+		return kc_say("event %u: reserved field is set", id);
+	if (le64_to_cpu(ev->event_age) > KFD_CRIU_MAX_EVENT_AGE)
+		return kc_say("event %u: event_age %llu above the largest an image may carry, 2^62",
+			      id, (unsigned long long)le64_to_cpu(ev->event_age));
+	why = kc_explain_event_id(type, id);
 	if (why)
 		return why;
+	field = kc_mem_field_set(ev);
 	if (type == KFD_IOC_EVENT_MEMORY)
-		return kc_say("event %u: memory exception data out of range",
-			      le32_to_cpu(ev->event_id));
-	if (ev->mem_va || ev->mem_gpu_id || ev->mem_error_type ||
-	    ev->mem_not_present || ev->mem_read_only || ev->mem_no_execute ||
-	    ev->mem_imprecise)
-		return kc_say("event %u: memory exception data on an event of type %u",
-			      le32_to_cpu(ev->event_id), type);
+		why = kc_explain_mem_exception(ev);
+	else if (field)
+		return kc_say("event %u: %s set on an event of type %u, not a memory event",
+			      id, field, type);
+	if (why)
+		return why;
+	field = kc_hw_field_set(ev);
 	if (type == KFD_IOC_EVENT_HW_EXCEPTION)
-		return kc_say("event %u: hardware exception data out of range",
-			      le32_to_cpu(ev->event_id));
-	return kc_say("event %u: hardware exception data on an event of type %u",
-		      le32_to_cpu(ev->event_id), type);
+		why = kc_explain_hw_exception(ev);
+	else if (field)
+		return kc_say("event %u: %s set on an event of type %u, not a hardware exception event",
+			      id, field, type);
+	return why ?: kc_say("event %u: refused by kfd_criu_validate_event()", id);
 }
 
 /**
@@ -331,13 +422,91 @@ const char *kc_explain_trap(const struct kfd_criu_trap_rec *t, u32 num_gpus)
 	if (t->reserved)
 		return "reserved field is set";
 	if (!tba && !tma)
-		return "neither a TBA nor a TMA address";
-	if (tba >= KFD_CRIU_MAX_VA || tma >= KFD_CRIU_MAX_VA)
-		return "address beyond the 48-bit GPU VA space";
+		return "neither a tba_addr nor a tma_addr";
+	if (tba >= KFD_CRIU_MAX_VA)
+		return kc_say("tba_addr 0x%llx beyond the 48-bit GPU VA space",
+			      (unsigned long long)tba);
+	if (tma >= KFD_CRIU_MAX_VA)
+		return kc_say("tma_addr 0x%llx beyond the 48-bit GPU VA space",
+			      (unsigned long long)tma);
 	if (tba & 3)
 		return kc_say("tba_addr 0x%llx is not 4-byte aligned",
 			      (unsigned long long)tba);
 	return "GPU index not above the previous trap handler's";
+}
+
+/* The VA range of a BO, as kfd_criu_check_bo_range() checks it */
+static const char *kc_explain_bo_range(const struct kfd_criu_bo_rec *bo)
+{
+	u64 va = le64_to_cpu(bo->va), size = le64_to_cpu(bo->size);
+	u32 handle = le32_to_cpu(bo->handle);
+
+	if (!size)
+		return kc_say("BO %u: size is 0", handle);
+	if (va % KFD_CRIU_BO_ALIGN)
+		return kc_say("BO %u: va 0x%llx not page aligned", handle,
+			      (unsigned long long)va);
+	if (size % KFD_CRIU_BO_ALIGN)
+		return kc_say("BO %u: size 0x%llx not page aligned", handle,
+			      (unsigned long long)size);
+	if (le64_to_cpu(bo->mmap_offset) % KFD_CRIU_BO_ALIGN)
+		return kc_say("BO %u: mmap_offset 0x%llx not page aligned", handle,
+			      (unsigned long long)le64_to_cpu(bo->mmap_offset));
+	if (va + size < va || va + size > KFD_CRIU_MAX_VA)
+		return kc_say("BO %u: va 0x%llx + size 0x%llx beyond the 48-bit GPU VA space",
+			      handle, (unsigned long long)va,
+			      (unsigned long long)size);
+	return NULL;
+}
+
+#define KC_BO_DOMAINS	(KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT | \
+			 KFD_IOC_ALLOC_MEM_FLAGS_USERPTR |			  \
+			 KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL |			  \
+			 KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP)
+
+/*
+ * The bits of @flags beyond the domains that the codec refuses: each is
+ * tried alone on a GTT BO, so the codec stays the judge of what is known.
+ */
+static u32 kc_bo_unknown_flags(u32 flags)
+{
+	struct kfd_criu_bo_rec probe = {
+		.va = cpu_to_le64(KFD_CRIU_BO_ALIGN),
+		.size = cpu_to_le64(KFD_CRIU_BO_ALIGN),
+	};
+	u32 bit, unknown = 0;
+
+	for (bit = 0; bit < 32; bit++) {
+		if (!(flags & ~KC_BO_DOMAINS & (1U << bit)))
+			continue;
+		probe.alloc_flags = cpu_to_le32(KFD_IOC_ALLOC_MEM_FLAGS_GTT | 1U << bit);
+		if (kfd_criu_validate_bo(&probe, 1))
+			unknown |= 1U << bit;
+	}
+	return unknown;
+}
+
+/* Allocation flags and userptr, as kfd_criu_check_bo_flags() checks them */
+static const char *kc_explain_bo_flags(const struct kfd_criu_bo_rec *bo)
+{
+	u32 handle = le32_to_cpu(bo->handle), flags = le32_to_cpu(bo->alloc_flags);
+	u32 domain = flags & KC_BO_DOMAINS, unknown = kc_bo_unknown_flags(flags);
+	u64 userptr = le64_to_cpu(bo->userptr);
+
+	if (unknown)
+		return kc_say("BO %u: alloc_flags 0x%x has bits 0x%x the 6.12 uAPI does not define",
+			      handle, flags, unknown);
+	if (!domain || (domain & (domain - 1)))
+		return kc_say("BO %u: alloc_flags 0x%x name %s memory domain", handle,
+			      flags, domain ? "more than one" : "no");
+	if (domain == KFD_IOC_ALLOC_MEM_FLAGS_USERPTR &&
+	    (!userptr || userptr % KFD_CRIU_BO_ALIGN))
+		return kc_say("BO %u: userptr 0x%llx of a USERPTR BO is 0 or not page aligned",
+			      handle, (unsigned long long)userptr);
+	if (domain != KFD_IOC_ALLOC_MEM_FLAGS_USERPTR && userptr)
+		return kc_say("BO %u: userptr 0x%llx set on a BO that is not USERPTR",
+			      handle, (unsigned long long)userptr);
+	return NULL;
 }
 
 /**
@@ -349,36 +518,24 @@ const char *kc_explain_trap(const struct kfd_criu_trap_rec *t, u32 num_gpus)
  */
 const char *kc_explain_bo(const struct kfd_criu_bo_rec *bo, u32 num_gpus)
 {
-	u64 va = le64_to_cpu(bo->va), size = le64_to_cpu(bo->size);
-	u32 handle = le32_to_cpu(bo->handle);
+	u32 handle = le32_to_cpu(bo->handle), flags = le32_to_cpu(bo->flags);
+	const char *why;
 
-	if (le32_to_cpu(bo->flags) & ~KFD_CRIU_BO_FLAGS)
-		return kc_say("BO %u: unknown flags 0x%x", handle,
-			      le32_to_cpu(bo->flags));
-	if ((le32_to_cpu(bo->flags) & KFD_CRIU_BO_EVENT_PAGE) &&
-	    (size != KFD_CRIU_SIGNAL_PAGE_MAX ||
-	     !(le32_to_cpu(bo->alloc_flags) & KFD_IOC_ALLOC_MEM_FLAGS_GTT)))
-		return kc_say("BO %u: an event page must be a GTT BO of %u bytes",
+	why = kc_explain_bo_range(bo) ?: kc_explain_bo_flags(bo);
+	if (why)
+		return why;
+	if (flags & ~KFD_CRIU_BO_FLAGS)
+		return kc_say("BO %u: unknown flags 0x%x", handle, flags);
+	if (flags & KFD_CRIU_BO_EVENT_PAGE)
+		return kc_say("BO %u: an event page (flags EVENT_PAGE) must be a GTT BO of %u bytes, not an AQL queue BO",
 			      handle, KFD_CRIU_SIGNAL_PAGE_MAX);
-	if (!size || (va | size | le64_to_cpu(bo->mmap_offset)) % KFD_CRIU_BO_ALIGN)
-		return kc_say("BO %u: va 0x%llx size 0x%llx or mmap_offset not page aligned or empty",
-			      handle, (unsigned long long)va,
-			      (unsigned long long)size);
-	if (va + size < va || va + size > KFD_CRIU_MAX_VA)
-		return kc_say("BO %u: va 0x%llx + size 0x%llx beyond the 48-bit GPU VA space",
-			      handle, (unsigned long long)va,
-			      (unsigned long long)size);
 	if (handle >= 0x7fffffffU)
 		return kc_say("BO handle %u not below INT_MAX", handle);
 	if (le32_to_cpu(bo->gpu_index) >= num_gpus)
 		return kc_say("BO %u: gpu_index %u, the image has %u GPUs", handle,
 			      le32_to_cpu(bo->gpu_index), num_gpus);
-	if (num_gpus < 64 && le64_to_cpu(bo->mapped_gpus) >> num_gpus)
-		return kc_say("BO %u: mapped_gpus 0x%llx names a GPU the image lacks",
-			      handle,
-			      (unsigned long long)le64_to_cpu(bo->mapped_gpus));
-	return kc_say("BO %u: alloc_flags 0x%x or userptr invalid (one domain, known flags, userptr only and page aligned for USERPTR)",
-		      handle, le32_to_cpu(bo->alloc_flags));
+	return kc_say("BO %u: mapped_gpus 0x%llx names a GPU the image lacks",
+		      handle, (unsigned long long)le64_to_cpu(bo->mapped_gpus));
 }
 
 /**

@@ -108,6 +108,7 @@ int kc_check(const struct kc_stream *s, struct kc_diag *d);
 
 /* explain.c */
 void kc_explain_reader(const struct kc_stream *s, struct kc_diag *d);
+const char *kc_explain_compat(const struct kfd_criu_compat_rec *c);
 const char *kc_explain_event(const struct kfd_criu_event_rec *ev);
 const char *kc_explain_process(const struct kfd_criu_process_rec *p);
 const char *kc_explain_gpu(const struct kfd_criu_gpu_rec *g);

@@ -10,18 +10,22 @@ TOP=$(cd "$HERE/../.." && pwd)
 KFDCRIT=
 MKIMAGE=
 VERDICT=
+EXPLAIN=
 WORK=
 MUTANTS=${KFDCRIT_MUTANTS:-150}
 
 usage() {
 	cat <<'TXT'
-Usage: kfdcrit/tests/run-tests.sh --kfdcrit BIN --mkimage BIN --verdict BIN --work DIR
+Usage: kfdcrit/tests/run-tests.sh --kfdcrit BIN --mkimage BIN --verdict BIN --explain BIN
+                                  --work DIR
 
 Tests kfdcrit (built with ASan and UBSan) and prints TAP:
   - --help is a manual; a bad command line exits 64
   - check of every kc_mkimage case: exit status (the errno RESTORE
     returns), reason, and that the offset and type it names are a record
     of that type in decode's output
+  - for each record validator (kc_explain_test): every refusal, one
+    broken field at a time, is explained naming that field
   - check agrees with the fuzz target's model of RESTORE (kc_fuzz_verdict)
     on every file of fuzz/corpus/ and fuzz/regressions/, and on
     KFDCRIT_MUTANTS (default 150) mutations of each seed image, except the
@@ -46,7 +50,7 @@ TXT
 
 N=0
 FAILED=0
-PLAN=89
+PLAN=96
 
 tap() {
 	N=$((N + 1))
@@ -148,6 +152,19 @@ test_cases() {
 	done <<< "$CASES"
 	[ "$("$MKIMAGE" --list | wc -l)" -eq "$(wc -l <<< "$CASES")" ] && r=0 || r=1
 	tap "$r" "every kc_mkimage case has an expectation"
+}
+
+# One TAP line per record validator: its refusals explained by field
+test_explain() {
+	local line n=0
+	while IFS= read -r line; do
+		case $line in
+		PASS\|*) tap 0 "${line#PASS|}"; n=$((n + 1)) ;;
+		FAIL\|*) tap 1 "${line#FAIL|}"; n=$((n + 1)) ;;
+		*) echo "$line" ;;
+		esac
+	done < <("$EXPLAIN" 2>&1 || true)
+	[ "$n" -eq 7 ] || { tap 1 "kc_explain_test reported $n of 7 validators"; }
 }
 
 # Compares check of a directory of kfdcriu-*.stream with the fuzz model
@@ -542,17 +559,19 @@ main() {
 		--kfdcrit) KFDCRIT=$2; shift 2 ;;
 		--mkimage) MKIMAGE=$2; shift 2 ;;
 		--verdict) VERDICT=$2; shift 2 ;;
+		--explain) EXPLAIN=$2; shift 2 ;;
 		--work) WORK=$2; shift 2 ;;
 		*) usage >&2; exit 2 ;;
 		esac
 	done
-	[ -n "$KFDCRIT" ] && [ -n "$MKIMAGE" ] && [ -n "$VERDICT" ] && [ -n "$WORK" ] ||
+	[ -n "$KFDCRIT" ] && [ -n "$MKIMAGE" ] && [ -n "$VERDICT" ] && [ -n "$EXPLAIN" ] &&
+		[ -n "$WORK" ] ||
 		{ usage >&2; exit 2; }
 	mkdir -p "$WORK"
 	export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 	echo "1..$PLAN"
 	trap '[ "$N" -eq "$PLAN" ] || echo "not ok - run-tests.sh stopped after $N of $PLAN tests"' EXIT
-	for t in test_help test_cases test_agreement test_json \
+	for t in test_help test_cases test_explain test_agreement test_json \
 		 test_encode_errors test_encode_mutants test_show test_compat \
 		 test_diff test_install; do
 		local start=$SECONDS

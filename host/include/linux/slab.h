@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #define GFP_KERNEL	0x0U
+#define GFP_KERNEL_ACCOUNT	0x0U
 #define __GFP_ZERO	0x100U
 
 static inline void *kvcalloc(size_t n, size_t size, gfp_t gfp)

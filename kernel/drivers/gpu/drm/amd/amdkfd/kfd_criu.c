@@ -513,8 +513,9 @@ static int kfd_criu_place_gpus(const struct kfd_criu_placement *place,
  *
  * Only record bounds and order are checked here; kfd_criu_validate_image()
  * checks the contents as a set. The image GPUs are placed on local GPUs
- * as soon as their records are in: a GPU this machine lacks fails the
- * read then, and every later record that a GPU record sizes (a queue's
+ * as soon as their records are in and valid: a GPU this machine lacks
+ * fails the read then (an invalid GPU record first, with -EINVAL, as
+ * anywhere), and every later record that a GPU record sizes (a queue's
  * states: XCCs and control stack) is bounded by a local GPU, so an image
  * cannot make RESTORE hold more than a process could have had here.
  *
@@ -543,7 +544,9 @@ static int kfd_criu_read_metadata(struct kfd_criu_image_reader *r,
 						 KFD_CRIU_READ_BUF_SIZE);
 		if (!ret && !placed && kfd_criu_gpus_read(img, rec->type)) {
 			placed = true;
-			ret = kfd_criu_place_gpus(place, &img->gpus);
+			/* Malformed before missing: -EINVAL on any machine */
+			ret = kfd_criu_gpus_validate(&img->gpus) ?:
+			      kfd_criu_place_gpus(place, &img->gpus);
 		}
 		if (!ret)
 			ret = kfd_criu_collect_record(img, sec, rec, buf);
@@ -645,8 +648,8 @@ static int kfd_criu_op_unpause(struct kfd_process *p)
 	if (p->n_pdds)
 		ret = kfd_process_restore_queues(p);
 	if (ret)
-		pr_err("CRIU image: pid %d: restoring queues failed: %d\n",
-		       p->lead_thread->pid, ret);
+		pr_err_ratelimited("CRIU image: pid %d: restoring queues failed: %d\n",
+				   p->lead_thread->pid, ret);
 	p->criu_state = next;
 out_unlock:
 	mutex_unlock(&p->mutex);
@@ -688,7 +691,7 @@ static int kfd_criu_op_process_info(struct kfd_process *p,
 
 	if (args->num_devices) {
 		buckets = kcalloc(args->num_devices, sizeof(*buckets),
-				  GFP_KERNEL);
+				  GFP_KERNEL_ACCOUNT);
 		if (!buckets)
 			return -ENOMEM;
 	}
@@ -760,7 +763,7 @@ static int kfd_criu_op_checkpoint(struct kfd_process *p,
 	enum kfd_criu_state next;
 	int ret;
 
-	img = kzalloc(sizeof(*img), GFP_KERNEL);
+	img = kzalloc(sizeof(*img), GFP_KERNEL_ACCOUNT);
 	if (!img)
 		return -ENOMEM;
 
@@ -889,7 +892,13 @@ static int kfd_criu_load_metadata(struct kfd_process *p,
 	return ret;
 }
 
-/* Refuses, before anything is created, an offset map that is too small. */
+/*
+ * Refuses, before anything is created, an offset map that is too small,
+ * with the errno that means only this: nothing on the restore path below
+ * returns -E2BIG, whereas queue creation has its own -ENOSPC (no queue
+ * slot, or no VMID left on a GPU without HWS), which a caller must not
+ * take for a short map and answer with a second RESTORE.
+ */
 static int kfd_criu_check_offset_map(struct kfd_process *p,
 				     struct kfd_criu_restore *ctx,
 				     struct kfd_ioctl_criu_args *args)
@@ -903,7 +912,7 @@ static int kfd_criu_check_offset_map(struct kfd_process *p,
 	if (needed <= args->num_offset_map)
 		return 0;
 	args->num_offset_map = needed;
-	return -ENOSPC;
+	return -E2BIG;
 }
 
 static int kfd_criu_report_offsets(struct kfd_process *p,
@@ -916,9 +925,9 @@ static int kfd_criu_report_offsets(struct kfd_process *p,
 
 	n = kfd_criu_bos_offsets(p, &ctx->img.bos, &ctx->gst, NULL, 0);
 	if (WARN_ON(n > args->num_offset_map))
-		return -ENOSPC;
+		return -EIO;
 	if (n) {
-		out = kvcalloc(n, sizeof(*out), GFP_KERNEL);
+		out = kvcalloc(n, sizeof(*out), GFP_KERNEL_ACCOUNT);
 		if (!out)
 			return -ENOMEM;
 		kfd_criu_bos_offsets(p, &ctx->img.bos, &ctx->gst, out, n);
@@ -1090,7 +1099,7 @@ static int kfd_criu_restore_locked(struct file *filep, struct kfd_process *p,
 
 out_restore_queues:
 	if (p->n_pdds && kfd_process_restore_queues(p))
-		pr_err("CRIU image: failed to undo the restore eviction\n");
+		pr_err_ratelimited("CRIU image: failed to undo the restore eviction\n");
 	return ret;
 }
 
@@ -1156,7 +1165,7 @@ static int kfd_criu_op_restore(struct file *filep, struct kfd_process *p,
 	mm = kfd_criu_restore_mm(p);
 	if (!mm)
 		return -ESRCH;
-	ctx = kvzalloc(sizeof(*ctx), GFP_KERNEL);
+	ctx = kvzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx) {
 		ret = -ENOMEM;
 		goto out_mmput;

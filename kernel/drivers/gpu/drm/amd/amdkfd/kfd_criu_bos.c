@@ -1139,8 +1139,8 @@ static int kfd_criu_bo_destroy(struct kfd_process *p,
 	if (ret == -EBUSY)
 		return ret;
 	if (ret)
-		pr_err("CRIU image: leaking restored BO at 0x%llx: %d\n",
-		       le64_to_cpu(rec->va), ret);
+		pr_err_ratelimited("CRIU image: leaking restored BO at 0x%llx: %d\n",
+				   le64_to_cpu(rec->va), ret);
 	kfd_process_device_remove_obj_handle(pdd, le32_to_cpu(rec->handle));
 	/* What kfd_criu_restore_memory_of_gpu() added for it */
 	if (le32_to_cpu(rec->alloc_flags) & KFD_IOC_ALLOC_MEM_FLAGS_VRAM)

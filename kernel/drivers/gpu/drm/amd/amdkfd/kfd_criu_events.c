@@ -167,13 +167,18 @@ static int kfd_criu_snapshot_events_locked(struct kfd_process *p,
 	return 0;
 }
 
+static int kfd_criu_events_validate_as(const struct kfd_criu_events_image *img,
+				       bool dump);
+
 /**
  * kfd_criu_events_snapshot - copy process and event state for a dump
  * @p: the process
  * @img: receives the state; free it with kfd_criu_events_image_free()
  *
  * The snapshot passes the same validation as a restored image, so a dump
- * never writes an image that restore would refuse.
+ * never writes an image that restore would refuse, but for an event age
+ * above %KFD_CRIU_MAX_EVENT_AGE: a process restored near that bound may
+ * signal past it, and its dump must still carry what RESTORE accepted.
  *
  * Context: p->mutex held.
  * Return: 0, -ENOMEM, or -EOPNOTSUPP for state the image cannot carry.
@@ -199,7 +204,7 @@ int kfd_criu_events_snapshot(struct kfd_process *p,
 
 	img->process.num_events = cpu_to_le32(img->num_events);
 	img->process.signal_page_size = cpu_to_le32(img->signal_page_size);
-	if (kfd_criu_events_validate(img)) {
+	if (kfd_criu_events_validate_as(img, true)) {
 		pr_warn_ratelimited("CRIU image: event state the image cannot carry\n");
 		ret = -EOPNOTSUPP;
 		goto out_free;
@@ -396,7 +401,9 @@ static int kfd_criu_validate_runtime(const struct kfd_criu_process_rec *rec)
 	return -EINVAL;
 }
 
-static int kfd_criu_validate_events(const struct kfd_criu_events_image *img)
+/* A dump's own events: any age (kfd_criu_validate_event_state()) */
+static int kfd_criu_validate_events(const struct kfd_criu_events_image *img,
+				    bool dump)
 {
 	const struct kfd_criu_event_rec *ev;
 	int ret;
@@ -407,7 +414,8 @@ static int kfd_criu_validate_events(const struct kfd_criu_events_image *img)
 		return ret;
 	for (i = 0; i < img->num_events; i++) {
 		ev = &img->events[i];
-		ret = kfd_criu_validate_event(ev);
+		ret = dump ? kfd_criu_validate_event_state(ev) :
+			     kfd_criu_validate_event(ev);
 		if (!ret)
 			ret = kfd_criu_validate_event_slot(&img->process, ev);
 		if (ret)
@@ -416,15 +424,8 @@ static int kfd_criu_validate_events(const struct kfd_criu_events_image *img)
 	return 0;
 }
 
-/**
- * kfd_criu_events_validate - check collected records as a set
- * @img: state collected from a stream, or a snapshot
- *
- * Return: 0, -EEXIST for a duplicate event id, or -EINVAL for a missing
- * PROCESS record, counts or sizes that do not match the records, an
- * invalid field, or an event whose signal slot is not in the signal page.
- */
-int kfd_criu_events_validate(const struct kfd_criu_events_image *img)
+static int kfd_criu_events_validate_as(const struct kfd_criu_events_image *img,
+				       bool dump)
 {
 	const struct kfd_criu_process_rec *proc = &img->process;
 	int ret;
@@ -439,8 +440,21 @@ int kfd_criu_events_validate(const struct kfd_criu_events_image *img)
 	if (!ret)
 		ret = kfd_criu_validate_runtime(proc);
 	if (!ret)
-		ret = kfd_criu_validate_events(img);
+		ret = kfd_criu_validate_events(img, dump);
 	return ret;
+}
+
+/**
+ * kfd_criu_events_validate - check collected records as a set
+ * @img: state collected from a stream
+ *
+ * Return: 0, -EEXIST for a duplicate event id, or -EINVAL for a missing
+ * PROCESS record, counts or sizes that do not match the records, an
+ * invalid field, or an event whose signal slot is not in the signal page.
+ */
+int kfd_criu_events_validate(const struct kfd_criu_events_image *img)
+{
+	return kfd_criu_events_validate_as(img, false);
 }
 
 static struct kfd_event *kfd_criu_event_from_rec(const struct kfd_criu_event_rec *rec)

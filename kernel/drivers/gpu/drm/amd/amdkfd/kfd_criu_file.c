@@ -74,7 +74,8 @@ static bool kfd_criu_file_own_errno(int err, bool writing)
  * consumed; the file gets it from a socket timeout (SO_RCVTIMEO,
  * SO_SNDTIMEO) or from O_NONBLOCK set by another holder after
  * kfd_criu_file_check(). Any other error that the ops give a meaning of
- * their own (a RESTORE -ENOSPC asks for a larger offset map) is -EIO.
+ * their own (a RESTORE -ENOSPC says a GPU has no room for a queue) is
+ * -EIO.
  */
 static int kfd_criu_file_errno(ssize_t ret, int at_zero, bool writing)
 {

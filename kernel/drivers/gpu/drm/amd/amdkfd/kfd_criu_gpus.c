@@ -392,7 +392,7 @@ static int kfd_criu_local_gpus(struct kfd_process *p,
 	*local = NULL;
 	if (!p->n_pdds)
 		return 0;
-	recs = kcalloc(p->n_pdds, sizeof(*recs), GFP_KERNEL);
+	recs = kcalloc(p->n_pdds, sizeof(*recs), GFP_KERNEL_ACCOUNT);
 	if (!recs)
 		return -ENOMEM;
 	for (i = 0; !ret && i < p->n_pdds; i++)

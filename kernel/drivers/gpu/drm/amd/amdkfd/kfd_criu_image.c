@@ -890,7 +890,8 @@ static int kfd_criu_check_hw_exception(const struct kfd_criu_event_rec *rec,
 }
 
 /**
- * kfd_criu_validate_event() - check a %KFD_CRIU_REC_EVENT payload
+ * kfd_criu_validate_event_state() - check a %KFD_CRIU_REC_EVENT payload
+ *	but for its age
  * @rec: the record
  *
  * Signal and debug events must use a signal slot id, 1 to
@@ -898,15 +899,18 @@ static int kfd_criu_check_hw_exception(const struct kfd_criu_event_rec *rec,
  * %KFD_CRIU_FIRST_NONSIGNAL_EVENT_ID to %KFD_CRIU_LAST_NONSIGNAL_EVENT_ID.
  * Memory exception fields may only be set for %KFD_IOC_EVENT_MEMORY and
  * hardware exception fields only for %KFD_IOC_EVENT_HW_EXCEPTION, each
- * within the values the uAPI defines. @event_age is at most
- * %KFD_CRIU_MAX_EVENT_AGE, far from the wrap set_event() warns about.
+ * within the values the uAPI defines.
+ *
+ * A dump checks its events with this alone: an age is the kernel's own
+ * count, which every signal raises, also past %KFD_CRIU_MAX_EVENT_AGE in a
+ * process restored near it, so CHECKPOINT carries whatever age RESTORE
+ * let the process reach.
  *
  * Return: 0, or -EINVAL for an unknown type, an id outside its type's
- * range, an event age above %KFD_CRIU_MAX_EVENT_AGE, a boolean that is
- * not 0 or 1, an exception field that is out of
+ * range, a boolean that is not 0 or 1, an exception field that is out of
  * range or set for the wrong type, or a reserved field that is set.
  */
-int kfd_criu_validate_event(const struct kfd_criu_event_rec *rec)
+int kfd_criu_validate_event_state(const struct kfd_criu_event_rec *rec)
 {
 	u32 type = le32_to_cpu(rec->type);
 	int ret;
@@ -914,8 +918,6 @@ int kfd_criu_validate_event(const struct kfd_criu_event_rec *rec)
 	if (!kfd_criu_is_bool(rec->auto_reset) ||
 	    !kfd_criu_is_bool(rec->signaled) ||
 	    le32_to_cpu(rec->reserved) || le32_to_cpu(rec->reserved2))
-		return -EINVAL;
-	if (le64_to_cpu(rec->event_age) > KFD_CRIU_MAX_EVENT_AGE)
 		return -EINVAL;
 	ret = kfd_criu_check_event_id(type, le32_to_cpu(rec->event_id));
 	if (ret)
@@ -925,6 +927,24 @@ int kfd_criu_validate_event(const struct kfd_criu_event_rec *rec)
 		return ret;
 	return kfd_criu_check_hw_exception(rec,
 					   type == KFD_IOC_EVENT_HW_EXCEPTION);
+}
+
+/**
+ * kfd_criu_validate_event() - check a %KFD_CRIU_REC_EVENT payload
+ * @rec: the record
+ *
+ * As kfd_criu_validate_event_state(), and @event_age is at most
+ * %KFD_CRIU_MAX_EVENT_AGE, far from the wrap set_event() warns about: the
+ * check of an image that is read.
+ *
+ * Return: 0, or -EINVAL for an event age above %KFD_CRIU_MAX_EVENT_AGE or
+ * what kfd_criu_validate_event_state() refuses.
+ */
+int kfd_criu_validate_event(const struct kfd_criu_event_rec *rec)
+{
+	if (le64_to_cpu(rec->event_age) > KFD_CRIU_MAX_EVENT_AGE)
+		return -EINVAL;
+	return kfd_criu_validate_event_state(rec);
 }
 
 /**
@@ -1585,7 +1605,7 @@ int kfd_criu_check_bos(const struct kfd_criu_bo_rec *bos, u32 num_bos,
 	if (num_bos < 2)
 		return 0;
 
-	by_va = kvmalloc_array(num_bos, sizeof(*by_va), GFP_KERNEL);
+	by_va = kvmalloc_array(num_bos, sizeof(*by_va), GFP_KERNEL_ACCOUNT);
 	if (!by_va)
 		return -ENOMEM;
 	for (i = 0; i < num_bos; i++)
@@ -1988,8 +2008,8 @@ static int kfd_criu_check_queue_overlap(const struct kfd_criu_queue_rec *q,
 	u32 i, num = 0, g;
 	int ret = -ENOMEM;
 
-	spans = kvmalloc_array(n, 3 * sizeof(*spans), GFP_KERNEL);
-	order = kvmalloc_array(n, 3 * sizeof(*order), GFP_KERNEL);
+	spans = kvmalloc_array(n, 3 * sizeof(*spans), GFP_KERNEL_ACCOUNT);
+	order = kvmalloc_array(n, 3 * sizeof(*order), GFP_KERNEL_ACCOUNT);
 	if (!spans || !order)
 		goto out;
 	for (i = 0; i < n; i++) {

@@ -880,6 +880,7 @@ extern const size_t kfd_criu_v1_num_records;
 
 int kfd_criu_validate_compat(const struct kfd_criu_compat_rec *rec);
 int kfd_criu_validate_process(const struct kfd_criu_process_rec *rec);
+int kfd_criu_validate_event_state(const struct kfd_criu_event_rec *rec);
 int kfd_criu_validate_event(const struct kfd_criu_event_rec *rec);
 int kfd_criu_check_event_ids(const struct kfd_criu_event_rec *events,
 			     u32 num_events);

@@ -933,7 +933,7 @@ static int kfd_criu_queue_set_cu_mask(struct kfd_process *p,
 	if (!bits)
 		return 0;
 	minfo.cu_mask.count = bits;
-	minfo.cu_mask.ptr = kcalloc(bits / 32, sizeof(u32), GFP_KERNEL);
+	minfo.cu_mask.ptr = kcalloc(bits / 32, sizeof(u32), GFP_KERNEL_ACCOUNT);
 	if (!minfo.cu_mask.ptr)
 		return -ENOMEM;
 	for (i = 0; i < bits / 32; i++)

@@ -737,10 +737,10 @@ static int kfd_criu_svm_apply(struct kfd_process *p, struct mm_struct *mm,
 		/* SET_ATTR inserts the range before it maps it */
 		kept->partial = ret != 0;
 		if (ret) {
-			pr_err("CRIU image: pid %d: SVM range 0x%llx-0x%llx: SET_ATTR failed: %d; %u of %u ranges applied, RESUME may be retried\n",
-			       task_pid_nr(p->lead_thread), r->start,
-			       r->start + r->size, ret, kept->applied,
-			       kept->num_ranges);
+			pr_err_ratelimited("CRIU image: pid %d: SVM range 0x%llx-0x%llx: SET_ATTR failed: %d; %u of %u ranges applied, RESUME may be retried\n",
+					   task_pid_nr(p->lead_thread), r->start,
+					   r->start + r->size, ret,
+					   kept->applied, kept->num_ranges);
 			return ret;
 		}
 	}
@@ -779,7 +779,7 @@ int kfd_criu_svm_resume(struct kfd_process *p, struct mm_struct *mm)
 	ret = kfd_criu_svm_check_resume(p, mm, kept);
 	if (ret)
 		return ret;
-	attrs = kcalloc(KFD_CRIU_SVM_MAX_ATTRS, sizeof(*attrs), GFP_KERNEL);
+	attrs = kcalloc(KFD_CRIU_SVM_MAX_ATTRS, sizeof(*attrs), GFP_KERNEL_ACCOUNT);
 	if (!attrs)
 		return -ENOMEM;
 	ret = kfd_criu_svm_apply(p, mm, kept, attrs);

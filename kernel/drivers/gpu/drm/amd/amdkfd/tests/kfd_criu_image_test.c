@@ -1470,6 +1470,10 @@ static void test_validate_event_age_bound(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kfd_criu_validate_event(&ev), -EINVAL);
 	ev.event_age = cpu_to_le64(U64_MAX);
 	KUNIT_EXPECT_EQ(test, kfd_criu_validate_event(&ev), -EINVAL);
+	/* A dump carries the age a restored event reached, past the bound */
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_event_state(&ev), 0);
+	ev.type = cpu_to_le32(KFD_IOC_EVENT_MEMORY + 1);
+	KUNIT_EXPECT_EQ(test, kfd_criu_validate_event_state(&ev), -EINVAL);
 }
 
 struct test_slot_case {

@@ -1078,7 +1078,9 @@ typedef int (*qf_set_dyn_fn)(struct mqd_manager *mm, void *mqd,
  * @fail_step: the step to fail, or %QF_STEPS for none
  * @fail_at: which call of that step fails (0 for the first)
  * @fail_signal: the signal the failing call sends the calling task
- *	before it fails with -EINTR, or 0 for a call that fails with -EIO
+ *	before it fails with -EINTR, or 0 for a call that fails with
+ *	@fail_errno
+ * @fail_errno: what the failing call returns without a signal, 0 for -EIO
  * @held: holds on queue buffers taken and not given back
  * @live: fake queues alive, of every process
  * @guard_order: update_queue fails the test for a queue whose dynamic
@@ -1098,6 +1100,7 @@ struct qf_fake {
 	enum qf_step fail_step;
 	unsigned int fail_at;
 	int fail_signal;
+	int fail_errno;
 	int held;
 	unsigned int live;
 	bool guard_order;
@@ -1130,7 +1133,7 @@ static int qf_step(enum qf_step step)
 	if (step != qf->fail_step || n != qf->fail_at)
 		return 0;
 	if (!qf->fail_signal)
-		return -EIO;
+		return qf->fail_errno ?: -EIO;
 	send_sig(qf->fail_signal, current, 1);
 	return -EINTR;
 }
@@ -2666,10 +2669,18 @@ static unsigned int qf_cwsr_svm_taken(void)
 	return qf->cwsr_svm_taken;
 }
 
+static void qf_fail_create(int err)
+{
+	qf->fail_step = QF_CREATE;
+	qf->fail_at = qf->calls[QF_CREATE];
+	qf->fail_errno = err;
+}
+
 const struct kfd_criu_queues_fakes kfd_criu_queues_fakes = {
 	.fake_new = qf_fake_new_gfx10,
 	.cwsr_svm_taken = qf_cwsr_svm_taken,
 	.node = qf_node,
 	.create = qf_create,
 	.destroy = qf_destroy,
+	.fail_create = qf_fail_create,
 };

@@ -847,15 +847,17 @@ static int rt_checkpoint(struct kfd_process *p, struct kfd_criu_test_stream *s)
 
 /*
  * RESTORE from @s, as kfd_criu_op_restore() runs it on a file: the GPU
- * map names each GPU with a render node fd, the offset map goes to user
- * memory.
+ * map names each GPU with a render node fd, the offset map of *@room
+ * entries goes to user memory; *@room is what RESTORE leaves in
+ * num_offset_map.
  */
-static int rt_restore(struct kfd_process *p, struct kfd_criu_test_stream *s)
+static int rt_restore_room(struct kfd_process *p,
+			   struct kfd_criu_test_stream *s, u32 *room)
 {
 	struct kfd_criu_placement place = { .p = p };
 	struct kfd_ioctl_criu_args args = {
 		.offset_map_ptr = kfd_fake->user_page,
-		.num_offset_map = PAGE_SIZE / sizeof(struct kfd_criu_offset_map),
+		.num_offset_map = *room,
 	};
 	struct kfd_criu_restore *ctx;
 	struct kfd_criu_gpu_map *map;
@@ -896,7 +898,16 @@ static int rt_restore(struct kfd_process *p, struct kfd_criu_test_stream *s)
 		mutex_unlock(&p->mutex);
 	}
 	kfd_criu_restore_free(ctx, &args);
+	*room = args.num_offset_map;
 	return ret;
+}
+
+/* RESTORE from @s with an offset map of a page */
+static int rt_restore(struct kfd_process *p, struct kfd_criu_test_stream *s)
+{
+	u32 room = PAGE_SIZE / sizeof(struct kfd_criu_offset_map);
+
+	return rt_restore_room(p, s, &room);
 }
 
 /* RESUME, as kfd_criu_op_resume() runs it on the process found by pid */
@@ -1663,6 +1674,114 @@ static void rt_test_restore_onto_other_gpu_ids(struct kunit *test)
 				rt->image_gpu_id[i]);
 }
 
+/*
+ * RESTORE's two errors for "no room": an offset map too short is -E2BIG,
+ * with the room needed and nothing restored, and no other failure gives
+ * it; a GPU without a queue slot (or, without HWS, a VMID) is -ENOSPC,
+ * with num_offset_map as the caller gave it. A caller that retries on
+ * the first must not retry on the second, which would only fail again.
+ */
+static void rt_test_restore_room_errors(struct kunit *test)
+{
+	struct kfd_criu_test_stream *first;
+	struct kfd_process *src, *dst;
+	struct rt_events ev = {};
+	u32 room = 0, needed;
+	int kmaps;
+
+	rt_env_new(test);
+	first = kfd_criu_test_stream_new(test);
+	src = rt_rocm_process(test, &ev);
+	/* As rt_test_failed_restore_drops_event_page(): no runtime unwind */
+	src->runtime_info.runtime_state = DEBUG_RUNTIME_STATE_DISABLED;
+	src->runtime_info.r_debug = 0;
+	KUNIT_ASSERT_EQ(test, rt_checkpoint(src, first), 0);
+	dst = rt_open_kfd(test);
+	kmaps = rt->kmaps;
+
+	KUNIT_EXPECT_EQ(test, rt_restore_room(dst, first, &room), -E2BIG);
+	KUNIT_EXPECT_GT(test, room, 0);
+	rt_expect_untouched(test, dst, kmaps, "short offset map");
+
+	needed = room;
+	kfd_criu_queues_fakes.fail_create(-ENOSPC);
+	KUNIT_EXPECT_EQ(test, rt_restore_room(dst, first, &room), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, room, needed);
+	rt_expect_untouched(test, dst, kmaps, "no queue slot");
+}
+
+/* Each GPU's queues are evicted @n times more than restored */
+static void rt_expect_evictions(struct kunit *test, int n)
+{
+	u32 i;
+
+	for (i = 0; i < RT_GPUS; i++)
+		KUNIT_EXPECT_EQ_MSG(test, rt->evictions[i], n, "GPU %u", i);
+}
+
+/*
+ * What the ops do besides stepping the state, counted from the paused
+ * ROCm process (its queues evicted once): PROCESS_INFO of a paused
+ * process evicts nothing more; a CHECKPOINT that fails leaves no dump
+ * counted; UNPAUSE refuses while a dump streams and then restores
+ * nothing, and otherwise restores the queues once; PROCESS_INFO of the
+ * running process evicts them once, however often it runs. A RESTORE
+ * refused for its offset map evicts nothing; one that succeeds leaves
+ * its queues evicted once (RESUME hands their restore to amdgpu's
+ * userptr worker, which the fakes leave idle).
+ */
+static void rt_test_op_side_effects(struct kunit *test)
+{
+	struct kfd_ioctl_criu_args args = {};
+	struct kfd_criu_test_stream *first;
+	struct kfd_process *src, *dst;
+	struct rt_events ev = {};
+	u32 room = 0;
+
+	rt_env_new(test);
+	first = kfd_criu_test_stream_new(test);
+	src = rt_rocm_process(test, &ev);
+	src->runtime_info.runtime_state = DEBUG_RUNTIME_STATE_DISABLED;
+	src->runtime_info.r_debug = 0;
+
+	KUNIT_ASSERT_EQ(test, kfd_criu_op_process_info(src, &args), 0);
+	rt_expect_evictions(test, 0);
+
+	/* No image file: refused after the snapshot, nothing left counted */
+	args.image_fd = -1;
+	KUNIT_EXPECT_EQ(test, kfd_criu_op_checkpoint(src, &args), -EBADF);
+	KUNIT_EXPECT_EQ(test, src->criu_dumps, 0);
+	KUNIT_EXPECT_EQ(test, src->criu_state, KFD_CRIU_STATE_PAUSED);
+
+	/* As while a CHECKPOINT streams */
+	src->criu_dumps = 1;
+	KUNIT_EXPECT_EQ(test, kfd_criu_op_unpause(src), -EBUSY);
+	KUNIT_EXPECT_EQ(test, src->criu_state, KFD_CRIU_STATE_PAUSED);
+	rt_expect_evictions(test, 0);
+	src->criu_dumps = 0;
+
+	KUNIT_ASSERT_EQ(test, rt_checkpoint(src, first), 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_op_unpause(src), 0);
+	KUNIT_EXPECT_EQ(test, src->criu_state, KFD_CRIU_STATE_RUNNING);
+	rt_expect_evictions(test, -1);
+	KUNIT_EXPECT_EQ(test, kfd_criu_op_unpause(src), -EBADFD);
+	rt_expect_evictions(test, -1);
+
+	KUNIT_ASSERT_EQ(test, kfd_criu_op_process_info(src, &args), 0);
+	rt_expect_evictions(test, 0);
+	KUNIT_ASSERT_EQ(test, kfd_criu_op_process_info(src, &args), 0);
+	rt_expect_evictions(test, 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_op_unpause(src), 0);
+	rt_expect_evictions(test, -1);
+
+	dst = rt_open_kfd(test);
+	KUNIT_EXPECT_EQ(test, rt_restore_room(dst, first, &room), -E2BIG);
+	rt_expect_evictions(test, -1);
+	/* The restored queues wait evicted for RESUME */
+	KUNIT_ASSERT_EQ(test, rt_restore_room(dst, first, &room), 0);
+	rt_expect_evictions(test, 0);
+}
+
 static struct kunit_case kfd_criu_rocm_test_cases[] = {
 	KUNIT_CASE(rt_test_round_trip),
 	KUNIT_CASE(rt_test_failed_restore_drops_event_page),
@@ -1674,6 +1793,8 @@ static struct kunit_case kfd_criu_rocm_test_cases[] = {
 	KUNIT_CASE(rt_test_hostile_rocm_queue_records),
 	KUNIT_CASE(rt_test_hostile_rocm_svm_records),
 	KUNIT_CASE(rt_test_hostile_rocm_fields),
+	KUNIT_CASE(rt_test_restore_room_errors),
+	KUNIT_CASE(rt_test_op_side_effects),
 	{}
 };
 

@@ -95,6 +95,8 @@ struct kfd_criu_svm_seams {
  * @create: creates a queue with given ids, as pqm_create_queue() does
  *	for a restore; it starts evicted when its GPU's process is
  * @destroy: destroys a queue, as pqm_destroy_queue() does
+ * @fail_create: makes the next queue creation of the running test fail
+ *	with @err, as pqm_create_queue() does without a queue slot or VMID
  */
 struct kfd_criu_queues_fakes {
 	void (*fake_new)(struct kunit *test);
@@ -104,6 +106,7 @@ struct kfd_criu_queues_fakes {
 		      struct queue_properties *qp,
 		      const struct kfd_criu_queue_priv_data *ids);
 	int (*destroy)(struct kfd_process *p, u32 qid);
+	void (*fail_create)(int err);
 };
 
 /**

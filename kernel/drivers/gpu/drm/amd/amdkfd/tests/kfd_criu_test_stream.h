@@ -251,7 +251,7 @@ static inline bool kfd_criu_test_documented(int ret)
 {
 	switch (ret) {
 	case -EINVAL: case -EOPNOTSUPP: case -EBADMSG: case -EPROTO:
-	case -ENODATA: case -EEXIST: case -ENODEV: case -ENOSPC:
+	case -ENODATA: case -EEXIST: case -ENODEV: case -ENOSPC: case -E2BIG:
 	case -EADDRINUSE:
 		return true;
 	default:

@@ -12,7 +12,7 @@
  * ptrace parent, dumps it in image mode and lets it exit. A fresh process
  * that opened /dev/kfd and the render node and nothing else restores the
  * image with a GPU map and an offset map (first without room, to see
- * -ENOSPC when offsets moved), is resumed, maps the buffers at their
+ * -E2BIG when offsets moved), is resumed, maps the buffers at their
  * (possibly moved) offsets and finds the patterns; the buffers' handles
  * are the dumped ones and still mapped on the GPU.
  *
@@ -607,7 +607,7 @@ static void refuse_bad_images(int kfd, const struct restore_job *job,
 
 /*
  * Restores the intact image of @job with a GPU map of its plan's GPUs,
- * first with no room for offsets to see -ENOSPC (if any moved), then with
+ * first with no room for offsets to see -E2BIG (if any moved), then with
  * the room RESTORE asked for; waits for RESUME and checks every BO. Bad
  * images of @job come first.
  */
@@ -630,7 +630,7 @@ static void restoree_main(int sock, const struct restore_job *job)
 	refuse_bad_images(fd, job, map);
 	ret = criu_restore_mapped(fd, job->image, map, plan->nr_gpus, offsets,
 				  0, &args);
-	if (ret == -ENOSPC) {
+	if (ret == -E2BIG) {
 		/* Nothing restored: the same process takes the image again */
 		n = args.num_offset_map;
 		CHILD_CHECK(n > 0 && n <= 2 * MAX_BOS);

@@ -426,12 +426,16 @@ static void check_no_state(int fd)
 }
 
 /*
- * Refuses @gpu_fd, an image naming a GPU this machine lacks, with -ENODEV,
+ * Refuses @bad_fd, the same image with the GPU record also invalid, with
+ * -EINVAL: an invalid record is malformed whatever GPUs this machine has,
+ * as kfdcrit check says. Refuses @gpu_fd, an image naming a GPU this
+ * machine lacks, with -ENODEV,
  * having read no more than @most bytes of it, and @good_fd with a
  * malformed GPU map with -EINVAL; stays without KFD state; then restores
  * @good_fd, resumes itself and has @plan's events.
  */
-static void missing_gpu_restoree_main(int gpu_fd, int good_fd, size_t most,
+static void missing_gpu_restoree_main(int bad_fd, int gpu_fd, int good_fd,
+				      size_t most,
 				      const struct events_plan *plan)
 {
 	struct kfd_criu_gpu_map bad_map = {
@@ -442,6 +446,9 @@ static void missing_gpu_restoree_main(int gpu_fd, int good_fd, size_t most,
 	int fd = kfd_open();
 
 	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(criu_restore_mapped(fd, bad_fd, NULL, 0, offsets, 4,
+					&args) == -EINVAL);
+	check_no_state(fd);
 	CHILD_CHECK(criu_restore_mapped(fd, gpu_fd, NULL, 0, offsets, 4,
 					&args) == -ENODEV);
 	/* Placed as soon as the GPU records are in, before the rest is held */
@@ -469,10 +476,10 @@ static void missing_gpu_restoree_main(int gpu_fd, int good_fd, size_t most,
  */
 TEST(image_with_missing_gpu)
 {
-	size_t len, next, most;
+	size_t len, next, most, rec;
 	unsigned char *copy;
 	struct image img;
-	int good, gpu;
+	int good, gpu, bad;
 	pid_t pid;
 
 	if (!have_kfd())
@@ -489,12 +496,19 @@ TEST(image_with_missing_gpu)
 	ASSERT_LE(0, gpu);
 	good = memfd_from(img.data, img.len);
 	ASSERT_LE(0, good);
+	/* The same GPU record with no XCC: invalid in any image */
+	rec = find_record(copy, len, REC_GPU);
+	put_le32(copy + rec + RECORD_HEADER_SIZE + GPU_NUM_XCC_OFF, 0);
+	fix_record_crc(copy, rec);
+	bad = memfd_from(copy, len);
+	ASSERT_LE(0, bad);
 
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
-		missing_gpu_restoree_main(gpu, good, most, &img.plan);
+		missing_gpu_restoree_main(bad, gpu, good, most, &img.plan);
 	EXPECT_EQ(0, wait_child(pid));
+	close(bad);
 	close(good);
 	close(gpu);
 	free(copy);
@@ -807,6 +821,41 @@ TEST(resume_needs_ptrace_access)
 	free(img.data);
 }
 
+/*
+ * A legacy RESUME of a process that image mode restored, here one without
+ * GPUs and so without a GPU VM: -EBUSY, as for every legacy op on it, not
+ * the -ESRCH of a process with no KFD state, which the CRIU amdgpu plugin
+ * would take as nothing to resume. The process stays restored, and image
+ * mode resumes it.
+ */
+TEST(legacy_resume_of_image_mode_restore)
+{
+	struct criu_args_v1_17 old;
+	struct image img;
+	int memfd, sock, kfd;
+	pid_t pid;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	dump_child(_metadata, &img);
+	memfd = memfd_from(img.data, img.len);
+	ASSERT_LE(0, memfd);
+	pid = start_restoree(_metadata, &sock, memfd, &img);
+	ASSERT_LT(0, pid);
+
+	kfd = kfd_open();
+	ASSERT_LE(0, kfd);
+	memset(&old, 0, sizeof(old));
+	old.op = KFD_CRIU_OP_RESUME;
+	old.pid = pid;
+	EXPECT_EQ(-EBUSY, kfd_ioctl(kfd, AMDKFD_IOC_CRIU_OP_V1_17, &old));
+	close(kfd);
+
+	resume_restoree(_metadata, pid, sock);
+	close(memfd);
+	free(img.data);
+}
+
 /* The owner of a /dev/kfd file: hands it out, then exits when told. */
 static void exiting_owner_main(int sock)
 {
@@ -1019,6 +1068,121 @@ TEST(legacy_op_that_waited_for_the_lock)
 }
 
 /* Without CAP_CHECKPOINT_RESTORE and CAP_SYS_ADMIN no op runs. */
+/**
+ * struct pipe_dump - a CHECKPOINT into a pipe, in a thread
+ * @thread: the thread
+ * @tid: its thread id, 0 until it runs
+ * @kfd: the /dev/kfd file of the paused process
+ * @pipe_w: the pipe's write end
+ * @ret: the CHECKPOINT's result
+ * @done: set once the CHECKPOINT returned
+ */
+struct pipe_dump {
+	pthread_t thread;
+	pid_t tid;
+	int kfd;
+	int pipe_w;
+	int ret;
+	int done;
+};
+
+static void *pipe_dump_thread(void *arg)
+{
+	struct pipe_dump *d = arg;
+	struct kfd_ioctl_criu_args args;
+
+	__atomic_store_n(&d->tid, gettid(), __ATOMIC_SEQ_CST);
+	d->ret = criu_image_op(d->kfd, KFD_CRIU_OP_CHECKPOINT, d->pipe_w, &args);
+	__atomic_store_n(&d->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* Waits (up to 10 s) until @d's CHECKPOINT sleeps on the full pipe @r */
+static bool pipe_dump_blocked(struct pipe_dump *d, int r, int size)
+{
+	__u64 deadline = now_ms() + 10000;
+	int queued = 0;
+	pid_t tid;
+
+	for (;;) {
+		tid = __atomic_load_n(&d->tid, __ATOMIC_SEQ_CST);
+		if (ioctl(r, FIONREAD, &queued))
+			return false;
+		if (tid && queued >= size && thread_state(tid) == 'S')
+			return !__atomic_load_n(&d->done, __ATOMIC_SEQ_CST);
+		if (now_ms() > deadline)
+			return false;
+		usleep(10000);
+	}
+}
+
+/* Reads pipe @r until @d's CHECKPOINT returned; the bytes read */
+static size_t pipe_drain(struct pipe_dump *d, int r)
+{
+	char buf[4096];
+	size_t total = 0;
+	ssize_t n;
+
+	fcntl(r, F_SETFL, O_NONBLOCK);
+	for (;;) {
+		n = read(r, buf, sizeof(buf));
+		if (n > 0) {
+			total += n;
+			continue;
+		}
+		if (__atomic_load_n(&d->done, __ATOMIC_SEQ_CST))
+			break;
+		usleep(1000);
+	}
+	while ((n = read(r, buf, sizeof(buf))) > 0)
+		total += n;
+	return total;
+}
+
+/*
+ * UNPAUSE while a CHECKPOINT of the process streams its image into a
+ * pipe that nobody reads: -EBUSY, and the process stays paused, since
+ * the dump writes with no lock held and would otherwise copy a running
+ * process. Once the pipe is drained the dump completes, and UNPAUSE
+ * resumes the process. Its events make the image larger than the pipe.
+ */
+TEST(unpause_while_checkpoint_streams)
+{
+	struct kfd_ioctl_criu_args args;
+	struct pipe_dump d = { 0 };
+	int p[2], size, i;
+	size_t total;
+	__u32 id;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	d.kfd = kfd_open();
+	ASSERT_LE(0, d.kfd);
+	for (i = 0; i < 64; i++)
+		ASSERT_EQ(0, create_event(d.kfd, KFD_IOC_EVENT_SIGNAL, false, &id));
+	ASSERT_EQ(0, criu_image_op(d.kfd, KFD_CRIU_OP_PROCESS_INFO, -1, &args));
+	ASSERT_LT(4096U, args.image_size);
+	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
+	size = fcntl(p[1], F_SETPIPE_SZ, 4096);
+	ASSERT_LE(4096, size);
+	ASSERT_GT(args.image_size, (__u64)size);
+	d.pipe_w = p[1];
+	ASSERT_EQ(0, pthread_create(&d.thread, NULL, pipe_dump_thread, &d));
+
+	EXPECT_TRUE(pipe_dump_blocked(&d, p[0], size));
+	EXPECT_EQ(-EBUSY, criu_image_op(d.kfd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+
+	total = pipe_drain(&d, p[0]);
+	ASSERT_EQ(0, pthread_join(d.thread, NULL));
+	EXPECT_EQ(0, d.ret);
+	EXPECT_LT(4096U, total);
+	EXPECT_EQ(0, criu_image_op(d.kfd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+	EXPECT_EQ(-EBADFD, criu_image_op(d.kfd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+	close(p[0]);
+	close(p[1]);
+	close(d.kfd);
+}
+
 TEST(ops_need_capability)
 {
 	pid_t pid;
@@ -1078,13 +1242,17 @@ TEST(foreign_fd_needs_ptrace)
  * Restores @image_fd, whose first event (auto-reset, signaled) has the
  * largest age an image may carry, resumes itself and signals the event:
  * the age goes on counting, with no wrap for set_event() to warn about.
+ * A dump then carries the age past the bound: what RESTORE accepted, a
+ * later CHECKPOINT of the process must not refuse.
  */
 static void max_age_restoree_main(int image_fd, __u32 id)
 {
 	struct kfd_ioctl_criu_args args;
 	__u32 result;
 	__u64 age = 1;
-	int fd = kfd_open();
+	int fd = kfd_open(), memfd = memfd_create("kfd-criu-image", MFD_CLOEXEC);
+	unsigned char *dumped;
+	size_t off, size;
 
 	CHILD_CHECK(fd >= 0);
 	CHILD_CHECK(!criu_image_op(fd, KFD_CRIU_OP_RESTORE, image_fd, &args));
@@ -1094,6 +1262,17 @@ static void max_age_restoree_main(int image_fd, __u32 id)
 	CHILD_CHECK(!event_op(fd, AMDKFD_IOC_SET_EVENT, id));
 	CHILD_CHECK(!wait_event(fd, id, &age, &result));
 	CHILD_CHECK(age == MAX_EVENT_AGE + 1);
+	CHILD_CHECK(memfd >= 0);
+	CHILD_CHECK(!criu_image_op(fd, KFD_CRIU_OP_PROCESS_INFO, -1, &args));
+	CHILD_CHECK(!criu_image_op(fd, KFD_CRIU_OP_CHECKPOINT, memfd, &args));
+	size = args.image_size;
+	CHILD_CHECK(!criu_image_op(fd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+	dumped = malloc(size);
+	CHILD_CHECK(size && dumped);
+	CHILD_CHECK(pread(memfd, dumped, size, 0) == (ssize_t)size);
+	off = find_record(dumped, size, REC_EVENT);
+	CHILD_CHECK(off && get_le64(dumped + off + RECORD_HEADER_SIZE +
+				    EVENT_AGE_OFF) == MAX_EVENT_AGE + 1);
 	_exit(0);
 }
 
