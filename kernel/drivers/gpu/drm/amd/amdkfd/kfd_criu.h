@@ -191,7 +191,6 @@ struct kfd_criu_copy_stats {
 	u64 cpu_bytes;
 };
 
-u32 kfd_criu_bo_bounce_size(void);
 int kfd_criu_bo_bounce_alloc(void *dev, u32 size, void **bounce, void **cpu);
 void kfd_criu_bo_bounce_free(void *bounce, struct dma_fence *pending);
 int kfd_criu_bo_vram_epoch(struct kfd_process_device *pdd);
