@@ -29,7 +29,8 @@ A .commit file: header lines, a blank line, then the commit message
 The KUnit block at the bottom of a .c file ("#include "tests/x.c"") is
 left out until the commit that adds tests/x.c. A section of a header that
 begins with a one-line comment naming a .c file ("/* x.c: ... */") is
-left out until the commit that adds x.c. A patch that only adds a
+left out until the commit that adds x.c. A kselftest Makefile's
+"TEST_GEN_PROGS += x" line waits for the commit that adds x.c. A patch that only adds a
 MAINTAINERS entry is spread over the commits: each commit carries the F:
 lines that match files present after it.
 TXT
@@ -151,6 +152,7 @@ install_kernel_file() {
 	mkdir -p "$(dirname "$dst")"
 	case "$f" in
 	*.h) install_header_sections "$f"; return ;;
+	tools/testing/selftests/*/Makefile) install_selftest_makefile "$f"; return ;;
 	esac
 	test=$(kunit_include "$TOP/kernel/$f")
 	if [ -n "$test" ] && [ ! -f "$(dirname "$dst")/$test" ]; then
@@ -199,12 +201,50 @@ install_header_sections() {
 		}' "$TOP/kernel/$f" > "$dst"
 }
 
+# Copies kernel/$1, a kselftest Makefile, without the lines
+# "TEST_GEN_PROGS += prog" (or TEST_GEN_PROGS_EXTENDED) whose prog.c is
+# not in the tree yet, so that each commit that adds a test program adds
+# its line. A paragraph (lines between blank lines) that loses all such
+# lines goes whole, with its comment.
+install_selftest_makefile() {
+	local f=$1 dst=$WORK/$1
+	awk -v dir="$(dirname "$dst")" '
+		BEGIN { RS = ""; sep = "" }
+		{
+			n = split($0, line, "\n"); progs = 0; kept = 0; out = ""
+			for (i = 1; i <= n; i++) {
+				if (line[i] ~ /^TEST_GEN_PROGS(_EXTENDED)? \+= [a-z0-9_]+$/) {
+					progs++
+					split(line[i], w, " ")
+					if (system("test -f \"" dir "/" w[3] ".c\"") != 0)
+						continue
+					kept++
+				}
+				out = out line[i] "\n"
+			}
+			if (progs && !kept)
+				next
+			printf "%s%s", sep, out
+			sep = "\n"
+		}' "$TOP/kernel/$f" > "$dst"
+}
+
 # Headers with sections get those of the files now in the tree.
 complete_header_sections() {
 	local f
 	for f in "${!CLAIMED_FILE[@]}"; do
 		case "$f" in *.h) ;; *) continue ;; esac
 		[ -f "$WORK/$f" ] && install_header_sections "$f"
+	done
+	return 0
+}
+
+# kselftest Makefiles list the programs now in the tree.
+complete_selftest_makefiles() {
+	local f
+	for f in "${!CLAIMED_FILE[@]}"; do
+		case "$f" in tools/testing/selftests/*/Makefile) ;; *) continue ;; esac
+		[ -f "$WORK/$f" ] && install_selftest_makefile "$f"
 	done
 	return 0
 }
@@ -302,6 +342,7 @@ make_commit() {
 		case "$f" in */tests/*.c) complete_kunit_blocks "$f" ;; esac
 	done
 	complete_header_sections
+	complete_selftest_makefiles
 	write_partial_maintainers
 	series_git -C "$WORK" add -A -f .
 	added=$(series_git -C "$WORK" diff --cached --name-only --diff-filter=A)
