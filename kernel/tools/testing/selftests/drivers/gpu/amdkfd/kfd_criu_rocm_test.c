@@ -9,8 +9,9 @@
  * A child process issues, with raw ioctls, the KFD calls that ROCm makes
  * for hsa_init(), one hipMalloc() of 1 MiB, one kernel launch and one
  * hipMemcpy() of 1 MiB from the host: the same objects, sizes, flags and
- * order. Each step below names the ROCm source it follows: libhsakmt (ROCm/ROCT-Thunk-Interface, src/), ROCr
- * (ROCm/ROCR-Runtime, src/core/runtime/) and HIP (ROCm/clr).
+ * order. Each step below names the ROCm source it follows: libhsakmt
+ * (ROCm/ROCT-Thunk-Interface, src/), ROCr (ROCm/ROCR-Runtime,
+ * src/core/runtime/) and HIP (ROCm/clr).
  *
  * On every visible GPU: a VM, the memory policy, the MMIO remap page, the
  * scratch backing VA and a trap handler in a userptr page. Once: the
