@@ -29,9 +29,10 @@ A .commit file: header lines, a blank line, then the commit message
 The KUnit block at the bottom of a .c file ("#include "tests/x.c"") is
 left out until the commit that adds tests/x.c. A section of a header that
 begins with a one-line comment naming a .c file ("/* x.c: ... */") is
-left out until the commit that adds x.c. A patch that only adds a
-MAINTAINERS entry is spread over the commits: each commit carries the F:
-lines that match files present after it.
+left out until the commit that adds x.c. A kselftest Makefile's
+"TEST_GEN_PROGS += x" line waits for the commit that adds x.c. Every
+file the series adds must be covered, when the series ends, by an F:
+line of a MAINTAINERS entry whose list is amd-gfx (AMD KFD, AMDGPU).
 TXT
 }
 
@@ -39,7 +40,6 @@ WORK=$SERIES_WORK/linux
 MSG_DIR=$SERIES_WORK/messages
 
 declare -A CLAIMED_FILE=() CLAIMED_PATCH=()
-MAINTAINERS_PATCH=""
 
 # Reads header field $2 of commit definition $1.
 def_field() {
@@ -58,17 +58,6 @@ patch_preamble() {
 # Files patch $1 touches, tree-relative.
 patch_files() {
 	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$TOP/patches/$1"
-}
-
-find_maintainers_patch() {
-	local p
-	for p in $(series_patch_names); do
-		if [ "$(patch_files "$p" | sort -u)" = MAINTAINERS ]; then
-			[ -z "$MAINTAINERS_PATCH" ] ||
-				die "two MAINTAINERS-only patches: $MAINTAINERS_PATCH, $p"
-			MAINTAINERS_PATCH=$p
-		fi
-	done
 }
 
 # Kernel files matching the globs of definition $1, one per line.
@@ -125,7 +114,7 @@ check_claims() {
 		bad=1
 	done
 	for p in $(series_patch_names); do
-		[ -n "${CLAIMED_PATCH[$p]:-}" ] || [ "$p" = "$MAINTAINERS_PATCH" ] && continue
+		[ -n "${CLAIMED_PATCH[$p]:-}" ] && continue
 		log "patches/$p is in no scripts/series.d/*.commit"
 		bad=1
 	done
@@ -151,6 +140,7 @@ install_kernel_file() {
 	mkdir -p "$(dirname "$dst")"
 	case "$f" in
 	*.h) install_header_sections "$f"; return ;;
+	tools/testing/selftests/*/Makefile) install_selftest_makefile "$f"; return ;;
 	esac
 	test=$(kunit_include "$TOP/kernel/$f")
 	if [ -n "$test" ] && [ ! -f "$(dirname "$dst")/$test" ]; then
@@ -199,12 +189,50 @@ install_header_sections() {
 		}' "$TOP/kernel/$f" > "$dst"
 }
 
+# Copies kernel/$1, a kselftest Makefile, without the lines
+# "TEST_GEN_PROGS += prog" (or TEST_GEN_PROGS_EXTENDED) whose prog.c is
+# not in the tree yet, so that each commit that adds a test program adds
+# its line. A paragraph (lines between blank lines) that loses all such
+# lines goes whole, with its comment.
+install_selftest_makefile() {
+	local f=$1 dst=$WORK/$1
+	awk -v dir="$(dirname "$dst")" '
+		BEGIN { RS = ""; sep = "" }
+		{
+			n = split($0, line, "\n"); progs = 0; kept = 0; out = ""
+			for (i = 1; i <= n; i++) {
+				if (line[i] ~ /^TEST_GEN_PROGS(_EXTENDED)? \+= [a-z0-9_]+$/) {
+					progs++
+					split(line[i], w, " ")
+					if (system("test -f \"" dir "/" w[3] ".c\"") != 0)
+						continue
+					kept++
+				}
+				out = out line[i] "\n"
+			}
+			if (progs && !kept)
+				next
+			printf "%s%s", sep, out
+			sep = "\n"
+		}' "$TOP/kernel/$f" > "$dst"
+}
+
 # Headers with sections get those of the files now in the tree.
 complete_header_sections() {
 	local f
 	for f in "${!CLAIMED_FILE[@]}"; do
 		case "$f" in *.h) ;; *) continue ;; esac
 		[ -f "$WORK/$f" ] && install_header_sections "$f"
+	done
+	return 0
+}
+
+# kselftest Makefiles list the programs now in the tree.
+complete_selftest_makefiles() {
+	local f
+	for f in "${!CLAIMED_FILE[@]}"; do
+		case "$f" in tools/testing/selftests/*/Makefile) ;; *) continue ;; esac
+		[ -f "$WORK/$f" ] && install_selftest_makefile "$f"
 	done
 	return 0
 }
@@ -221,58 +249,6 @@ complete_kunit_blocks() {
 	return 0
 }
 
-# Whether the MAINTAINERS pattern $1 matches a file in the tree.
-maintainers_pattern_present() {
-	local pat=$1
-	case "$pat" in
-	*/) [ -d "$WORK/$pat" ] ;;
-	*) compgen -G "$WORK/$pat" > /dev/null ;;
-	esac
-}
-
-# MAINTAINERS as the whole series leaves it, minus the F: lines of our
-# entry that match no file yet (the whole entry when none does).
-write_partial_maintainers() {
-	local full=$SERIES_WORK/MAINTAINERS.full line title="" all=1
-	local -a drop=() added=()
-	[ -n "$MAINTAINERS_PATCH" ] || return 0
-	mapfile -t added < <(sed -n '/^+++ /d; s/^+//p' "$TOP/patches/$MAINTAINERS_PATCH")
-	for line in "${added[@]}"; do
-		case "$line" in
-		'') ;;
-		F:*)
-			if maintainers_pattern_present "${line#F:[[:space:]]}"; then
-				all=0
-			else
-				drop+=("$line")
-			fi ;;
-		*) [ -n "$title" ] || title=$line ;;
-		esac
-	done
-	[ "$(grep -cxF "$title" "$full")" -eq 1 ] ||
-		die "patches/$MAINTAINERS_PATCH: entry title '$title' is not unique"
-	printf '%s\n' "${drop[@]}" > "$SERIES_WORK/MAINTAINERS.drop"
-	# Only inside our entry, from its title to the blank line after it
-	awk -v title="$title" -v all="$all" '
-		NR == FNR { d[$0] = 1; next }
-		$0 == title { in_entry = 1 }
-		in_entry && !length($0) { in_entry = 0; if (all) next }
-		in_entry && (all || ($0 in d)) { next }
-		{ print }' "$SERIES_WORK/MAINTAINERS.drop" "$full" > "$WORK/MAINTAINERS"
-}
-
-prepare_full_maintainers() {
-	local tmp=$SERIES_WORK/maintainers.tmp
-	[ -n "$MAINTAINERS_PATCH" ] || return 0
-	rm -rf "$tmp"
-	mkdir -p "$tmp"
-	series_git -C "$WORK" show "$SERIES_BASE_TAG:MAINTAINERS" > "$tmp/MAINTAINERS"
-	patch -d "$tmp" -p1 -s -F0 --no-backup-if-mismatch -r - < "$TOP/patches/$MAINTAINERS_PATCH" ||
-		die "patches/$MAINTAINERS_PATCH does not apply without fuzz"
-	mv "$tmp/MAINTAINERS" "$SERIES_WORK/MAINTAINERS.full"
-	rm -rf "$tmp"
-}
-
 commit_message() {
 	local def=$1 first out=$MSG_DIR/${1##*/}.msg
 	def_message "$def" > "$out"
@@ -285,7 +261,7 @@ commit_message() {
 }
 
 make_commit() {
-	local def=$1 f p files patches added
+	local def=$1 f p files patches
 	files=$(def_kernel_files "$def")
 	patches=$(def_patches "$def")
 	if [ -z "$files$patches" ]; then
@@ -302,13 +278,8 @@ make_commit() {
 		case "$f" in */tests/*.c) complete_kunit_blocks "$f" ;; esac
 	done
 	complete_header_sections
-	write_partial_maintainers
+	complete_selftest_makefiles
 	series_git -C "$WORK" add -A -f .
-	added=$(series_git -C "$WORK" diff --cached --name-only --diff-filter=A)
-	if [ -n "$added" ] && [ -n "$MAINTAINERS_PATCH" ] &&
-	   series_git -C "$WORK" diff --cached --quiet -- MAINTAINERS; then
-		die "${def##*/} adds files no new F: line of patches/$MAINTAINERS_PATCH covers: $added"
-	fi
 	series_git -C "$WORK" commit -q --no-verify --cleanup=whitespace -s \
 		-F "$(commit_message "$def")"
 	log "$(series_git -C "$WORK" log -1 --format=%s)"
@@ -342,6 +313,44 @@ export_series() {
 		"$(cat "$SERIES_DEFS/cover-letter.txt")"
 	rm -rf "$SERIES_DIR"
 	series_git -C "$WORK" format-patch -q "${args[@]}" "$SERIES_BASE_TAG..$SERIES_BRANCH"
+}
+
+# The F: patterns of the MAINTAINERS entries whose list is amd-gfx, one
+# a line.
+amd_gfx_patterns() {
+	awk 'BEGIN { RS = "" }
+	     /\nL:\tamd-gfx@lists\.freedesktop\.org\n/ {
+		n = split($0, line, "\n")
+		for (i = 1; i <= n; i++)
+			if (line[i] ~ /^F:\t/)
+				print substr(line[i], 4)
+	     }' "$WORK/MAINTAINERS"
+}
+
+# Every file the series adds is in an entry reviewed on amd-gfx (AMD KFD,
+# AMDGPU): checkpatch's question about MAINTAINERS on each patch that
+# adds files (FILE_PATH_CHANGES, which series-check ignores) is answered
+# here, once, for the series.
+check_maintainers() {
+	local f pat bad=0 hit
+	local -a pats
+	mapfile -t pats < <(amd_gfx_patterns)
+	while read -r f; do
+		hit=0
+		for pat in "${pats[@]}"; do
+			case "$pat" in
+			*/) [[ $f == "$pat"* ]] && hit=1 ;;
+			# shellcheck disable=SC2053 # the glob is the point
+			*) [[ $f == $pat ]] && hit=1 ;;
+			esac
+			[ "$hit" -eq 0 ] || break
+		done
+		[ "$hit" -eq 1 ] && continue
+		log "$f: no MAINTAINERS entry with amd-gfx covers it"
+		bad=1
+	done < <(series_git -C "$WORK" diff --name-only --diff-filter=A \
+			"$SERIES_BASE_TAG" "$SERIES_BRANCH")
+	[ "$bad" -eq 0 ] || die "add F: lines to the AMD KFD entry of MAINTAINERS"
 }
 
 # The exported files, not only the commits, must apply with git am.
@@ -379,16 +388,15 @@ main() {
 	flock 8
 	# A failed run must not leave an old series behind
 	rm -rf "$SERIES_DIR"
-	find_maintainers_patch
 	check_claims
 	series_base_repo "$WORK"
 	rm -rf "$MSG_DIR"
 	mkdir -p "$MSG_DIR"
-	prepare_full_maintainers
 	for def in "$SERIES_DEFS"/*.commit; do
 		make_commit "$def"
 	done
 	check_final_tree
+	check_maintainers
 	export_series "$prefix" "$reroll"
 	check_git_am
 	log "$(ls "$SERIES_DIR"/*.patch | grep -vc 'cover-letter') patches and a cover letter in ${SERIES_DIR#"$TOP"/}/," \

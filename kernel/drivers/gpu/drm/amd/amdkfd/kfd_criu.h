@@ -1,7 +1,4 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
-/*
- * Copyright 2026 The amdkfd-criu authors
- */
 
 #ifndef KFD_CRIU_H_INCLUDED
 #define KFD_CRIU_H_INCLUDED
@@ -191,7 +188,6 @@ struct kfd_criu_copy_stats {
 	u64 cpu_bytes;
 };
 
-u32 kfd_criu_bo_bounce_size(void);
 int kfd_criu_bo_bounce_alloc(void *dev, u32 size, void **bounce, void **cpu);
 void kfd_criu_bo_bounce_free(void *bounce, struct dma_fence *pending);
 int kfd_criu_bo_vram_epoch(struct kfd_process_device *pdd);

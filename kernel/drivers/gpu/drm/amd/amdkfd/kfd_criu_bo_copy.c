@@ -1,7 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-/*
- * Copyright 2026 The amdkfd-criu authors
- */
 
 /**
  * DOC: CRIU image mode - copying BO contents on amdgpu
@@ -11,13 +8,12 @@
  *
  * A bounce buffer is a pinned, kernel-mapped GTT BO of the operation's
  * own (amdgpu_bo_create_kernel()), bound in the GART, so the copy engine
- * reaches it and the CPU reads or fills it in place. Its size comes from
- * the amdgpu ``criu_bounce_kib`` module parameter (4 MiB by default, at
- * most 16 MiB); two of them per operation. They count against KFD's
- * system memory limit as GTT allocations of the process would, and every
- * failure to get one is -ENOMEM. A buffer freed while a copy may still
- * use it takes that copy's fence along, so TTM frees its pages only once
- * the copy completed (delayed destroy).
+ * reaches it and the CPU reads or fills it in place; two of them per
+ * operation, of %KFD_CRIU_XFER_BOUNCE_SIZE bytes each. They count
+ * against KFD's system memory limit as GTT allocations of the process
+ * would, and every failure to get one is -ENOMEM. A buffer freed while a
+ * copy may still use it takes that copy's fence along, so TTM frees its
+ * pages only once the copy completed (delayed destroy).
  *
  * A piece of a VRAM BO is copied by the buffer functions ring, the copy
  * engine TTM uses for its own moves (amdgpu_ttm_copy_mem_to_mem()), which
@@ -87,16 +83,6 @@ struct kfd_criu_bounce {
 	void *cpu;
 	u32 size;
 };
-
-/**
- * kfd_criu_bo_bounce_size - the bounce buffer size of a new operation
- *
- * Return: the module parameter's value in bytes, clamped and rounded.
- */
-u32 kfd_criu_bo_bounce_size(void)
-{
-	return kfd_criu_xfer_bounce_size(amdgpu_criu_bounce_kib);
-}
 
 /**
  * kfd_criu_bo_bounce_alloc - allocate a bounce buffer
@@ -284,11 +270,11 @@ static int kfd_criu_bo_copy_segment(struct amdgpu_bo *bo, u64 offset,
 				    struct dma_fence **fence,
 				    struct kfd_criu_copy_stats *st)
 {
+	int ret;
+
 	if (bo->tbo.resource->mem_type == TTM_PL_VRAM)
 		return kfd_criu_bo_copy_engine(bo, offset, b, at, len, to_bo,
 					       fence, st);
-	int ret;
-
 	if (!bo->tbo.ttm)
 		return -EIO;
 	ret = kfd_criu_bo_copy_pages(bo, offset, b->cpu + at, len, to_bo);

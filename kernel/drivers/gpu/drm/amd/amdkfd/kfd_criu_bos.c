@@ -1,7 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-/*
- * Copyright 2026 The amdkfd-criu authors
- */
 
 /**
  * DOC: CRIU image mode - buffer objects and their contents
@@ -232,7 +229,7 @@ static int kfd_criu_bo_restore_xfer_new(struct kfd_criu_bos_image *img,
 	rx->img = img;
 	rx->st = st;
 	kfd_criu_xfer_init(&rx->x, &kfd_criu_bo_restore_ops, rx,
-			   kfd_criu_bo_bounce_size(), true);
+			   KFD_CRIU_XFER_BOUNCE_SIZE, true);
 	img->xfer = rx;
 	return 0;
 }
@@ -650,7 +647,7 @@ int kfd_criu_bos_dump_contents(struct kfd_criu_image_writer *w,
 	if (!img->num_bos)
 		return 0;
 	kfd_criu_xfer_init(&x, &kfd_criu_bo_dump_ops, &d,
-			   kfd_criu_bo_bounce_size(), false);
+			   KFD_CRIU_XFER_BOUNCE_SIZE, false);
 	for (i = 0; !ret && i < img->num_bos; i++)
 		if (kfd_criu_bo_has_contents(le32_to_cpu(img->bos[i].alloc_flags)))
 			ret = kfd_criu_bo_dump_one(&d, &x, i);

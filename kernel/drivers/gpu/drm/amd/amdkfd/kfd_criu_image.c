@@ -1,7 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-/*
- * Copyright 2026 The amdkfd-criu authors
- */
 
 /**
  * DOC: KFD CRIU image stream codec
@@ -12,9 +9,8 @@
  * callers own every buffer, so the codec does not allocate, with two
  * exceptions: kfd_criu_check_bos() needs a sort index as large as the BO
  * set, and kfd_criu_check_queues() one of the queues' buffers. It
- * includes only generic headers, which lets the same file build
- * in userspace (host/ of the project) for unit tests, fuzzing and an image
- * inspection tool.
+ * includes only generic headers, so that the same file also builds in
+ * userspace, for unit tests and fuzzing.
  *
  * Both sides keep a sticky error: after the first failure the stream
  * position is unknown, so every later call returns that error again.
@@ -56,10 +52,10 @@
 /*
  * Payload bytes copied and then checksummed at a time, so that the CRC
  * reads what the copy has just brought into the CPU's cache: with the
- * CRC first and whole 512 KiB chunks, make bench-codec measured 1.90 to
- * 2.14 times a memcpy of the same bytes; with 64 KiB pieces, copy first,
- * 1.67 to 1.89, within 0.02 of the CRC's own cost. Multi-piece payloads
- * run in every BO_DATA record of the BO tests.
+ * CRC first and whole 512 KiB chunks, the codec built in userspace took
+ * 1.90 to 2.14 times a memcpy of the same bytes; with 64 KiB pieces, copy
+ * first, 1.67 to 1.89, within 0.02 of the CRC's own cost. Multi-piece
+ * payloads run in every BO_DATA record of the BO tests.
  */
 #define KFD_CRIU_CRC_PIECE	SZ_64K
 

@@ -1,7 +1,4 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
-/*
- * Copyright 2026 The amdkfd-criu authors
- */
 
 #ifndef KFD_CRIU_IMAGE_H_INCLUDED
 #define KFD_CRIU_IMAGE_H_INCLUDED

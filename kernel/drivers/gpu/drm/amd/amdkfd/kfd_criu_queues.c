@@ -1,7 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-/*
- * Copyright 2026 The amdkfd-criu authors
- */
 
 /**
  * DOC: CRIU image mode - user-mode queues

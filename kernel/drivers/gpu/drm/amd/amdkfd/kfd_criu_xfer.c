@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-/*
- * Copyright 2026 The amdkfd-criu authors
- */
 
 /**
  * DOC: CRIU image mode - pipelined BO contents transfers
  *
  * A CHECKPOINT or RESTORE moves BO contents through its own bounce
- * buffers, %KFD_CRIU_XFER_SLOTS of them, each of a size set by the
- * criu_bounce_kib module parameter (see kfd_criu_xfer_bounce_size()).
+ * buffers, %KFD_CRIU_XFER_SLOTS of them, each of
+ * %KFD_CRIU_XFER_BOUNCE_SIZE bytes.
  * Nothing is shared with another operation or with a debugger's access
  * to the same device, so concurrent operations cannot see each other's
  * data, and the kernel memory an operation uses for contents does not
@@ -43,40 +40,22 @@
 
 #include <linux/dma-fence.h>
 #include <linux/errno.h>
-#include <linux/minmax.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
-#include <linux/sizes.h>
 #include <linux/string.h>
 
 #include "kfd_criu_image.h"
 #include "kfd_criu_xfer.h"
 
-/* The largest bounce buffer: the pair stays at 32 MiB per operation */
-#define KFD_CRIU_XFER_MAX_BOUNCE	SZ_16M
-
-/**
- * kfd_criu_xfer_bounce_size - the bounce size for a module parameter value
- * @kib: the requested size in KiB
- *
- * Return: @kib KiB rounded down to a whole number of BO_DATA chunks,
- * clamped to [%KFD_CRIU_BO_CHUNK, 16 MiB].
- */
-u32 kfd_criu_xfer_bounce_size(unsigned int kib)
-{
-	u64 bytes = (u64)kib * SZ_1K;
-
-	bytes = clamp_t(u64, bytes, KFD_CRIU_BO_CHUNK,
-			KFD_CRIU_XFER_MAX_BOUNCE);
-	return round_down(bytes, KFD_CRIU_BO_CHUNK);
-}
+static_assert(KFD_CRIU_XFER_BOUNCE_SIZE % KFD_CRIU_BO_CHUNK == 0);
 
 /**
  * kfd_criu_xfer_init - set up a transfer; nothing is allocated yet
  * @x: the transfer
  * @ops: device and caller operations
  * @priv: the caller's argument to @ops
- * @bounce_size: from kfd_criu_xfer_bounce_size()
+ * @bounce_size: bytes of each bounce buffer, a multiple of %KFD_CRIU_BO_CHUNK
+ *	(%KFD_CRIU_XFER_BOUNCE_SIZE outside the tests)
  * @to_bo: true for a restore
  */
 void kfd_criu_xfer_init(struct kfd_criu_xfer *x,

@@ -1,17 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
-/*
- * Copyright 2026 The amdkfd-criu authors
- */
 
 #ifndef KFD_CRIU_XFER_H_INCLUDED
 #define KFD_CRIU_XFER_H_INCLUDED
 
+#include <linux/sizes.h>
 #include <linux/types.h>
 
 struct dma_fence;
 
 /** KFD_CRIU_XFER_SLOTS - bounce buffers of one transfer, in flight at once */
 #define KFD_CRIU_XFER_SLOTS	2
+
+/**
+ * KFD_CRIU_XFER_BOUNCE_SIZE - bytes of each bounce buffer of an operation
+ *
+ * A whole number of BO_DATA chunks; 8 MiB of GTT per operation for both.
+ * Fixed until measurements on hardware show a better size.
+ */
+#define KFD_CRIU_XFER_BOUNCE_SIZE	SZ_4M
 
 /**
  * struct kfd_criu_xfer_req - one contiguous piece of a BO's contents
@@ -100,7 +106,6 @@ struct kfd_criu_xfer {
 	struct kfd_criu_xfer_slot slot[KFD_CRIU_XFER_SLOTS];
 };
 
-u32 kfd_criu_xfer_bounce_size(unsigned int kib);
 void kfd_criu_xfer_init(struct kfd_criu_xfer *x,
 			const struct kfd_criu_xfer_ops *ops, void *priv,
 			u32 bounce_size, bool to_bo);

@@ -1,7 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-/*
- * Copyright 2026 The amdkfd-criu authors
- */
 
 /**
  * DOC: KUnit tests of the BO dump and restore, on fake GPUs
@@ -52,8 +49,8 @@
  * The random images each hostile-record sweep on the fake GPUs tries per
  * record, besides the boundary values, and their seed (see
  * kfd_criu_test_sweep_random()). Defined with the first sweep; the
- * queue, SVM and GPU sweeps use them too. make check keeps the
- * defaults; make mutate sets them from GPU_N and SEED.
+ * queue, SVM and GPU sweeps use them too. A longer campaign sets them on
+ * the kernel command line.
  */
 unsigned int kfd_criu_test_random_images = 16;
 module_param_named(kfd_criu_test_random, kfd_criu_test_random_images, uint,

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Copyright 2026 The amdkfd-criu authors
- *
  * KUnit tests of the event restore of CRIU image mode on a process of the
  * test: the signal page and the events of an image are installed with
  * their ids, states and slot contents, and a restore that fails partway

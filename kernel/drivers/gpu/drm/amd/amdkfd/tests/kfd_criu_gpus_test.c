@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Copyright 2026 The amdkfd-criu authors
- *
  * KUnit tests of the GPU part of CRIU image mode on fake GPUs: the real
  * snapshot describes fake nodes (a real-sized amdgpu_device, topology
  * properties, partitions, firmware), the records go through the stream,

@@ -1,16 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-/*
- * Copyright 2026 The amdkfd-criu authors
- */
 
 /**
  * DOC: KUnit tests for the KFD CRIU image codec
  *
  * Included at the end of kfd_criu_image.c, so the tests reach its static
  * helpers. Streams live in memory: &struct test_stream is both the sink
- * and the source. The same file also runs in userspace (host/ of the
- * project) through a small KUnit-compatible shim, so it sticks to the
- * common part of the KUnit API.
+ * and the source. The same file also runs in userspace through a small
+ * KUnit-compatible shim, so it sticks to the common part of the KUnit
+ * API.
  */
 
 #include <kunit/test.h>

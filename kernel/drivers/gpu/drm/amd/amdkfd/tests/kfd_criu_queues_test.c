@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Copyright 2026 The amdkfd-criu authors
- *
  * KUnit tests of the queue part of CRIU image mode that need no GPU: the
  * mapping of a queue's properties to its QUEUE record and back, the
  * collection and validation of QUEUE and QUEUE_STATE records, their

@@ -1,24 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-/*
- * Copyright 2026 The amdkfd-criu authors
- */
 
 /**
  * DOC: KUnit twin of a ROCm process
  *
  * Suite kfd_criu_rocm builds on two fake GPUs the KFD state that ROCm
  * builds for hsa_init, one hipMalloc, one kernel launch and one hipMemcpy
- * (../shared/ROCM-PROCESS.md, §1 phases A-I and the recipe of §3; each
- * step below cites the ROCm source it models), and runs it through the
- * ops: CHECKPOINT (kfd_criu_dump_supported_locked(),
+ * (each step below cites the ROCm source it models), and runs it through
+ * the ops: CHECKPOINT (kfd_criu_dump_supported_locked(),
  * kfd_criu_snapshot_locked(), kfd_criu_write_image() into a memory
  * stream), RESTORE into a fresh process on the same GPUs
  * (kfd_criu_read_metadata(), kfd_criu_validate_image(),
  * kfd_criu_restore_locked(): kfd_criu_op_restore() without the file and
  * the address space reference), RESUME (kfd_criu_resume_locked()), and a
  * second CHECKPOINT after the eviction PROCESS_INFO makes. The two images
- * must be equal field by field but for what kfdcrit's diff
- * --ignore-volatile leaves out, and the restored process is checked
+ * must be equal field by field but for the fields that change by design
+ * (rt_expect_same_images()), and the restored process is checked
  * directly: its event page, scratch VAs, SDMA engine and slot, BO
  * contents.
  *
@@ -52,12 +48,12 @@
 #define RT_MI300	0		/* GFX 9.4.3, two XCCs */
 #define RT_NAVI		1		/* GFX10.3 */
 
-/* The VA areas of §3.1, inside GPUVM, away from the test's own mappings */
+/* ROCm's VA apertures, inside GPUVM, away from the test's own mappings */
 #define RT_FINE		0x200000000000ULL	/* dgpu_alt_aperture */
 #define RT_COARSE	0x210000000000ULL	/* dgpu_aperture, VRAM */
 #define RT_SCRATCH	0x220000000000ULL	/* 64 KiB aligned */
 
-/* KFD_IOC_ALLOC_MEM_FLAGS_* of ROCm's allocations (ROCM-PROCESS.md §0) */
+/* KFD_IOC_ALLOC_MEM_FLAGS_* of ROCm's allocations */
 #define RT_MMIO		0x94000010U	/* MMIO_REMAP|WRITABLE|COHERENT|NO_SUBST */
 #define RT_DOORBELL	0x94000008U	/* DOORBELL|WRITABLE|COHERENT|NO_SUBST */
 #define RT_GTT		0xD6000002U	/* GTT|W|X|COHERENT|UNCACHED|NO_SUBST */
@@ -966,7 +962,7 @@ static void rt_decode(struct kunit *test, struct kfd_criu_test_stream *s,
 	KUNIT_EXPECT_EQ(test, ret, 0);
 }
 
-/* A record type's fixed parts, compared as kfdcrit diff compares them */
+/* A record type's fixed parts, compared byte by byte */
 static void rt_expect_recs(struct kunit *test, const void *a, const void *b,
 			   size_t size, const char *what)
 {
@@ -974,10 +970,10 @@ static void rt_expect_recs(struct kunit *test, const void *a, const void *b,
 }
 
 /*
- * The two images field by field, but for what kfdcrit diff
- * --ignore-volatile leaves out (kfdcrit/diff.c, kc_volatile): EVENT
- * signaled and event_age, SIGNAL_PAGE data, BO mmap_offset, BO_DATA
- * data, QUEUE_STATE's dynamic fields and data, END's byte count.
+ * The two images field by field, but for the fields that change by
+ * design between a dump and the dump of its restore: EVENT signaled and
+ * event_age, SIGNAL_PAGE data, BO mmap_offset, BO_DATA data,
+ * QUEUE_STATE's dynamic fields and data, END's byte count.
  */
 static void rt_expect_same_images(struct kunit *test,
 				  struct kfd_criu_proc_image *a,

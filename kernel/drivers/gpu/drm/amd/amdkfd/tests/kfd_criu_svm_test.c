@@ -1,7 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-/*
- * Copyright 2026 The amdkfd-criu authors
- */
 
 /**
  * DOC: KUnit tests of the CRIU image-mode SVM glue

@@ -1,7 +1,4 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
-/*
- * Copyright 2026 The amdkfd-criu authors
- */
 
 /*
  * A valid events image in test memory, for the KUnit tests of the ops

@@ -1,7 +1,4 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
-/*
- * Copyright 2026 The amdkfd-criu authors
- */
 
 /*
  * An image stream in kernel memory for the KUnit tests: the codec writes
@@ -281,8 +278,7 @@ struct kfd_criu_test_sweep {
 /*
  * The random images of each swept record, and their seed: set on the test
  * kernel's command line as amdgpu.kfd_criu_test_random= and
- * amdgpu.kfd_criu_test_seed= (make mutate GPU_N= SEED=); defined in
- * tests/kfd_criu_bos_test.c.
+ * amdgpu.kfd_criu_test_seed=; defined in tests/kfd_criu_bos_test.c.
  */
 extern unsigned int kfd_criu_test_random_images;
 extern unsigned long long kfd_criu_test_random_seed;

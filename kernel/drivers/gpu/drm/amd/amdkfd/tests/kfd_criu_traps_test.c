@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Copyright 2026 The amdkfd-criu authors
- *
  * KUnit tests of the trap handler part of CRIU image mode, on processes
  * of the test: a handler is read where the SET_TRAP_HANDLER ioctl put it
  * (the second-level slots of the CWSR trap page when the GPU has one,

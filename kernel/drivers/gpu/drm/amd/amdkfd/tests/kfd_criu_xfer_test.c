@@ -1,7 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-/*
- * Copyright 2026 The amdkfd-criu authors
- */
 
 /**
  * DOC: KUnit tests of the pipelined BO contents transfers
@@ -795,18 +792,6 @@ static void test_xfer_refuses_oversized_pieces(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, dev.peak, 0);
 }
 
-static void test_xfer_bounce_size(struct kunit *test)
-{
-	KUNIT_EXPECT_EQ(test, kfd_criu_xfer_bounce_size(0), KFD_CRIU_BO_CHUNK);
-	KUNIT_EXPECT_EQ(test, kfd_criu_xfer_bounce_size(1000),
-			KFD_CRIU_BO_CHUNK);
-	KUNIT_EXPECT_EQ(test, kfd_criu_xfer_bounce_size(1536),
-			3 * KFD_CRIU_BO_CHUNK);
-	KUNIT_EXPECT_EQ(test, kfd_criu_xfer_bounce_size(8192), SZ_8M);
-	KUNIT_EXPECT_EQ(test, kfd_criu_xfer_bounce_size(16384), SZ_16M);
-	KUNIT_EXPECT_EQ(test, kfd_criu_xfer_bounce_size(UINT_MAX), SZ_16M);
-}
-
 static struct kunit_case kfd_criu_xfer_cases[] = {
 	KUNIT_CASE_PARAM(test_xfer_dump_every_byte_in_order,
 			 kfd_xfer_size_gen_params),
@@ -820,7 +805,6 @@ static struct kunit_case kfd_criu_xfer_cases[] = {
 	KUNIT_CASE(test_xfer_other_signal),
 	KUNIT_CASE(test_xfer_two_dumps_on_one_device),
 	KUNIT_CASE(test_xfer_refuses_oversized_pieces),
-	KUNIT_CASE(test_xfer_bounce_size),
 	{}
 };
 

@@ -9,10 +9,9 @@
  * A child process issues, with raw ioctls, the KFD calls that ROCm makes
  * for hsa_init(), one hipMalloc() of 1 MiB, one kernel launch and one
  * hipMemcpy() of 1 MiB from the host: the same objects, sizes, flags and
- * order. The recipe is §3 of the project's study of ROCm
- * (shared/ROCM-PROCESS.md); each step below names the ROCm source it
- * follows: libhsakmt (ROCm/ROCT-Thunk-Interface, src/), ROCr
- * (ROCm/ROCR-Runtime, src/core/runtime/) and HIP (ROCm/clr).
+ * order. Each step below names the ROCm source it follows: libhsakmt
+ * (ROCm/ROCT-Thunk-Interface, src/), ROCr (ROCm/ROCR-Runtime,
+ * src/core/runtime/) and HIP (ROCm/clr).
  *
  * On every visible GPU: a VM, the memory policy, the MMIO remap page, the
  * scratch backing VA and a trap handler in a userptr page. Once: the
@@ -33,7 +32,7 @@
  * it, and it maps its buffers again at their addresses, at the mmap
  * offsets RESTORE gave. After RESUME it dumps itself and compares that
  * image with the first, record by record, leaving out what changes by
- * design (kfdcrit diff --ignore-volatile); then it reads the event page
+ * design (volatile_fields[]); then it reads the event page
  * slots back, copies the VRAM block out through the restored SDMA queue
  * and finds the data the first process copied in, and destroys the
  * queues by their dumped ids.
@@ -45,7 +44,7 @@
  * ROCm 6.4 would pin an engine (ROCm 6.2 and before).
  *
  * Left out: ROCr's and HIP's further internal signals and the kernarg
- * pool of a small-BAR GPU (the study gives their kinds, not a census),
+ * pool of a small-BAR GPU (their kinds are known, not their number),
  * MADV_DONTFORK on the CWSR area (the test's processes share that memory
  * by fork), and mappings on xGMI peers.
  */
@@ -88,7 +87,7 @@
 				 ALLOC_FLAG(VRAM))
 #define ROCM_SCRATCH		(ROCM_ALLOC | ALLOC_FLAG(VRAM))
 
-/* The values the study read in ROCm's sources */
+/* The values in ROCm's sources */
 static_assert(ROCM_MMIO == 0x94000010, "MMIO remap flags");
 static_assert(ROCM_DOORBELL == 0x94000008, "doorbell flags");
 static_assert(ROCM_GTT == 0xD6000002, "GTT flags");
@@ -404,7 +403,7 @@ static int plan_coarse(struct rocm_process *p, int gi, const char *what,
 
 /*
  * The blit queue ROCr creates for host-to-device copies (ROCr
- * amd_gpu_agent.cpp, GpuAgent::InitDma, blit_lambda; study §1 I2): by
+ * amd_gpu_agent.cpp, GpuAgent::InitDma, blit_lambda): by
  * engine id from the 6.4-era code on for gfx90a (engine 0) and gfx94x
  * and gfx950 (engine 1) when the GPU has xGMI SDMA engines, else plain.
  */
@@ -510,7 +509,7 @@ static void plan_cwsr(struct rocm_process *p, int gi, struct rqueue *q)
 	q->cwsr_va = p->bufs[q->cwsr].va;
 }
 
-/* An AQL queue of @ring_size bytes on @gi (study §1 H3) */
+/* An AQL queue of @ring_size bytes on @gi */
 static void plan_aql_queue(struct rocm_process *p, int gi, const char *what,
 			   __u32 ring_size)
 {
@@ -539,7 +538,7 @@ static void plan_aql_queue(struct rocm_process *p, int gi, const char *what,
 	q->rptr = p->bufs[q->ptrs].va + AMD_QUEUE_RPTR;
 }
 
-/* The blit queue of hipMemcpy on @gi (study §1 I2) */
+/* The blit queue of hipMemcpy on @gi */
 static void plan_sdma_queue(struct rocm_process *p, int gi)
 {
 	struct rqueue *q = &p->queues[p->nr_queues];
@@ -1026,7 +1025,7 @@ static struct rqueue *aql_queue_of(struct rocm_process *p, int gi, int nth)
 /*
  * hipMalloc(1 MiB) (clr rocdevice.cpp, Device::deviceLocalAlloc → ROCr
  * MemoryRegion::AllocateImpl): a 2 MiB VRAM block on the GPU. Then the
- * first launch (study §1 H): ROCr's utility queue (GpuAgent::QueueCreate
+ * first launch: ROCr's utility queue (GpuAgent::QueueCreate
  * touches it), HIP's null-stream queue (clr VirtualGPU::create →
  * hsa_queue_create), the doorbell page at the first queue, ROCr's
  * scratch reserve (GpuAgent::ReserveScratch, ROCm 6.1+), the code object
@@ -1453,11 +1452,11 @@ static void check_dumped_image(struct __test_metadata *_metadata,
 	free(img);
 }
 
-/* ----- Two images compared as kfdcrit diff --ignore-volatile does ----- */
+/* ----- Two images compared but for what changes by design ----- */
 
 /**
  * struct volatile_field - bytes of a record that change by design between
- *	a dump and the dump of its restore (kfdcrit/diff.c, kc_volatile)
+ *	a dump and the dump of its restore
  * @type: the record type
  * @off: where the field starts in the payload
  * @len: its bytes; 0: to the end of the payload, whose length may differ
@@ -1480,11 +1479,10 @@ static const struct volatile_field volatile_fields[] = {
 };
 
 /*
- * What identifies a record (kfdcrit/diff.c, kc_key_of): an event by its
- * id, a BO by GPU index and handle, a contents chunk by BO and offset, a
- * queue by its id, a queue state by queue and XCC, an SVM range by its
- * start, a trap handler by its GPU; any other record by its place among
- * those of its type (@nth)
+ * What identifies a record: an event by its id, a BO by GPU index and
+ * handle, a contents chunk by BO and offset, a queue by its id, a queue
+ * state by queue and XCC, an SVM range by its start, a trap handler by
+ * its GPU; any other record by its place among those of its type (@nth)
  */
 static void rec_key(const struct criu_img_rec *r, __u64 nth, __u64 *k1,
 		    __u64 *k2)
@@ -1586,7 +1584,7 @@ static int count_records(unsigned char *img, size_t len)
 
 /*
  * The number of differences between two images outside what changes by
- * design, each printed as kfdcrit would name it
+ * design, each printed with its record type and offset
  */
 static int compare_images(unsigned char *a, size_t a_len, unsigned char *b,
 			  size_t b_len)
@@ -1827,7 +1825,7 @@ FIXTURE(rocm) {
 };
 
 /**
- * struct rocm_variant - the study's variants (§3.6)
+ * struct rocm_variant - the ROCm versions and GPUs the test models
  * @working_gpus: GPUs with a hipMalloc, a launch and a hipMemcpy
  * @cwsr_userptr: CWSR areas as userptr buffers, as ROCm before 5.3 or a
  *	kernel without the SVM API has them

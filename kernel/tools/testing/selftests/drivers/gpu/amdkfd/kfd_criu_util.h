@@ -7,8 +7,7 @@
  * and their properties, and the dump-then-restore scaffolding of the GPU
  * tests: a child that is dumped as CRIU does it and a fresh child that
  * restores the image and is resumed. Every function is static inline:
- * each test program includes this header once. The project's e2e tests
- * (outside the kernel tree) include it as well.
+ * each test program includes this header once.
  */
 #ifndef KFD_CRIU_UTIL_H
 #define KFD_CRIU_UTIL_H
