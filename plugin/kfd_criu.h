@@ -27,7 +27,7 @@
 
 /*
  * DRM's minors (drivers/gpu/drm/drm_drv.c, drm_minor_alloc()): render nodes
- * take 128 to 191 first; past 64 of them, Linux 6.8 and later give render
+ * take 128 to 191 first; past 64 of them, Linux 6.12 gives render
  * and card nodes alike any free minor from 192 to 2^20 - 1 (MINORBITS), so
  * there only the device's name tells them apart.
  */

@@ -876,11 +876,22 @@ static bool kfd_fd(const char *path, pid_t pid __attribute__((unused)),
 	return !stat(path, &st) && dev_kind(st.st_mode, st.st_rdev) == DEV_KFD;
 }
 
-/* An fd of the open file that criu's fd @mine is of */
+/*
+ * An fd of the open file that criu's fd @mine is of. A kernel without
+ * kcmp() (CONFIG_KCMP, which CRIU needs too) is said once: no render node
+ * file can then be told a KFD task's.
+ */
 static bool same_open_file(const char *path __attribute__((unused)), pid_t pid, int fd,
 			   int mine)
 {
-	return !syscall(SYS_kcmp, getpid(), pid, KCMP_FILE, mine, fd);
+	static bool told;
+
+	if (!syscall(SYS_kcmp, getpid(), pid, KCMP_FILE, mine, fd))
+		return true;
+	if (errno == ENOSYS && !told)
+		pr_err("kcmp() is not available: render node files cannot be told a KFD task's\n");
+	told |= errno == ENOSYS;
+	return false;
 }
 
 /*
