@@ -423,8 +423,9 @@ static int match_render_node(const KfdCriuDrmNode *node, unsigned int minor, int
 
 /*
  * A new open of the render node here that best stands for dumped node
- * @node: the dumped minor if it matches fully, else the first in /dev/dri
- * that matches best; *@found is its minor. -ENODEV if no render node has
+ * @node: the dumped minor if it matches fully, else the one that matches
+ * best, the dumped minor or else the lowest among equals; *@found is its
+ * minor. -ENODEV if no render node has
  * its driver.
  */
 static int open_render_node(const KfdCriuDrmNode *node, int mode, unsigned int *found)
@@ -444,7 +445,9 @@ static int open_render_node(const KfdCriuDrmNode *node, int mode, unsigned int *
 		if (minor < 0 || (unsigned int)minor == node->minor)
 			continue;
 		score = match_render_node(node, minor, mode, &fd);
-		if (score <= best) {
+		/* /dev/dri lists in any order: the dumped minor, then the lowest */
+		if (score < best || (score == best && (!score || *found == node->minor ||
+						       *found < (unsigned int)minor))) {
 			if (fd >= 0)
 				close(fd);
 			continue;
