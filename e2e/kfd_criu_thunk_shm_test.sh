@@ -5,6 +5,9 @@
 # on a fresh host, whose /dev/shm has neither, needs the plugin to bring
 # them back (with the dumped size, mode and first bytes) before CRIU opens
 # them. Dumped with CRIU's options for ROCm (plugin/criu-rocm.conf).
+# The first ROCm process of a boot maps the semaphore under the deleted
+# name sem_open() created it as: CRIU dumps that mapping through a link
+# it makes in /dev/shm, link_remap.<id>, which a fresh host lacks too.
 # kfdcrit checks the dump and finds the program's one event in it.
 
 . /opt/kfd-criu/e2e/lib.sh
@@ -13,7 +16,7 @@ PROG=/opt/kfd-criu/e2e/kfd_thunk_shm
 PLUGIN=/usr/lib/criu/kfd_criu_plugin.so
 MEM=/dev/shm/hsakmt_shared_mem
 SEM=/dev/shm/sem.hsakmt_semaphore
-PLAN=5
+PLAN=6
 pid=
 
 tap_plan $PLAN
@@ -76,5 +79,29 @@ kfdcrit_events "$WORK/img" 1
 tap_result $? "kfdcrit show names the program's one event"
 
 kill -9 "$pid" 2>/dev/null
-rm -f "$MEM" "$SEM"
+rm -f "$MEM" "$SEM" /dev/shm/link_remap.*
+
+rc=0
+setsid "$PROG" --first "$WORK/counter1" < /dev/null > "$WORK/prog1.log" 2>&1 &
+pid=$!
+wait_for_change "$WORK/counter1" || { tap_diag_file "$WORK/prog1.log"; rc=1; }
+grep -q '/dev/shm/sem\..* (deleted)$' "/proc/$pid/maps" ||
+	{ echo "# the semaphore is not mapped under a deleted name"; rc=1; }
+mkdir -p "$WORK/img1"
+criu dump -t "$pid" -D "$WORK/img1" --link-remap -o dump.log -v4 > /dev/null 2>&1 ||
+	{ echo "# criu dump failed"; tap_diag_file "$WORK/img1/dump.log"; rc=1; }
+wait "$pid" 2>/dev/null
+ls /dev/shm/link_remap.* > /dev/null 2>&1 || { echo "# CRIU made no link_remap"; rc=1; }
+rm -f "$MEM" "$SEM" /dev/shm/link_remap.*	# a fresh host
+[ $rc -ne 0 ] || criu restore -D "$WORK/img1" -d -o restore.log -v4 > /dev/null 2>&1 ||
+	{ echo "# criu restore failed"; rc=1; }
+[ $rc -ne 0 ] || { alive "$pid" && wait_for_change "$WORK/counter1"; } ||
+	{ echo "# the process does not count"; rc=1; }
+grep -q "kfd_criu: file [0-9]*: /dev/shm/link_remap\.[0-9]* was missing: linked to $SEM" \
+	"$WORK/img1/restore.log" || { echo "# the plugin did not make the link again"; rc=1; }
+[ $rc -eq 0 ] || { grep -E 'kfd_criu|Error|link_remap' "$WORK/img1/restore.log" | tail -n 20 | sed 's/^/# /'; }
+tap_result $rc "the first ROCm process of a boot (semaphore mapped under a deleted name) restores on a fresh host"
+
+kill -9 "$pid" 2>/dev/null
+rm -f "$MEM" "$SEM" /dev/shm/link_remap.*
 e2e_exit

@@ -6,14 +6,18 @@
  * hsakmt_shared_mem, sizes it, writes a magic and maps it shared, and maps
  * the named semaphore hsakmt_semaphore. (It opens the semaphore a second
  * time after creating it, so that its mapping has the file's final name,
- * as in every ROCm process of a boot but the first.) Then it counts, under
- * the semaphore, into the shared file and into COUNTER_FILE, until killed.
+ * as in every ROCm process of a boot but the first; with --first it keeps
+ * the mapping sem_open() created the semaphore with, under a temporary
+ * name that glibc has deleted since, as the first one does.) Then it
+ * counts, under the semaphore, into the shared file and into COUNTER_FILE,
+ * until killed.
  * A restore whose /dev/shm lacks the files must bring them back, with the
  * semaphore posted, or the count stops.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <semaphore.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,12 +48,14 @@ static uint32_t *map_shared_mem(void)
 	return mem;
 }
 
-static sem_t *map_semaphore(void)
+static sem_t *map_semaphore(bool first)
 {
 	sem_t *sem = sem_open(SEM_NAME, O_CREAT, 0666, 1);
 
 	if (sem == SEM_FAILED)
 		return NULL;
+	if (first)
+		return sem;
 	sem_close(sem);
 	sem = sem_open(SEM_NAME, 0);
 	return sem == SEM_FAILED ? NULL : sem;
@@ -83,12 +89,13 @@ int main(int argc, char **argv)
 	struct kfd_ioctl_create_event_args event = {
 		.event_type = KFD_IOC_EVENT_SIGNAL,
 	};
+	bool first = argc == 3 && !strcmp(argv[1], "--first");
 	uint32_t *mem;
 	sem_t *sem;
 	int kfd, ret;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s COUNTER_FILE\n", argv[0]);
+	if (argc != 2 && !first) {
+		fprintf(stderr, "usage: %s [--first] COUNTER_FILE\n", argv[0]);
 		return 2;
 	}
 	kfd = open("/dev/kfd", O_RDWR);
@@ -98,12 +105,12 @@ int main(int argc, char **argv)
 	}
 	umask(0);
 	mem = map_shared_mem();
-	sem = mem ? map_semaphore() : NULL;
+	sem = mem ? map_semaphore(first) : NULL;
 	if (!sem) {
 		fprintf(stderr, "/dev/shm: %s\n", strerror(errno));
 		return 1;
 	}
-	ret = count(argv[1], mem, sem);
-	fprintf(stderr, "%s: %s\n", argv[1], strerror(-ret));
+	ret = count(argv[argc - 1], mem, sem);
+	fprintf(stderr, "%s: %s\n", argv[argc - 1], strerror(-ret));
 	return 1;
 }

@@ -25,9 +25,18 @@
 
 #include "kfd_criu_plugin.pb-c.h"
 
-#define DRM_MAJOR		226	/* render nodes: minors 128 to 191 */
+/*
+ * DRM's minors (drivers/gpu/drm/drm_drv.c, drm_minor_alloc()): render nodes
+ * take 128 to 191 first; past 64 of them, Linux 6.12 gives render
+ * and card nodes alike any free minor from 192 to 2^20 - 1 (MINORBITS), so
+ * there only the device's name tells them apart.
+ */
+#define DRM_MAJOR		226
 #define DRM_RENDER_MINOR_FIRST	128
 #define DRM_RENDER_MINOR_LAST	191
+#define DRM_MINOR_MAX		((1U << 20) - 1)
+/* At most this many render nodes in one dump or restore */
+#define DRM_RENDER_NODES_MAX	64
 /*
  * The offset UPDATE_VMA_MAP gives a mapping it refuses: not page-aligned,
  * so every mmap() refuses it (the mm core, before any driver).
@@ -51,6 +60,8 @@ typedef int criu_plugin_get_options_t(int *argc, char ***argv);
 extern const char *kfd_criu_root;
 
 ssize_t kfd_criu_read_file(int dirfd, const char *path, char *buf, size_t size);
+bool kfd_criu_render_minor(unsigned int minor);
+int kfd_criu_render_minor_of_path(const char *path);
 int kfd_criu_write_image(const char *name, const void *buf, size_t len);
 int kfd_criu_write_meta(unsigned int id, const KfdCriuMeta *meta);
 bool kfd_criu_images_streamed(void);

@@ -23,6 +23,7 @@
  * state is shared with the display or with other processes.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -46,7 +47,7 @@
 #define DRIVER_NAME_MAX		64	/* "i915", "vgem": DRM's names are short */
 #define PCI_SLOT_MAX		32	/* "0000:00:02.0" */
 #define NODE_NAME_MAX		32	/* "renderD128" */
-#define NR_RENDER_MINORS	(DRM_RENDER_MINOR_LAST - DRM_RENDER_MINOR_FIRST + 1)
+#define NR_RENDER_MINORS	DRM_RENDER_NODES_MAX
 #define MAPPINGS_IMAGE		"kfdcriu-drm.img"
 #define MAPPINGS_IMAGE_MAX	(NR_RENDER_MINORS * 6 + 16)
 #define ZERO_FILL_NAME		"kfd_criu:renderD"	/* /memfd:kfd_criu:renderD128 */
@@ -106,17 +107,18 @@ static bool reattach_wanted(void)
 	return false;
 }
 
-static bool is_render_minor(unsigned int minor)
+/* A minor that a dumped render node may have had */
+static bool dumped_render_minor_valid(unsigned int minor)
 {
-	return minor >= DRM_RENDER_MINOR_FIRST && minor <= DRM_RENDER_MINOR_LAST;
+	return minor >= DRM_RENDER_MINOR_FIRST && minor <= DRM_MINOR_MAX;
 }
 
 /* renderD<minor>, card<minor>, or the device number of another DRM node */
 static const char *node_name(unsigned int minor, char name[NODE_NAME_MAX])
 {
-	if (is_render_minor(minor))
+	if (kfd_criu_render_minor(minor))
 		snprintf(name, NODE_NAME_MAX, "renderD%u", minor);
-	else if (minor < 64)
+	else if (minor < 64 || minor > DRM_RENDER_MINOR_LAST)
 		snprintf(name, NODE_NAME_MAX, "card%u", minor);
 	else
 		snprintf(name, NODE_NAME_MAX, "%u:%u", DRM_MAJOR, minor);
@@ -129,7 +131,7 @@ static enum drm_file_kind drm_file_kind(int fd, const struct stat *st)
 	struct statfs fs;
 
 	if (S_ISCHR(st->st_mode) && major(st->st_rdev) == DRM_MAJOR)
-		return is_render_minor(minor(st->st_rdev)) ? DRM_FILE_RENDER : DRM_FILE_CARD;
+		return kfd_criu_render_minor(minor(st->st_rdev)) ? DRM_FILE_RENDER : DRM_FILE_CARD;
 	/* A dma-buf is a file of its own pseudo file system, of no type */
 	if (fd >= 0 && !S_ISCHR(st->st_mode) && !fstatfs(fd, &fs) && fs.f_type == DMA_BUF_MAGIC)
 		return DRM_FILE_DMA_BUF;
@@ -206,25 +208,27 @@ static int refuse_render_file(int fd, unsigned int id, unsigned int minor)
 
 	if (drm_driver_name(fd, driver))
 		strcpy(driver, "driver unknown");
-	pr_err("file %u: %s (%s) is no KFD GPU's render node: not dumped; "
+	pr_warn("file %u: %s (%s) is no KFD GPU's render node: not dumped; "
 	       REATTACH_ENV "=1 reattaches it at restore as a fresh DRM file, without its state\n",
 	       id, node_name(minor, name), driver);
 	return -ENOTSUP;
 }
 
-/* Card nodes and dma-bufs: refused, naming them, when the option is on */
+/*
+ * Card nodes, named when the option is on, and dma-bufs (which ROCm
+ * processes share buffers by): refused, as warnings, since another plugin
+ * may take them.
+ */
 static int refuse_drm_file(unsigned int id, enum drm_file_kind kind, unsigned int minor)
 {
 	char name[NODE_NAME_MAX];
 
-	if (!reattach_wanted())
-		return -ENOTSUP;
-	if (kind == DRM_FILE_CARD)
-		pr_err("file %u: /dev/dri/%s is a DRM card (display) node: never dumped; "
-		       REATTACH_ENV " reattaches render nodes only\n", id, node_name(minor, name));
-	else
-		pr_err("file %u: a dma-buf: never dumped, its memory may be shared with other processes and devices; "
-		       REATTACH_ENV " reattaches render nodes only\n", id);
+	if (kind == DRM_FILE_DMA_BUF)
+		pr_warn("file %u: a dma-buf: never dumped, its memory may be shared with other processes and devices%s\n",
+			id, reattach_wanted() ? "; " REATTACH_ENV " reattaches render nodes only" : "");
+	else if (reattach_wanted())
+		pr_warn("file %u: /dev/dri/%s is a DRM card (display) node: never dumped; "
+			REATTACH_ENV " reattaches render nodes only\n", id, node_name(minor, name));
 	return -ENOTSUP;
 }
 
@@ -345,6 +349,11 @@ static int take_mappings(unsigned int minor)
 		       node_name(minor, name));
 		return -EINVAL;
 	}
+	if (nr_mapped_minors == NR_RENDER_MINORS) {
+		pr_err("a mapping of %s: more than %d render nodes mapped\n",
+		       node_name(minor, name), NR_RENDER_MINORS);
+		return -ENOSPC;
+	}
 	mapped_minors[nr_mapped_minors++] = minor;
 	ret = write_mapped_minors();
 	if (ret) {
@@ -377,15 +386,15 @@ int kfd_drm_handle_device_vma(const struct stat *st)
 		return -ENOTSUP;
 	if (kind == DRM_FILE_CARD) {
 		if (reattach_wanted())
-			pr_err("a mapping of /dev/dri/%s, a DRM card (display) node: never dumped; "
-			       REATTACH_ENV " reattaches render nodes only\n", node_name(minor, name));
+			pr_warn("a mapping of /dev/dri/%s, a DRM card (display) node: never dumped; "
+				REATTACH_ENV " reattaches render nodes only\n", node_name(minor, name));
 		return -ENOTSUP;
 	}
 	if (reattach_wanted())
 		return take_mappings(minor);
-	pr_err("a mapping of %s, no KFD GPU's render node: not dumped; "
-	       REATTACH_ENV "=1 restores such mappings as zero-filled memory\n",
-	       node_name(minor, name));
+	pr_warn("a mapping of %s, no KFD GPU's render node: not dumped; "
+		REATTACH_ENV "=1 restores such mappings as zero-filled memory\n",
+		node_name(minor, name));
 	return -ENOTSUP;
 }
 
@@ -414,21 +423,31 @@ static int match_render_node(const KfdCriuDrmNode *node, unsigned int minor, int
 
 /*
  * A new open of the render node here that best stands for dumped node
- * @node: the dumped minor if it matches fully, else the first that matches
- * best; *@found is its minor. -ENODEV if no render node has its driver.
+ * @node: the dumped minor if it matches fully, else the one that matches
+ * best, the dumped minor or else the lowest among equals; *@found is its
+ * minor. -ENODEV if no render node has
+ * its driver.
  */
 static int open_render_node(const KfdCriuDrmNode *node, int mode, unsigned int *found)
 {
-	int best_fd, fd, best, score;
-	unsigned int minor;
+	char path[PATH_MAX], dumped[NODE_NAME_MAX + 16];
+	int best_fd, fd, best, score, minor;
+	struct dirent *e;
+	DIR *dir;
 
 	best = match_render_node(node, node->minor, mode, &best_fd);
 	*found = node->minor;
-	for (minor = DRM_RENDER_MINOR_FIRST; minor <= DRM_RENDER_MINOR_LAST && best < 2; minor++) {
-		if (minor == node->minor)
+	snprintf(path, sizeof(path), "%s/dev/dri", kfd_criu_root);
+	dir = best < 2 ? opendir(path) : NULL;
+	while (dir && best < 2 && (e = readdir(dir))) {
+		snprintf(dumped, sizeof(dumped), "/dev/dri/%.*s", NODE_NAME_MAX, e->d_name);
+		minor = kfd_criu_render_minor_of_path(dumped);
+		if (minor < 0 || (unsigned int)minor == node->minor)
 			continue;
 		score = match_render_node(node, minor, mode, &fd);
-		if (score <= best) {
+		/* /dev/dri lists in any order: the dumped minor, then the lowest */
+		if (score < best || (score == best && (!score || *found == node->minor ||
+						       *found < (unsigned int)minor))) {
 			if (fd >= 0)
 				close(fd);
 			continue;
@@ -439,6 +458,8 @@ static int open_render_node(const KfdCriuDrmNode *node, int mode, unsigned int *
 		best = score;
 		*found = minor;
 	}
+	if (dir)
+		closedir(dir);
 	return best ? best_fd : -ENODEV;
 }
 
@@ -448,7 +469,7 @@ static bool drm_meta_valid(const KfdCriuMeta *meta)
 	const KfdCriuDrmNode *node = meta->drm_node;
 
 	return meta->has_open_flags && node->driver[0] &&
-	       strlen(node->driver) < DRIVER_NAME_MAX && is_render_minor(node->minor) &&
+	       strlen(node->driver) < DRIVER_NAME_MAX && dumped_render_minor_valid(node->minor) &&
 	       (!node->pci_slot || strlen(node->pci_slot) < PCI_SLOT_MAX);
 }
 
@@ -582,17 +603,6 @@ static int zero_fill_fd(unsigned int minor, uint64_t pgoff, int *fd)
 	return 0;
 }
 
-/* The render minor of dumped path @path; -1 if it is no render node's */
-static int dumped_render_minor(const char *path)
-{
-	unsigned int minor;
-	char end;
-
-	if (sscanf(path, "/dev/dri/renderD%u%c", &minor, &end) != 1 || !is_render_minor(minor))
-		return -1;
-	return minor;
-}
-
 /**
  * kfd_drm_update_vma_map() - UPDATE_VMA_MAP of a mapping that the dump took
  * for a stateless reattach
@@ -612,7 +622,7 @@ static int dumped_render_minor(const char *path)
 int kfd_drm_update_vma_map(const char *path, uint64_t addr, uint64_t pgoff,
 			   uint64_t *new_pgoff, int *plugin_fd)
 {
-	int minor = dumped_render_minor(path), fd = -1, ret;
+	int minor = kfd_criu_render_minor_of_path(path), fd = -1, ret;
 
 	if (minor < 0)
 		return -ENOTSUP;
@@ -633,22 +643,26 @@ int kfd_drm_update_vma_map(const char *path, uint64_t addr, uint64_t pgoff,
 }
 
 /*
- * Adds the mapping of /proc/<pid>/maps line @line to @bytes and @count if
- * it is zero-filled memory of a render node.
+ * Adds the mapping of /proc/<pid>/maps line @line to @bytes and @count, by
+ * the index of its render node in the dump's list, if it is zero-filled
+ * memory of one.
  */
 static void count_zero_filled(const char *line, uint64_t *bytes, unsigned int *count)
 {
 	unsigned long long start, end;
 	unsigned int minor;
-	int path = 0;
+	int path = 0, i;
 
 	if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &start, &end, &path) < 2 || !path)
 		return;
-	if (sscanf(line + path, "/memfd:" ZERO_FILL_NAME "%u", &minor) != 1 ||
-	    !is_render_minor(minor) || end < start)
+	if (sscanf(line + path, "/memfd:" ZERO_FILL_NAME "%u", &minor) != 1 || end < start)
 		return;
-	bytes[minor - DRM_RENDER_MINOR_FIRST] += end - start;
-	count[minor - DRM_RENDER_MINOR_FIRST]++;
+	for (i = 0; i < nr_mapped_minors && mapped_minors[i] != minor; i++)
+		;
+	if (i == nr_mapped_minors)
+		return;
+	bytes[i] += end - start;
+	count[i]++;
 }
 
 /**
@@ -682,7 +696,7 @@ void kfd_drm_log_zero_filled(int pid)
 	for (i = 0; i < NR_RENDER_MINORS; i++)
 		if (count[i])
 			pr_warn("pid %d: renderD%u: %" PRIu64 " bytes in %u mapping(s) are zero-filled memory now: their device contents were not dumped ("
-				REATTACH_ENV ")\n", pid, i + DRM_RENDER_MINOR_FIRST, bytes[i], count[i]);
+				REATTACH_ENV ")\n", pid, mapped_minors[i], bytes[i], count[i]);
 }
 
 /**

@@ -17,16 +17,21 @@
 #include <inttypes.h>
 #include <libgen.h>
 #include <link.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <linux/kcmp.h>
 #include <linux/kfd_ioctl.h>
 
 #include "kfd_criu.h"
@@ -42,6 +47,13 @@
 #define STOCK_PLUGIN_NAME	"amdgpu_plugin"		/* its name in inventories */
 #define NO_PLUGIN_NAME		"kfd_criu/none"		/* a name no plugin has */
 #define SHM_HEAD_MAX		64	/* a sem_t and the thunk's magic fit */
+/* The thunk's files are a page or two; an image asking for more is bad */
+#define SHM_SIZE_MAX		(1 << 20)
+#define SHM_SEMAPHORE		"sem.hsakmt_semaphore"
+/* CRIU's name for a hard link to a file mapped under a deleted name */
+#define LINK_REMAP_FMT		"link_remap.%u%c"
+#define LINK_REMAPS_MAX		8
+#define KFD_TASKS_MAX		256	/* tasks with /dev/kfd in one dump */
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 /* CRIU's service fds count down from a base: its log, then images dir */
 #define IMG_FD_BELOW_BASE	2
@@ -50,7 +62,7 @@ enum dev_kind { DEV_OTHER, DEV_KFD, DEV_RENDER };
 
 /* Files in /dev/shm that ROCm's thunk (libhsakmt) opens and maps */
 static const char *const thunk_shm_files[] = {
-	"hsakmt_shared_mem", "sem.hsakmt_semaphore",
+	"hsakmt_shared_mem", SHM_SEMAPHORE,
 };
 
 /**
@@ -120,6 +132,13 @@ static int nr_gpus = -1;
 static bool gpus_hidden;
 static struct kfd_criu_offset_map *offsets;
 static unsigned int nr_offsets;
+/*
+ * The tasks of this dump that hold a /dev/kfd file, by their pids in
+ * criu's PID namespace; -1: not looked for yet. Only their render node
+ * files are the plugin's.
+ */
+static pid_t kfd_tasks[KFD_TASKS_MAX];
+static int nr_kfd_tasks = -1;
 /* The dumping machine's render minors and their gpu_ids, from the image */
 static uint32_t image_minor[MAX_GPU_MAP], image_gpu[MAX_GPU_MAP];
 static unsigned int nr_image_minors;
@@ -134,6 +153,7 @@ int add_inventory_plugin(const char *name) __attribute__((weak));
 bool check_and_remove_inventory_plugin(const char *name, size_t n) __attribute__((weak));
 
 static void register_restore_ext_file(bool criu_4_3);
+static void note_link_remaps(const struct kfd_dumped_file *f);
 
 /**
  * kfd_criu_read_file() - read a small file whole
@@ -158,6 +178,58 @@ ssize_t kfd_criu_read_file(int dirfd, const char *path, char *buf, size_t size)
 	return len;
 }
 
+/**
+ * kfd_criu_render_minor() - whether DRM minor @minor is a render node's here
+ * @minor: a minor of DRM's major
+ *
+ * Minors 128 to 191 are render nodes'. Past 191 a minor may be a render or
+ * a card node's (DRM_EXTENDED_MINOR_LIMIT in drivers/gpu/drm/drm_drv.c):
+ * the device's name in sysfs, renderD<minor>, tells.
+ *
+ * Return: true for a render node.
+ */
+bool kfd_criu_render_minor(unsigned int minor)
+{
+	char path[PATH_MAX], link[PATH_MAX], name[32];
+	size_t len;
+	ssize_t n;
+
+	if (minor >= DRM_RENDER_MINOR_FIRST && minor <= DRM_RENDER_MINOR_LAST)
+		return true;
+	if (minor <= DRM_RENDER_MINOR_LAST || minor > DRM_MINOR_MAX)
+		return false;
+	snprintf(path, sizeof(path), "%s/sys/dev/char/%u:%u", kfd_criu_root, DRM_MAJOR, minor);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return false;
+	link[n] = '\0';
+	len = snprintf(name, sizeof(name), "/renderD%u", minor);
+	return (size_t)n >= len && !strcmp(link + n - len, name);
+}
+
+/**
+ * kfd_criu_render_minor_of_path() - the render minor a dumped path names
+ * @path: a path as CRIU hands it to UPDATE_VMA_MAP
+ *
+ * CRIU hands over some paths with a doubled leading slash,
+ * "//dev/dri/renderD128" (CRIU's amdgpu plugin says so and normalizes
+ * them, plugins/amdgpu/amdgpu_plugin.c): leading slashes count as one.
+ *
+ * Return: the minor of /dev/dri/renderD<minor>, or -1 for another path.
+ */
+int kfd_criu_render_minor_of_path(const char *path)
+{
+	unsigned int minor;
+	char end;
+
+	while (path[0] == '/' && path[1] == '/')
+		path++;
+	if (sscanf(path, "/dev/dri/renderD%u%c", &minor, &end) != 1 ||
+	    minor < DRM_RENDER_MINOR_FIRST || minor > DRM_MINOR_MAX)
+		return -1;
+	return minor;
+}
+
 /* kfdcriu-<id>.img holds a KfdCriuMeta, kfdcriu-<id>.stream the stream */
 #define image_name(buf, id, ext) \
 	snprintf(buf, IMAGE_NAME_MAX, "kfdcriu-%u.%s", (unsigned int)(id), ext)
@@ -167,7 +239,7 @@ static enum dev_kind dev_kind(mode_t mode, dev_t rdev)
 {
 	struct stat st;
 
-	if (S_ISCHR(mode) && major(rdev) == DRM_MAJOR && minor(rdev) >= 128 && minor(rdev) < 192)
+	if (S_ISCHR(mode) && major(rdev) == DRM_MAJOR && kfd_criu_render_minor(minor(rdev)))
 		return DEV_RENDER;
 	return S_ISCHR(mode) && !stat(KFD_DEV_PATH, &st) &&
 	       S_ISCHR(st.st_mode) && st.st_rdev == rdev ? DEV_KFD : DEV_OTHER;
@@ -203,7 +275,8 @@ static int open_kfd(void)
 
 /*
  * Whether the kernel has KFD image mode, asked once. Without it another
- * plugin may take /dev/kfd: one line at info level says so.
+ * plugin may take /dev/kfd, and if none does, CRIU's own error names only
+ * the file: one warning, which CRIU's default log level shows, says why.
  */
 static int image_mode = -1;
 
@@ -218,10 +291,10 @@ static bool kfd_image_mode(void)
 	if (kfd >= 0)
 		close(kfd);
 	else if (kfd == -ENOTSUP)
-		pr_info("the kernel has no KFD CRIU image mode: leaving %s to other plugins\n",
+		pr_warn("the kernel has no KFD CRIU image mode: leaving %s to other plugins\n",
 			KFD_DEV_PATH);
 	else
-		pr_info("cannot use %s: %s: leaving it to other plugins\n",
+		pr_warn("cannot use %s: %s: leaving it to other plugins\n",
 			KFD_DEV_PATH, strerror(-kfd));
 	return image_mode;
 }
@@ -604,12 +677,14 @@ static int kfd_plugin_init(int stage)
 	/* A function that 4.3 added; 4.3 passes RESTORE_EXT_FILE a retry flag */
 	get_options = dlsym(RTLD_DEFAULT, "criu_plugin_get_options");
 	kfd_criu_options_load(get_options);
-	kfd_drm_init(stage);
+	nr_kfd_tasks = -1;
 	if (stock_plugin_present(stock)) {
 		pr_err("CRIU's amdgpu plugin %s is installed too: both take /dev/kfd and the first found wins; give each its own plugin directory (CRIU's libdir) or remove one\n",
 		       stock);
 		return -EEXIST;
 	}
+	/* Only now: a refused init must leave the images as they are */
+	kfd_drm_init(stage);
 	/* A function of criu 3.17 and 3.18 that 3.19 removed */
 	criu_dups_vma_fd = dlsym(RTLD_DEFAULT, "prepare_task_cgroup");
 	register_restore_ext_file(get_options);
@@ -637,6 +712,8 @@ static void kfd_plugin_fini(int stage, int ret)
 	struct kfd_ioctl_criu_args args = { 0 };
 	unsigned int i;
 
+	for (i = 0; stage == CR_PLUGIN_STAGE__DUMP && !ret && i < nr_dumped; i++)
+		note_link_remaps(&dumped[i]);
 	for (i = 0; i < nr_dumped; i++) {
 		ret = resume ? kfd_criu_op(dumped[i].fd, KFD_CRIU_OP_UNPAUSE, &args) : 0;
 		if (ret)
@@ -651,6 +728,7 @@ static void kfd_plugin_fini(int stage, int ret)
 	nr_dumped = 0;
 	in_inventory = false;
 	nr_process_gpus = -1;
+	nr_kfd_tasks = -1;
 	if (restored)
 		munmap(restored, restored_size);
 	restored = NULL;
@@ -660,20 +738,51 @@ static void kfd_plugin_fini(int stage, int ret)
 
 CR_PLUGIN_REGISTER("kfd_criu", kfd_plugin_init, kfd_plugin_fini)
 
+/* Whether @fd is a socket connected to criu-image-streamer's */
+static bool streamer_socket(int fd)
+{
+	struct sockaddr_un peer;
+	socklen_t len = sizeof(peer);
+	const char *name;
+
+	memset(&peer, 0, sizeof(peer));
+	if (getpeername(fd, (struct sockaddr *)&peer, &len) || peer.sun_family != AF_UNIX ||
+	    len <= offsetof(struct sockaddr_un, sun_path) || !peer.sun_path[0])
+		return false;
+	peer.sun_path[sizeof(peer.sun_path) - 1] = '\0';
+	name = strrchr(peer.sun_path, '/');
+	name = name ? name + 1 : peer.sun_path;
+	return !strcmp(name, "streamer-capture.sock") || !strcmp(name, "streamer-serve.sock");
+}
+
 /**
  * kfd_criu_images_streamed() - whether criu --stream is in use
  *
- * criu-image-streamer's socket is then in the images directory, and the
- * plugin's files, which it writes there itself, would miss the stream.
+ * The plugin's files, which it writes into the images directory itself,
+ * would miss the stream. With --stream, criu keeps a socket connected to
+ * the one criu-image-streamer listens on in the images directory
+ * (img_streamer_init(), criu/img-streamer.c) until its images are done;
+ * this process (criu at dump, a task forked from it at restore) has it.
+ * A socket file alone is no sign: one that a streamer left behind does not
+ * make a dump a streamed one. (criu's exported img_streamer_open() is no
+ * sign either: every criu has it, and called without --stream at dump it
+ * hits a BUG_ON on the streamer's mode.)
  *
  * Return: true if images go through criu-image-streamer.
  */
 bool kfd_criu_images_streamed(void)
 {
-	int dir = criu_get_image_dir();
+	struct dirent *e;
+	bool found = false;
+	DIR *dir;
+	int fd;
 
-	return !faccessat(dir, "streamer-capture.sock", F_OK, 0) ||
-	       !faccessat(dir, "streamer-serve.sock", F_OK, 0);
+	dir = opendir("/proc/self/fd");
+	while (dir && !found && (e = readdir(dir)))
+		found = sscanf(e->d_name, "%d", &fd) == 1 && fd != dirfd(dir) && streamer_socket(fd);
+	if (dir)
+		closedir(dir);
+	return found;
 }
 
 /* The KFD GPU of render minor @minor, from a topology read now; -1 if none */
@@ -725,11 +834,117 @@ static uint32_t process_gpu_id(uint32_t local_id)
 	return local_id;
 }
 
+/* Whether task @pid of the dump is one this criu traces: its TracerPid */
+static bool traced_by_criu(const char *pid)
+{
+	char path[PATH_MAX], *s;
+
+	snprintf(path, sizeof(path), "%s/proc/%s/status", kfd_criu_root, pid);
+	if (kfd_criu_read_file(AT_FDCWD, path, io_buf, sizeof(io_buf)) < 0)
+		return false;
+	s = strstr(io_buf, "\nTracerPid:");
+	return s && strtol(s + 11, NULL, 10) == getpid();
+}
+
+typedef bool fd_match_t(const char *path, pid_t pid, int fd, int arg);
+
+/* Whether task @pid has an fd that @match accepts, given @arg */
+static bool task_has_fd(pid_t pid, fd_match_t *match, int arg)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	bool found = false;
+	DIR *dir;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/proc/%d/fd", kfd_criu_root, pid);
+	dir = opendir(path);
+	while (dir && !found && (e = readdir(dir))) {
+		if (sscanf(e->d_name, "%d", &fd) != 1)
+			continue;
+		snprintf(path, sizeof(path), "%s/proc/%d/fd/%d", kfd_criu_root, pid, fd);
+		found = match(path, pid, fd, arg);
+	}
+	if (dir)
+		closedir(dir);
+	return found;
+}
+
+/* An fd of /dev/kfd */
+static bool kfd_fd(const char *path, pid_t pid __attribute__((unused)),
+		   int fd __attribute__((unused)), int arg __attribute__((unused)))
+{
+	struct stat st;
+
+	return !stat(path, &st) && dev_kind(st.st_mode, st.st_rdev) == DEV_KFD;
+}
+
+/*
+ * An fd of the open file that criu's fd @mine is of. A kernel without
+ * kcmp() (CONFIG_KCMP, which CRIU needs too) is said once: no render node
+ * file can then be told a KFD task's.
+ */
+static bool same_open_file(const char *path __attribute__((unused)), pid_t pid, int fd,
+			   int mine)
+{
+	static bool told;
+
+	if (!syscall(SYS_kcmp, getpid(), pid, KCMP_FILE, mine, fd))
+		return true;
+	if (errno == ENOSYS && !told)
+		pr_err("kcmp() is not available: render node files cannot be told a KFD task's\n");
+	told |= errno == ENOSYS;
+	return false;
+}
+
+/*
+ * The tasks of the dump that hold /dev/kfd, once per dump: those whose
+ * TracerPid is this criu (it seizes every task it dumps before it dumps
+ * any file) and that have a /dev/kfd fd.
+ */
+static void find_kfd_tasks(void)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *dir;
+	int pid;
+
+	nr_kfd_tasks = 0;
+	snprintf(path, sizeof(path), "%s/proc", kfd_criu_root);
+	dir = opendir(path);
+	while (dir && nr_kfd_tasks < KFD_TASKS_MAX && (e = readdir(dir)))
+		if (sscanf(e->d_name, "%d", &pid) == 1 && traced_by_criu(e->d_name) &&
+		    task_has_fd(pid, kfd_fd, -1))
+			kfd_tasks[nr_kfd_tasks++] = pid;
+	if (dir)
+		closedir(dir);
+}
+
+/*
+ * Whether render node file @fd, criu's copy, is a file of a task that holds
+ * /dev/kfd (kcmp(KCMP_FILE) against each of their fds). Its /dev/kfd file
+ * may come later in the dump: a lower fd number. A render node file of a
+ * KFD GPU in any other process (Mesa, Vulkan) has DRM state that nothing
+ * here dumps.
+ */
+static bool render_file_of_kfd_task(int fd)
+{
+	int i;
+
+	if (nr_kfd_tasks < 0)
+		find_kfd_tasks();
+	for (i = 0; i < nr_kfd_tasks; i++)
+		if (task_has_fd(kfd_tasks[i], same_open_file, fd))
+			return true;
+	return false;
+}
+
 /*
  * Render node file @fd of minor @minor: its GPU, by the gpu_id the process
- * sees, and its flags, if a KFD GPU. The thunk opens /dev/kfd before render
- * nodes and CRIU dumps fds in order, so a render node file of a process with
- * /dev/kfd comes after that; one dumped before any /dev/kfd file keeps the
+ * sees, and its flags, if a KFD GPU and a file of a task that holds
+ * /dev/kfd. The thunk opens /dev/kfd before render nodes and CRIU dumps
+ * fds in order, so a render node file of a process with /dev/kfd mostly
+ * comes after that; one dumped before any /dev/kfd file keeps the
  * topology's gpu_id.
  */
 static int dump_render_file(int fd, int id, int minor)
@@ -741,6 +956,11 @@ static int dump_render_file(int fd, int id, int minor)
 	if (i < 0)
 		return -ENOTSUP;
 	local_id = gpu_map[i].local_gpu_id;
+	if (!render_file_of_kfd_task(fd)) {
+		pr_warn("file %u: renderD%d, of KFD GPU %#x, is open in a process without /dev/kfd (a graphics API's): not dumped, kfd_criu dumps no DRM state of its own\n",
+			id, minor, local_id);
+		return -ENOTSUP;
+	}
 	meta.file_id = id;
 	meta.render_gpu_id = process_gpu_id(local_id);
 	if (meta.render_gpu_id) {
@@ -824,6 +1044,81 @@ static int write_kfd_meta(KfdCriuMeta *meta)
 	meta->n_render_nodes = n;
 	meta->render_nodes = ptrs;
 	return kfd_criu_write_meta(meta->file_id, meta);
+}
+
+/*
+ * The names in task @pid's /dev/shm that CRIU made for the thunk's
+ * semaphore, into @names: hard links to it named link_remap.<id>.
+ */
+static unsigned int find_link_remaps(pid_t pid, char names[][NAME_MAX + 1])
+{
+	char path[PATH_MAX], end;
+	struct stat sem, st;
+	unsigned int n = 0, num;
+	struct dirent *e;
+	DIR *dir = NULL;
+	int dfd;
+
+	snprintf(path, sizeof(path), "%s/proc/%d/root/dev/shm", kfd_criu_root, pid);
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0 && !fstatat(dfd, SHM_SEMAPHORE, &sem, AT_SYMLINK_NOFOLLOW))
+		dir = fdopendir(dfd);
+	if (!dir) {
+		if (dfd >= 0)
+			close(dfd);
+		return 0;
+	}
+	while (n < LINK_REMAPS_MAX && (e = readdir(dir)))
+		if (sscanf(e->d_name, LINK_REMAP_FMT, &num, &end) == 1 &&
+		    !fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+		    st.st_ino == sem.st_ino && st.st_dev == sem.st_dev)
+			snprintf(names[n++], NAME_MAX + 1, "%s", e->d_name);
+	closedir(dir);
+	return n;
+}
+
+/*
+ * The first ROCm process of a boot maps the thunk's semaphore under the
+ * temporary name that sem_open() created it as, deleted once the file had
+ * its final name. CRIU dumps such a mapping through a hard link that it
+ * makes beside it, link_remap.<id> (create_link_remap(),
+ * criu/files-reg.c, with --link-remap), and needs that link at restore: a
+ * fresh host has neither it nor the semaphore. At the end of a successful
+ * dump, when the links are there (CRIU 4.0 and later remove them before
+ * this when the tasks are left running), their names go into dumped file
+ * @f's metadata, for the restore to make them again.
+ */
+static void note_link_remaps(const struct kfd_dumped_file *f)
+{
+	char names[LINK_REMAPS_MAX][NAME_MAX + 1], *ptrs[LINK_REMAPS_MAX];
+	unsigned int n = find_link_remaps(f->pid, names), i;
+	KfdCriuShmFile *sem = NULL;
+	KfdCriuMeta *meta;
+	int ret;
+
+	if (!n || read_meta(f->id, &meta))
+		return;
+	for (i = 0; i < meta->n_shm_files; i++)
+		if (!strcmp(meta->shm_files[i]->name, SHM_SEMAPHORE))
+			sem = meta->shm_files[i];
+	for (i = 0; i < n; i++)
+		ptrs[i] = names[i];
+	if (sem) {
+		sem->n_link_remaps = n;
+		sem->link_remaps = ptrs;
+	}
+	ret = sem ? kfd_criu_write_meta(f->id, meta) : -ENOENT;
+	if (sem) {
+		sem->n_link_remaps = 0;
+		sem->link_remaps = NULL;
+	}
+	if (ret)
+		pr_err("file %u: cannot note that CRIU maps %s by %s: a restore on a host without it fails\n",
+		       f->id, SHM_SEMAPHORE, names[0]);
+	else
+		pr_info("file %u: CRIU maps %s by %s%s, noted for a fresh host\n",
+			f->id, SHM_SEMAPHORE, names[0], n > 1 ? " and others" : "");
+	kfd_criu_meta__free_unpacked(meta, NULL);
 }
 
 /**
@@ -1019,7 +1314,7 @@ static int recreate_shm_file(unsigned int id, const KfdCriuShmFile *f)
 	int fd, ret = 0;
 
 	snprintf(path, sizeof(path), "%s/dev/shm/%s", kfd_criu_root, f->name);
-	if (strchr(f->name, '/') || f->head.len > f->size) {
+	if (strchr(f->name, '/') || f->head.len > f->size || f->size > SHM_SIZE_MAX) {
 		pr_err("file %u: %s: bad metadata\n", id, path);
 		return -EBADMSG;
 	}
@@ -1029,7 +1324,7 @@ static int recreate_shm_file(unsigned int id, const KfdCriuShmFile *f)
 	errno = EIO;	/* what a short write means */
 	if (fd < 0 || ftruncate(fd, f->size) ||
 	    pwrite(fd, f->head.data, f->head.len, 0) != (ssize_t)f->head.len ||
-	    fchown(fd, f->uid, f->gid) || fchmod(fd, f->mode & 07777))
+	    fchown(fd, f->uid, f->gid) || fchmod(fd, f->mode & 0777))
 		ret = -errno;
 	if (fd >= 0)
 		close(fd);
@@ -1039,8 +1334,39 @@ static int recreate_shm_file(unsigned int id, const KfdCriuShmFile *f)
 		pr_err("file %u: cannot re-create %s: %s\n", id, path, strerror(-ret));
 	else
 		pr_info("file %u: %s was missing: re-created as dumped, %" PRIu64
-			" bytes, mode %o\n", id, path, f->size, f->mode & 07777);
+			" bytes, mode %o\n", id, path, f->size, f->mode & 0777);
 	return ret;
+}
+
+/*
+ * Links the names CRIU dumped thunk file @f's mappings under, when it was
+ * mapped under a deleted name, to @f where this task's /dev/shm lacks them:
+ * CRIU links each back to that deleted name when it maps it (rfi_remap(),
+ * criu/files-reg.c), after the task's files are restored.
+ */
+static int link_remaps(unsigned int id, const KfdCriuShmFile *f)
+{
+	char path[PATH_MAX], remap[PATH_MAX], end;
+	unsigned int i, n;
+
+	snprintf(path, sizeof(path), "%s/dev/shm/%s", kfd_criu_root, f->name);
+	for (i = 0; i < f->n_link_remaps; i++) {
+		snprintf(remap, sizeof(remap), "%s/dev/shm/%s", kfd_criu_root, f->link_remaps[i]);
+		if (strchr(f->link_remaps[i], '/') ||
+		    sscanf(f->link_remaps[i], LINK_REMAP_FMT, &n, &end) != 1) {
+			pr_err("file %u: %s: bad metadata\n", id, remap);
+			return -EBADMSG;
+		}
+		if (!link(path, remap)) {
+			pr_info("file %u: %s was missing: linked to %s, for CRIU to map it by\n",
+				id, remap, path);
+		} else if (errno != EEXIST) {
+			pr_err("file %u: cannot link %s to %s: %s\n", id, remap, path,
+			       strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
 }
 
 /* Before RESTORE, so before CRIU opens or maps them in this task */
@@ -1050,7 +1376,8 @@ static int recreate_thunk_shm(const KfdCriuMeta *meta)
 	int ret = 0;
 
 	for (i = 0; !ret && i < meta->n_shm_files; i++)
-		ret = recreate_shm_file(meta->file_id, meta->shm_files[i]);
+		ret = recreate_shm_file(meta->file_id, meta->shm_files[i]) ?:
+		      link_remaps(meta->file_id, meta->shm_files[i]);
 	return ret;
 }
 
@@ -1281,18 +1608,6 @@ static int render_vma_fd(int gpu, int *plugin_fd)
 	return fd < 0 ? -ENODEV : kfd_criu_vma_fd(fd, plugin_fd);
 }
 
-/* The render minor of @path, a render node path; -1 if it is not one */
-static int render_minor_of_path(const char *path)
-{
-	unsigned int minor;
-	char end;
-
-	if (sscanf(path, "/dev/dri/renderD%u%c", &minor, &end) != 1 ||
-	    minor < 128 || minor > 191)
-		return -1;
-	return minor;
-}
-
 /*
  * /dev/kfd and render node mappings go to the offsets RESTORE moved them to
  * (pgoff is in bytes), render nodes' through the render file of the GPU the
@@ -1303,7 +1618,7 @@ static int render_minor_of_path(const char *path)
 static int update_kfd_vma_map(const char *path, const uint64_t addr, const uint64_t old_pgoff,
 			      uint64_t *new_pgoff, int *plugin_fd)
 {
-	int minor = render_minor_of_path(path), gpu = -1, ret;
+	int minor = kfd_criu_render_minor_of_path(path), gpu = -1, ret;
 	uint32_t image_gpu = 0;
 	struct stat st;
 
@@ -1391,6 +1706,26 @@ static bool restored_kfd_state(int pid)
 }
 
 /*
+ * A task that RESUME failed for is killed. No CRIU acts on an error of
+ * this hook: from 3.17.1 to 4.3, criu/cr-restore.c logs it at debug level
+ * and lets the task run, its GPU queues stopped, a restore that looks fine
+ * and hangs (CRIU issues 2663 and 2716). Left stopped, it would still be a
+ * restore that CRIU reports as done. Killed, it fails the restore in CRIU:
+ * finalize_restore_detach() then cannot set its registers or detach it
+ * (ptrace() refuses a task with SIGKILL pending, kernel/ptrace.c
+ * ptrace_freeze_traced()), and CRIU's failure path kills the other
+ * restored tasks and exits non-zero.
+ */
+static int fail_resume(int pid, int ret)
+{
+	pr_err("pid %d: RESUME failed: %s: killing it, so that the restore fails rather than leave it hung\n",
+	       pid, strerror(-ret));
+	if (kill(pid, SIGKILL))
+		pr_err("pid %d: cannot kill it: %s\n", pid, strerror(errno));
+	return ret;
+}
+
+/*
  * CRIU calls this for every restored task. Only a task that restored KFD
  * state gets /dev/kfd opened for RESUME; the others are quietly not ours.
  * Each task's reattached render nodes say first what their mappings lost.
@@ -1407,14 +1742,15 @@ static int kfd_resume_devices_late(int pid)
 	if (kfd < 0) {
 		pr_err("pid %d: cannot open %s for RESUME: %s\n", pid, KFD_DEV_PATH,
 		       strerror(-kfd));
-		return kfd == -ENOTSUP ? -EIO : kfd;
+		return fail_resume(pid, kfd == -ENOTSUP ? -EIO : kfd);
 	}
 	ret = kfd_criu_op(kfd, KFD_CRIU_OP_RESUME, &args);
 	close(kfd);
-	if (ret && ret != -ESRCH && ret != -EBADFD)	/* else: not restored */
-		pr_err("pid %d: RESUME failed: %s\n", pid, strerror(-ret));
-	else if (!ret)
-		pr_info("pid %d: resumed its KFD state\n", pid);
-	return ret == -ESRCH || ret == -EBADFD ? -ENOTSUP : ret;
+	if (ret == -ESRCH || ret == -EBADFD)	/* not restored */
+		return -ENOTSUP;
+	if (ret)
+		return fail_resume(pid, ret);
+	pr_info("pid %d: resumed its KFD state\n", pid);
+	return 0;
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESUME_DEVICES_LATE, kfd_resume_devices_late)

@@ -325,6 +325,8 @@ static void fake_kfd_switch(bool on)
 	fake_kfd.on = on;
 	fake_pairing(4660, 17185);
 	image_mode = -1;
+	if (on)
+		fake_dumped_task();
 }
 
 /**
@@ -414,12 +416,15 @@ static bool as_criu_4_3(bool (*check)(const void *arg), const void *arg)
 		criu_4_3_exports = dlopen(CRIU_4_3_EXPORTS, RTLD_NOW | RTLD_GLOBAL);
 		if (!criu_4_3_exports)
 			printf("# %s\n", dlerror());
+		fake_dumped_task();	/* traced by this process now */
 		status = criu_exports_are(CRIU_4_3) && check(arg);
 		fflush(stdout);
 		_exit(status ? 0 : 1);
 	}
-	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-	       !WEXITSTATUS(status);
+	status = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		 !WEXITSTATUS(status);
+	fake_dumped_task();
+	return status;
 }
 
 /* What the plugin's probe for the UPDATE_VMA_MAP convention would find */
@@ -1435,12 +1440,12 @@ static void test_claims(void)
 	ok(kfd_handle_device_vma(-1, &st) == -EINVAL && logged("cannot pre-dump"),
 	   "pre-dump of a KFD mapping is refused, saying why");
 	kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
-	close(openat(image_dir_fd, "streamer-capture.sock", O_CREAT | O_RDWR, 0600));
+	streamer_start(true);
 	fd = open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC);
 	ok(kfd_dump_file(fd, 70) == -EINVAL && logged("file 70: criu --stream is not supported") &&
 	   !fake_kfd.paused, "criu --stream: the dump is refused before pausing");
 	close(fd);
-	unlinkat(image_dir_fd, "streamer-capture.sock", 0);
+	streamer_stop(false);
 	fake_kfd_switch(true);
 	fake_kfd.old_kernel = true;
 	fd = open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC);

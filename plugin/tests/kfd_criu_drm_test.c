@@ -238,11 +238,11 @@ static void test_drm_refusals(void)
 	   !logged("neither") && logged("file 109: renderD128 (vgem) is no KFD GPU's"),
 	   "a value other than 0 or 1 leaves the option off, said once");
 	setenv(REATTACH_ENV, "1", 1);
-	close(openat(image_dir_fd, "streamer-capture.sock", O_CREAT | O_RDWR, 0600));
+	streamer_start(true);
 	ok(dump_drm_node("renderD128", 110, O_RDWR) == -EINVAL &&
 	   logged("file 110: criu --stream is not supported") && handle_drm_vma(VGEM_MINOR) == -EINVAL,
 	   "criu --stream: the render node file and its mappings are refused");
-	unlinkat(image_dir_fd, "streamer-capture.sock", 0);
+	streamer_stop(false);
 	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 1);
 	unsetenv(REATTACH_ENV);
 }

@@ -12,13 +12,18 @@
  * The plugin's ioctl(), stat() and openat() calls go to the harness
  * (criu_play.c): with fake_kfd.on it answers for KFD, it shows fake render
  * nodes as devices and hides GPUs as a device cgroup does; else they pass
- * through.
+ * through. Its kcmp() and kill() go to stand-ins below: the fake dumped
+ * task is this process, and only the tests' own children may be killed.
  */
 #define ioctl fake_ioctl
 #define openat fake_openat
 #define stat(path, buf) fake_stat(path, buf)
 #define fstat(fd, buf) fake_fstat(fd, buf)
 #define fstatfs fake_fstatfs
+#define syscall fake_syscall
+#define kill fake_kill
+long fake_syscall(long nr, ...);
+int fake_kill(int pid, int sig);
 #include "../kfd_criu_plugin.c"
 #include "../kfd_criu_drm.c"
 #include "../kfd_criu_options.c"
@@ -27,10 +32,16 @@
 #undef stat
 #undef fstat
 #undef fstatfs
+#undef syscall
+#undef kill
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 int ioctl(int fd, unsigned long request, ...);
@@ -38,10 +49,47 @@ int openat(int dirfd, const char *path, int flags, ...);
 int stat(const char *path, struct stat *buf);
 int fstat(int fd, struct stat *buf);
 int fstatfs(int fd, struct statfs *buf);
+int kill(pid_t pid, int sig);
+long syscall(long nr, ...);
+
+/* The pid that the fake KFD's PROCESS_INFO answers: a task of the dump */
+#define FAKE_TASK	4242
+
+/* A child of the tests that the plugin may kill, or 0 */
+static pid_t killable;
+static int killed_signal;
+
+int fake_kill(int pid, int sig)
+{
+	if (pid != killable || !pid) {
+		printf("# the plugin would kill pid %d, which is no test child\n", pid);
+		errno = EPERM;
+		return -1;
+	}
+	killed_signal = sig;
+	return kill(pid, sig);
+}
+
+/* kcmp() with the fake dumped task being this process */
+long fake_syscall(long nr, ...)
+{
+	long a[5];
+	va_list ap;
+	int i;
+
+	va_start(ap, nr);
+	for (i = 0; i < 5; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	for (i = 0; nr == SYS_kcmp && i < 2; i++)
+		a[i] = a[i] == FAKE_TASK ? getpid() : a[i];
+	return syscall(nr, a[0], a[1], a[2], a[3], a[4]);
+}
 
 static char image_dir[32];
 static int image_dir_fd = -1;
 static char last_log[8192];	/* the log since the last check */
+static unsigned int worst_level = LOG_DEBUG + 1;	/* its most severe level */
 static unsigned int nr_tests, nr_failed;
 
 int criu_get_image_dir(void)
@@ -56,6 +104,8 @@ void print_on_level(unsigned int loglevel, const char *fmt, ...)
 	size_t len = strlen(last_log);
 	char *line = last_log + len;
 
+	if (loglevel < worst_level)
+		worst_level = loglevel;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(last_log) - len, fmt, ap);
 	va_end(ap);
@@ -66,6 +116,7 @@ void print_on_level(unsigned int loglevel, const char *fmt, ...)
 static void ok(bool pass, const char *name)
 {
 	last_log[0] = '\0';
+	worst_level = LOG_DEBUG + 1;
 	nr_tests++;
 	if (!pass)
 		nr_failed++;
@@ -442,6 +493,71 @@ static void fake_render_node(int minor)
 	close(fd);
 }
 
+/* The fake dumped task's /dev/kfd file, or -1 */
+static int fake_task_kfd = -1;
+
+/*
+ * Task FAKE_TASK of the fake root's /proc: traced by this "criu", with
+ * this process's fds, /dev/kfd among them.
+ */
+static void fake_dumped_task(void)
+{
+	char path[300], link[64];
+	FILE *f;
+
+	if (!fake_root[0])
+		return;
+	snprintf(path, sizeof(path), "%s/proc/%d", fake_root, FAKE_TASK);
+	make_dirs(path);
+	strcat(path, "/status");
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "Name:\tfake\nPid:\t%d\nTracerPid:\t%d\n", FAKE_TASK, getpid()) < 0)
+		printf("# cannot make %s\n", path);
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "%s/proc/%d/fd", fake_root, FAKE_TASK);
+	snprintf(link, sizeof(link), "/proc/self/fd");
+	unlink(path);
+	if (symlink(link, path))
+		printf("# cannot link %s\n", path);
+	if (fake_task_kfd < 0)
+		fake_task_kfd = open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC);
+}
+
+/* criu --stream, played: criu-image-streamer's socket and criu's end */
+static int streamer_fds[2] = { -1, -1 };
+
+/* Listens on the images directory's capture socket; connects if @connected */
+static void streamer_start(bool connected)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/streamer-capture.sock", image_dir);
+	streamer_fds[0] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (bind(streamer_fds[0], (struct sockaddr *)&addr, sizeof(addr)) ||
+	    listen(streamer_fds[0], 1))
+		printf("# cannot listen on %s\n", addr.sun_path);
+	if (!connected)
+		return;
+	streamer_fds[1] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (connect(streamer_fds[1], (struct sockaddr *)&addr, sizeof(addr)))
+		printf("# cannot connect to %s\n", addr.sun_path);
+}
+
+/* Closes both ends; leaves the socket file behind if @stale */
+static void streamer_stop(bool stale)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (streamer_fds[i] >= 0)
+			close(streamer_fds[i]);
+		streamer_fds[i] = -1;
+	}
+	if (!stale)
+		unlinkat(image_dir_fd, "streamer-capture.sock", 0);
+}
+
 /* Forgets this restore's GPUs, closing their render files */
 static void forget_gpus(void)
 {
@@ -552,6 +668,7 @@ static void test_render_files(void)
 	topo_file(3, "gpu_id", "0\n");
 	fake_render_node(130);
 	unsetenv("KFD_CRIU_GPU_MAP");
+	fake_dumped_task();
 
 	fd = openat(image_dir_fd, "plain", O_RDWR | O_APPEND);
 	ok(!dump_render_file(fd, 21, 129) && !read_meta(21, &meta) &&
@@ -619,6 +736,7 @@ static void test_render_files(void)
 #include "criu_play.c"
 #include "kfd_criu_drm_test.c"
 #include "kfd_criu_options_test.c"
+#include "kfd_criu_hooks_test.c"
 
 static void test_offsets(void)
 {
@@ -714,6 +832,7 @@ int main(int argc, char **argv)
 	test_thunk_shm();
 	test_drm_reattach();
 	test_options();
+	test_hooks();
 	if (argc > 1) {
 		test_shared_object(argv[1]);
 		test_loaded_plugin_retry(argv[1]);
