@@ -1480,7 +1480,7 @@ static bool loaded_plugin_follows(const void *path)
 {
 	const struct criu_release *r = &criu_releases[played == CRIU_4_3 ? 5 : 0];
 	unsigned char byte = STALE_RETRY_BYTE, want = played == CRIU_4_3 ? 0 : STALE_RETRY_BYTE;
-	void (*set)(int, char **);
+	void (*set)(int argc, char **argv);
 	cr_plugin_desc_t *d;
 	bool options;
 	void *h;
