@@ -45,11 +45,13 @@ step() {
 # (configuring, linking) rather than the build's own.
 run_host_tests() {
 	run_host_test "$BUILD_DIR/host-codec.tap" make -s -C "$TOP/host" KSRC="$KSRC" check
-	# The plugin's harness twice: as CRIU 3.17 and 3.19-4.2, and as criu-dev
+	# The plugin's harness against Debian 12's CRIU header (plays 3.17,
+	# 3.19, 4.0 and 4.3), criu-dev's, and those of 4.1, 4.2 and 4.3
 	run_host_test "$BUILD_DIR/host-plugin.tap" make -s -C "$TOP/plugin" \
 		KHDR="$KHDR" O="$BUILD_DIR/plugin-check" check-installed
 	run_host_test "$BUILD_DIR/host-plugin-criu-dev.tap" make -s -C "$TOP/plugin" \
 		KHDR="$KHDR" O="$BUILD_DIR/plugin-check" check-criu-dev
+	run_plugin_header_tests
 	run_host_test "$BUILD_DIR/host-harness.tap" "$TOP/scripts/tests/parse-results-test.py"
 	# Its failure shows as the fuzzer's own failure to run
 	make -s -C "$TOP/fuzz" KSRC="$KSRC" O="$BUILD_DIR/fuzz" all \
@@ -59,6 +61,21 @@ run_host_tests() {
 	run_host_test "$BUILD_DIR/host-kfdcrit.tap" make -s -C "$TOP/kfdcrit" \
 		KSRC="$KSRC" O="$BUILD_DIR/kfdcrit" check
 	run_checkpatch
+}
+
+# The plugin built and played against the real criu-plugin.h of each later
+# release (CRIU_HEADER_PKGS). A header that cannot be fetched fails its
+# test: the build finds no criu-plugin.h.
+run_plugin_header_tests() {
+	local spec suite ver sum rel name inc
+
+	for spec in "${CRIU_HEADER_PKGS[@]}"; do
+		read -r suite ver sum rel name <<< "$spec"
+		inc=$(criu_plugin_header "$suite" "$ver" "$sum") || inc=/nonexistent
+		run_host_test "$BUILD_DIR/$name.tap" make -s -C "$TOP/plugin" KHDR="$KHDR" \
+			O="$BUILD_DIR/plugin-check-$rel" CRIU_INC="$inc" CRIU_HEADER="$rel" \
+			check-installed
+	done
 }
 
 # run_host_test TAP CMD...: one host test program, its output in TAP and
@@ -299,6 +316,9 @@ stop_background() {
 
 HOST_TAPS="--host-tap $BUILD_DIR/host-codec.tap --host-tap $BUILD_DIR/host-plugin.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-plugin-criu-dev.tap"
+for spec in "${CRIU_HEADER_PKGS[@]}"; do
+	HOST_TAPS+=" --host-tap $BUILD_DIR/$(awk '{ print $5 }' <<< "$spec").tap"
+done
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-fuzz.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-checkpatch.tap"
 HOST_TAPS+=" --host-tap $BUILD_DIR/host-harness.tap"

@@ -145,6 +145,31 @@ fetch_pinned_deb() {
 	echo "$deb"
 }
 
+# criu-plugin.h of the CRIU releases after Debian 12's, for the plugin's
+# host tests (plugin/Makefile: CRIU_INC, CRIU_HEADER): Debian's libcriu-dev
+# of each, pinned, unpacked in the cache and never installed. Each line:
+# SUITE VERSION SHA256 CRIU_HEADER TEST (the test-manifest's name).
+CRIU_HEADER_PKGS=(
+	"trixie 4.1.1-1 00c66d1d242dd55046ac414243b5aefb43584ac8497dda42fc522cad957bc9c1 410 host-plugin-4.1"
+	"sid 4.2.1-1 acd75142ecd36d735b6e83b4d225d694aaf8368327d34833332f40762693d80c 420 host-plugin-4.2"
+	"experimental 4.3-1~exp2 c874652673c7ed22293e948fbade3b6602ccbb93090102ea4c2367638a07e6ad 430 host-plugin-4.3"
+)
+
+# criu_plugin_header SUITE VERSION SHA256: the directory that holds
+# criu-plugin.h of that libcriu-dev, fetched and unpacked when missing.
+criu_plugin_header() {
+	local dir=$CACHE_DIR/criu-headers/$2 deb
+
+	if [ ! -f "$dir/usr/include/criu/criu-plugin.h" ]; then
+		deb=$(fetch_suite_deb "$1" libcriu-dev "$2" "$3") || return 1
+		rm -rf "$dir.new" && mkdir -p "$dir.new" &&
+			dpkg-deb -x "$deb" "$dir.new" &&
+			[ -f "$dir.new/usr/include/criu/criu-plugin.h" ] || return 1
+		rm -rf "$dir" && mv "$dir.new" "$dir"
+	fi
+	echo "$dir/usr/include/criu"
+}
+
 # The external amdgpu module (make module, make dkms-install): its DKMS
 # package and the version it reports (modinfo, /sys/module/amdgpu/version)
 MODULE_PKG=amdgpu-kfd-criu

@@ -1,22 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DOC: the harness as CRIU 3.17, 3.19 to 4.2, 4.3 and criu-dev, and as KFD
+ * DOC: the harness as CRIU 3.17 to 4.3 and criu-dev, and as KFD
  *
  * Included by kfd_criu_plugin_test.c. A fake KFD answers the plugin's
  * ioctl()s on /dev/null (KFD_DEV_PATH) while fake_kfd.on is set, and a
  * fake stat() shows the fake root's render nodes as DRM character devices.
- * play_restore() then runs a restored task's hooks in CRIU's order and with
- * CRIU's fd handling:
+ * What the fake KFD knows is shared by every process the harness forks.
+ *
+ * Each CRIU release is played in a process of its own (as_criu()), with
+ * what that release's criu binary exports (tests/criu_exports.c) loaded
+ * for the plugin to find. A dump is criu's init, DUMP_EXT_FILE of the
+ * task's files, then the end of cr_dump_finish() in that release's order
+ * (play_dump_end()). A restore is criu's init, then a forked task that runs
+ * RESTORE_EXT_FILE and UPDATE_VMA_MAP and the restorer's mmap()s, then,
+ * while that task is alive, criu's RESUME_DEVICES_LATE and fini
+ * (play_restore()). The releases differ as follows:
  *
  * - 3.17 and 3.18 dup() the fd UPDATE_VMA_MAP returns and leave the
- *   plugin's own alone;
- * - 3.19 and later own that fd: the restorer closes it after the last
- *   mapping that shares it;
+ *   plugin's own alone; 3.19 and later own that fd: the restorer closes it
+ *   after the last mapping that shares it;
+ * - 3.17 to 3.19 end the dump's plugins before the post-dump scripts and
+ *   the lazy page server, 4.0 and later after them;
+ * - 4.1 and later list a dump's plugins in its inventory;
  * - 4.3, and criu-dev since November 2025, pass RESTORE_EXT_FILE a retry
- *   flag that they do not initialise. 4.3 is played in either build, with
- *   what only its criu binary exports loaded for the plugin to find; the
- *   criu-dev snapshot, which exports nothing new, only in the build against
- *   a header with the flag (KFD_CRIU_RESTORE_RETRY), whose plugin is for it.
+ *   flag that they do not initialise, and 4.3 has plugin options.
+ *
+ * A build plays the releases whose verify_plugin() takes a plugin built
+ * against its header (Makefile: CRIU_INC, CRIU_HEADER; Debian 12's 3.17
+ * header by default, Debian's libcriu-dev 4.1.1, 4.2.1 and 4.3 for the
+ * others) and whose inventory the harness has (plays()); 4.3's retry flag
+ * and options in every build. The criu-dev snapshot, which exports
+ * nothing 4.3 added, is played in the build against 3.17's header with the
+ * flag added (KFD_CRIU_RESTORE_RETRY), whose plugin is for it.
  *
  * A run of mappings of one file shares one fd, as in CRIU's open_filemap().
  * As there, only an UPDATE_VMA_MAP return of 1 moves a mapping: on any
@@ -65,7 +80,27 @@ static struct fake_kfd {
 	unsigned int room;
 	int restore_error;
 	unsigned int attempts;
-} fake_kfd;
+} fake_kfd_private, *fake_kfd_shared = &fake_kfd_private;
+
+/*
+ * What the fake KFD knows is the kernel's, seen alike by criu and by the
+ * tasks it forks: RESTORE runs in a restored task, RESUME in criu.
+ */
+#define fake_kfd	(*fake_kfd_shared)
+
+/* Puts the fake KFD in memory that forked processes share */
+static void fake_kfd_share(void)
+{
+	void *p = mmap(NULL, sizeof(fake_kfd), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		printf("# cannot share the fake KFD: %s\n", strerror(errno));
+		return;
+	}
+	memcpy(p, fake_kfd_shared, sizeof(fake_kfd));
+	fake_kfd_shared = p;
+}
 
 static bool is_fake_kfd(int fd)
 {
@@ -238,19 +273,38 @@ static int hidden_node = -1;
 int fake_openat(int dirfd, const char *path, int flags, ...)
 {
 	mode_t mode = 0;
-	char node[32];
 	va_list ap;
 
 	va_start(ap, flags);
 	if (flags & O_CREAT)
 		mode = va_arg(ap, mode_t);
 	va_end(ap);
-	snprintf(node, sizeof(node), "/nodes/%d/", hidden_node);
-	if (hidden_node >= 0 && strstr(path, TOPOLOGY) && strstr(path, node)) {
-		errno = EPERM;
-		return -1;
-	}
 	return openat(dirfd, path, flags, mode);
+}
+
+/*
+ * A hidden node's files open, and their read() fails with EPERM, as the
+ * kernel's sysfs show() of gpu_id, name and properties answers a task
+ * that the device cgroup denies the GPU (Linux 6.12
+ * drivers/gpu/drm/amd/amdkfd/kfd_topology.c node_show():
+ * "if (dev->gpu && kfd_devcgroup_check_permission(dev->gpu)) return -EPERM;").
+ */
+ssize_t fake_read(int fd, void *buf, size_t len)
+{
+	char link[64], path[512], node[32];
+	ssize_t n;
+
+	if (hidden_node >= 0) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, path, sizeof(path) - 1);
+		path[n < 0 ? 0 : n] = '\0';
+		snprintf(node, sizeof(node), "/nodes/%d/", hidden_node);
+		if (strstr(path, TOPOLOGY) && strstr(path, node)) {
+			errno = EPERM;
+			return -1;
+		}
+	}
+	return read(fd, buf, len);
 }
 
 /* The fake root's render nodes are DRM character devices */
@@ -330,28 +384,87 @@ static void fake_kfd_switch(bool on)
 }
 
 /**
- * enum criu_convention - how a CRIU release calls the restore hooks
- * @CRIU_3_17: dups the UPDATE_VMA_MAP fd (3.17, 3.18)
- * @CRIU_3_19: owns and closes the UPDATE_VMA_MAP fd (3.19 to 4.2; in the
- *	       build with KFD_CRIU_RESTORE_RETRY, a criu-dev snapshot that
- *	       passes the retry flag)
- * @CRIU_4_3: as 3.19, passes the retry flag and exports
+ * enum criu_convention - a CRIU release, as it calls the plugin
+ * @CRIU_3_17: dups the UPDATE_VMA_MAP fd (3.17, 3.18); ends the dump's
+ *	       plugins before the post-dump scripts and --lazy-pages
+ * @CRIU_3_19: owns and closes the UPDATE_VMA_MAP fd; ends plugins as 3.17
+ *	       (in the build with KFD_CRIU_RESTORE_RETRY: a criu-dev snapshot
+ *	       that passes the retry flag, and ends plugins as 4.0)
+ * @CRIU_4_0: as 3.19, but ends the dump's plugins after the post-dump
+ *	      scripts and --lazy-pages
+ * @CRIU_4_1: as 4.0, with a plugin inventory in the images
+ * @CRIU_4_2: as 4.1 (its new POST_FORKING hook is not the plugin's)
+ * @CRIU_4_3: as 4.2, passes the retry flag and exports
  *	      criu_plugin_get_options()
  */
-enum criu_convention { CRIU_3_17, CRIU_3_19, CRIU_4_3 };
+enum criu_convention { CRIU_3_17, CRIU_3_19, CRIU_4_0, CRIU_4_1, CRIU_4_2, CRIU_4_3 };
 
-/* Built against criu-dev's header, the harness plays criu-dev for 3.19 */
-#ifdef KFD_CRIU_RESTORE_RETRY
+/*
+ * The release whose criu-plugin.h this file was built against (Makefile:
+ * CRIU_HEADER, 317 for Debian 12's 3.17; 410, 420 and 430 for Debian's
+ * libcriu-dev 4.1.1-1, 4.2.1-1 and 4.3-1~exp2).
+ */
+#ifndef CRIU_HEADER
+#define CRIU_HEADER	317
+#endif
+
+/*
+ * Built against criu-dev's header (an older one with the retry flag), the
+ * harness plays criu-dev for 3.19
+ */
+#if defined(KFD_CRIU_RESTORE_RETRY) && CRIU_HEADER < 430
 #define CRIU_DEV	true
 #else
 #define CRIU_DEV	false
 #endif
 
+/*
+ * The inventory functions are the harness's in a build against 4.1 or a
+ * later header, or criu-dev's: the plugin's weak references to them are
+ * bound when the harness starts, so one build plays either releases with
+ * an inventory or releases without.
+ */
+#define HARNESS_INVENTORY	(CRIU_HEADER >= 410 || CRIU_DEV)
+
 static const char *const convention_name[] = {
 	[CRIU_3_17] = "CRIU 3.17",
-	[CRIU_3_19] = CRIU_DEV ? "criu-dev (retry flag)" : "CRIU 3.19-4.2",
+	[CRIU_3_19] = CRIU_DEV ? "criu-dev (retry flag)" : "CRIU 3.19",
+	[CRIU_4_0] = "CRIU 4.0",
+	[CRIU_4_1] = "CRIU 4.1",
+	[CRIU_4_2] = "CRIU 4.2",
 	[CRIU_4_3] = "CRIU 4.3",
 };
+
+/* Each release's number, as CRIU_HEADER and the exports objects give it */
+static const int convention_release[] = {
+	[CRIU_3_17] = 317, [CRIU_3_19] = 319, [CRIU_4_0] = 400,
+	[CRIU_4_1] = 410, [CRIU_4_2] = 420, [CRIU_4_3] = 430,
+};
+
+/* Whether release @c lists plugins in a dump's inventory (4.1, criu-dev) */
+static bool has_inventory(enum criu_convention c)
+{
+	return c >= CRIU_4_1 || (CRIU_DEV && c == CRIU_3_19);
+}
+
+/*
+ * Whether this build plays release @c: one whose verify_plugin() takes a
+ * plugin built against this file's header, with the inventory as the
+ * harness has it. 4.3's retry flag and options are played in every build.
+ */
+static bool plays(enum criu_convention c)
+{
+	if (CRIU_DEV)
+		return c == CRIU_3_19 || c == CRIU_4_3;
+	return convention_release[c] >= CRIU_HEADER &&
+	       (has_inventory(c) == HARNESS_INVENTORY || c == CRIU_4_3);
+}
+
+/* Whether release @c ends a dump's plugins after its post-dump and lazy work */
+static bool fini_last(enum criu_convention c)
+{
+	return c >= CRIU_4_0 || (CRIU_DEV && c == CRIU_3_19);
+}
 
 /*
  * RESTORE_EXT_FILE as CRIU calls it, whatever header this file was built
@@ -385,39 +498,56 @@ typedef int restore_ext_file_4_3_t(int id, bool *retry_needed);
  */
 #define STALE_RETRY_BYTE	0xa5
 
-/* What only 4.3's criu binary exports (tests/criu_4_3_exports.c), loaded */
+/* What the criu binary played exports (tests/criu_exports.c), loaded */
+static void *criu_exports;
+/* ... when it is 4.3's: the retry flag is passed */
 static void *criu_4_3_exports;
 
-/*
- * Whether a plugin's dlsym(RTLD_DEFAULT, ...) finds what only 4.3's criu
- * exports exactly when @c is 4.3. It is loaded only in a process that
- * plays 4.3 (as_criu_4_3()): glibc keeps an object that dlsym() found a
- * symbol in loaded for good, so no process could play an older criu after.
- */
-static bool criu_exports_are(enum criu_convention c)
+/* The exports object of release @c */
+static const char *exports_of(enum criu_convention c, char path[PATH_MAX])
 {
-	return !dlsym(RTLD_DEFAULT, "criu_plugin_get_options") == (c != CRIU_4_3);
+	int release = convention_release[c];
+
+	if (c == CRIU_4_1 || c == CRIU_4_2 || (CRIU_DEV && c == CRIU_3_19))
+		release = 400;	/* nothing the plugin looks for is new */
+	snprintf(path, PATH_MAX, "%s/criu-%d-exports.so", CRIU_EXPORTS_DIR, release);
+	return path;
 }
 
 /*
- * Runs @check(@arg) in a process of its own, as a criu 4.3 process would
- * run the plugin: what only 4.3 exports is loaded first, and every CRIU
- * calls a plugin's init, where it looks, before its restore hooks
+ * Whether a plugin's dlsym(RTLD_DEFAULT, ...) finds what criu @c exports
+ * and nothing that it lacks. Each object is loaded only in a process that
+ * plays its release (as_criu()): glibc keeps an object that dlsym() found
+ * a symbol in loaded for good.
+ */
+static bool criu_exports_are(enum criu_convention c)
+{
+	return !dlsym(RTLD_DEFAULT, "prepare_task_cgroup") == (c != CRIU_3_17) &&
+	       !dlsym(RTLD_DEFAULT, "pmc_fill") == !fini_last(c) &&
+	       !dlsym(RTLD_DEFAULT, "criu_plugin_get_options") == (c != CRIU_4_3);
+}
+
+/*
+ * Runs @check(@arg) in a process of its own, as a criu of release @c
+ * would run the plugin: what that criu exports is loaded first, and every
+ * CRIU calls a plugin's init, where it looks, before its hooks
  * (cr_lib_load() in criu/plugin.c). Returns whether @check passed.
  */
-static bool as_criu_4_3(bool (*check)(const void *arg), const void *arg)
+static bool as_criu(enum criu_convention c, bool (*check)(const void *arg), const void *arg)
 {
+	char path[PATH_MAX];
 	int status;
 	pid_t pid;
 
 	fflush(stdout);
 	pid = fork();
 	if (!pid) {
-		criu_4_3_exports = dlopen(CRIU_4_3_EXPORTS, RTLD_NOW | RTLD_GLOBAL);
-		if (!criu_4_3_exports)
+		criu_exports = dlopen(exports_of(c, path), RTLD_NOW | RTLD_GLOBAL);
+		if (!criu_exports)
 			printf("# %s\n", dlerror());
 		fake_dumped_task();	/* traced by this process now */
-		status = criu_exports_are(CRIU_4_3) && check(arg);
+		criu_4_3_exports = c == CRIU_4_3 ? criu_exports : NULL;
+		status = criu_exports_are(c) && check(arg);
 		fflush(stdout);
 		_exit(status ? 0 : 1);
 	}
@@ -427,10 +557,32 @@ static bool as_criu_4_3(bool (*check)(const void *arg), const void *arg)
 	return status;
 }
 
-/* What the plugin's probe for the UPDATE_VMA_MAP convention would find */
+/* Whether the harness's own process is a criu before 4.3: no plugin options */
+static bool criu_before_4_3(void)
+{
+	return !dlsym(RTLD_DEFAULT, "criu_plugin_get_options");
+}
+
+static bool as_criu_4_3(bool (*check)(const void *arg), const void *arg)
+{
+	return as_criu(CRIU_4_3, check, arg);
+}
+
+/*
+ * What the plugin's probes for the CRIU release found, for the tests that
+ * run in the harness's own process (whose criu exports nothing new, as
+ * 3.19): the UPDATE_VMA_MAP convention and the dump's end.
+ */
 static void set_criu_convention(enum criu_convention c)
 {
 	criu_dups_vma_fd = c == CRIU_3_17;
+	criu_fini_first = !fini_last(c);
+}
+
+/* Whether the plugin's init found release @c by what its criu exports */
+static bool plugin_found(enum criu_convention c)
+{
+	return criu_dups_vma_fd == (c == CRIU_3_17) && criu_fini_first == !fini_last(c);
 }
 
 /* RESTORE_EXT_FILEs whose retry flag was left set, since the last reset */
@@ -449,7 +601,7 @@ static int criu_restore_ext_file(int id, bool *retry)
 	} stack = { .byte = STALE_RETRY_BYTE };
 	int fd;
 
-	if (!criu_4_3_exports && !CRIU_DEV) {
+	if (!criu_4_3_exports && !HEADER_RETRY_FLAG) {
 		*retry = false;
 		return ((restore_ext_file_3_17_t *)hook)(id);
 	}
@@ -807,8 +959,8 @@ static const struct play_case play_cases[] = {
 	  .files = { 1, 0 }, .no_minors = true },
 };
 
-/* The dump of a process with /dev/kfd and both render nodes open */
-static int play_dump(void)
+/* Init and DUMP_EXT_FILE of a process with /dev/kfd and both render nodes open */
+static int play_dump_files(void)
 {
 	char path[512];
 	int fd, ret, i;
@@ -823,9 +975,201 @@ static int play_dump(void)
 		ret = kfd_dump_file(fd, 61 + i);
 		close(fd);
 	}
+	return ret;
+}
+
+/* The dump of that process, ended at once */
+static int play_dump(void)
+{
+	int ret = play_dump_files();
+
 	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, ret);
 	forget_gpus();
 	return ret;
+}
+
+/* Where CRIU's action scripts run: none, its own shell scripts, an RPC client */
+enum { SCRIPTS_NONE, SCRIPTS_SHELL, SCRIPTS_RPC };
+
+/**
+ * struct dump_end - how a dump ends, which decides what criu does last
+ * @name: what it shows
+ * @scripts: SCRIPTS_NONE, SCRIPTS_SHELL (--action-script) or SCRIPTS_RPC
+ *	     (criu swrk, as runc, podman and libcriu run it: the client gets
+ *	     the notifications)
+ * @post_dump_fails: the post-dump script, or the client, answers an error
+ * @lazy: criu dump --lazy-pages: memory is served after the dump
+ * @alive: criu dump --leave-running
+ * @keep: KFD_CRIU_LEAVE_RUNNING=0
+ * @stays_paused: a killed task must not have been unpaused
+ */
+struct dump_end {
+	const char *name;
+	int scripts;
+	bool post_dump_fails, lazy, alive, keep, stays_paused;
+};
+
+static const struct dump_end dump_ends[] = {
+	{ "killed, KFD_CRIU_LEAVE_RUNNING=0, no action scripts: paused to the end", .keep = true,
+	  .stays_paused = true },
+	{ "--leave-running: unpaused before the task runs again", .alive = true },
+	{ "a post-dump --action-script fails: CRIU resumes the task, its GPU runs again",
+	  .scripts = SCRIPTS_SHELL, .post_dump_fails = true },
+	{ "KFD_CRIU_LEAVE_RUNNING=0, a post-dump --action-script fails: CRIU resumes the task, its GPU runs again",
+	  .scripts = SCRIPTS_SHELL, .post_dump_fails = true, .keep = true },
+	{ "KFD_CRIU_LEAVE_RUNNING=0, criu swrk whose client fails post-dump: CRIU resumes the task, its GPU runs again",
+	  .scripts = SCRIPTS_RPC, .post_dump_fails = true, .keep = true },
+	{ "--lazy-pages: the GPU stays paused while memory is served", .lazy = true },
+	{ "--lazy-pages, KFD_CRIU_LEAVE_RUNNING=0: paused while memory is served and to the kill",
+	  .lazy = true, .keep = true, .stays_paused = true },
+};
+
+/* Appends protobuf varint @val at @p; returns the end */
+static uint8_t *put_varint(uint8_t *p, uint64_t val)
+{
+	for (; val >= 0x80; val >>= 7)
+		*p++ = (uint8_t)(val | 0x80);
+	*p++ = (uint8_t)val;
+	return p;
+}
+
+/* Appends an image entry at @p: its size, then varint fields 1.. of @vals */
+static uint8_t *put_entry(uint8_t *p, const uint64_t *vals, unsigned int n)
+{
+	uint8_t msg[64], *end = msg;
+	uint32_t len;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		end = put_varint(end, (i + 1) << 3);
+		end = put_varint(end, vals[i]);
+	}
+	len = end - msg;
+	memcpy(p, &len, sizeof(len));
+	memcpy(p + sizeof(len), msg, len);
+	return p + sizeof(len) + len;
+}
+
+/*
+ * pagemap-4242.img as criu dump writes it (criu/image.c: IMG_COMMON_MAGIC,
+ * PAGEMAP_MAGIC, then size-prefixed pagemap_head and pagemap_entry
+ * messages of images/pagemap.proto): a page of the binary's data, present;
+ * then anonymous memory, which every dump marks PE_LAZY (1 << 1) and, but
+ * with --lazy-pages, PE_PRESENT (1 << 2) too (criu/page-xfer.c
+ * ppb_xfer_flags(), criu/mem.c "xfer.transfer_lazy = !mdc->lazy").
+ */
+static void write_pagemap(bool lazy)
+{
+	const uint64_t head[] = { 1 }, data[] = { 0x600000, 1, 0, 4 },
+		       anon[] = { 0x7f0000000000, 16, 0, lazy ? 2 : 6 };
+	const uint32_t magic[] = { 0x54564319, 0x56084025 };
+	uint8_t buf[256], *p = buf + sizeof(magic);
+	int fd;
+
+	memcpy(buf, magic, sizeof(magic));
+	p = put_entry(p, head, ARRAY_SIZE(head));
+	p = put_entry(p, data, ARRAY_SIZE(data));
+	p = put_entry(p, anon, ARRAY_SIZE(anon));
+	fd = openat(image_dir_fd, "pagemap-4242.img", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || write(fd, buf, p - buf) != p - buf)
+		printf("# cannot write pagemap-4242.img\n");
+	close(fd);
+}
+
+/* /proc/self/cmdline of the criu played, below the fake root: criu swrk or criu dump */
+static void fake_cmdline(bool swrk)
+{
+	static const char rpc[] = "criu\0swrk\0003", cli[] = "criu\0dump\0-t\0004242";
+	char path[300];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/proc/self", fake_root);
+	make_dirs(path);
+	strcat(path, "/cmdline");
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || write(fd, swrk ? rpc : cli, swrk ? sizeof(rpc) : sizeof(cli)) < 0)
+		printf("# cannot write %s\n", path);
+	close(fd);
+}
+
+/*
+ * The end of a dump by criu @c, cr_dump_finish() in criu/cr-dump.c:
+ * 3.17 to 3.19 end the plugins (v3.17.1:criu/cr-dump.c:1986) before the
+ * post-dump scripts (:2000) and the lazy page server (:2036); 4.0 and
+ * later after them (v4.2:criu/cr-dump.c:2068, :2104, then :2109). Every
+ * release passes the plugins its own result and resumes the tasks on
+ * "ret || post_dump_ret" (v3.17.1 :2040, v4.2 :2111). Returns whether the
+ * GPU was paused whenever it had to be: while memory was served, and at
+ * the kill if @e says so; and running when the task was resumed.
+ */
+static bool play_dump_end(enum criu_convention c, const struct dump_end *e)
+{
+	bool alive, pass = true;
+	int ret, post_dump = 0;
+
+	fake_cmdline(e->scripts == SCRIPTS_RPC);
+	/* run_scripts(ACT_PRE_DUMP), before cr_plugin_init() in cr_dump_tasks() */
+	if (e->scripts == SCRIPTS_SHELL)
+		setenv("CRTOOLS_SCRIPT_ACTION", "pre-dump", 1);
+	if (e->keep)
+		setenv("KFD_CRIU_LEAVE_RUNNING", "0", 1);
+	ret = play_dump_files();
+	if (!ret && !plugin_found(c))
+		ret = -ENOEXEC;
+	write_pagemap(e->lazy);
+	if (!fini_last(c))
+		kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, ret);
+	if (!ret && e->scripts) {
+		if (e->scripts == SCRIPTS_SHELL)
+			setenv("CRTOOLS_SCRIPT_ACTION", "post-dump", 1);
+		post_dump = e->post_dump_fails;
+	}
+	if (!ret && e->lazy && !fake_kfd.paused) {
+		printf("# memory served while the GPU runs\n");
+		pass = false;
+	}
+	if (fini_last(c))
+		kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, ret);
+	alive = ret || post_dump || e->alive;
+	if (alive && fake_kfd.paused) {
+		printf("# the task resumed with its GPU queues paused\n");
+		pass = false;
+	}
+	if (!alive && e->stays_paused && !fake_kfd.paused) {
+		printf("# unpaused although killed\n");
+		pass = false;
+	}
+	unsetenv("CRTOOLS_SCRIPT_ACTION");
+	unsetenv("KFD_CRIU_LEAVE_RUNNING");
+	unlinkat(image_dir_fd, "pagemap-4242.img", 0);
+	forget_gpus();
+	return !ret && pass;
+}
+
+static enum criu_convention played;
+
+static bool play_dump_end_as_played(const void *e)
+{
+	return play_dump_end(played, e);
+}
+
+/* The end of a dump of a KFD process, as criu @c ends it */
+static void test_dump_end(enum criu_convention c)
+{
+	char name[300], cmd[320];
+	unsigned int i;
+
+	played = c;
+	for (i = 0; i < ARRAY_SIZE(dump_ends); i++) {
+		fake_kfd_switch(true);
+		snprintf(name, sizeof(name), "%s: a dump's end: %s", convention_name[c],
+			 dump_ends[i].name);
+		ok(as_criu(c, play_dump_end_as_played, &dump_ends[i]), name);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/proc", fake_root);
+	if (system(cmd))
+		printf("# cannot remove the fake /proc\n");
+	fake_kfd_switch(false);
 }
 
 /* Takes the render minors out of /dev/kfd file @id's image, as older plugins wrote it */
@@ -857,37 +1201,117 @@ static int play_check_render_files(const struct play_case *pc, int fd61, int fd6
 	return bad ? -EBADF : 0;
 }
 
-/* Restores the dumped process as CRIU @c would; 0 or the failing -errno */
-static int play_restore(enum criu_convention c, const struct play_case *pc)
+static void fake_status(int pid, int vpid);
+
+/*
+ * The restored task's part, as CRIU's forked task runs it: RESTORE_EXT_FILE
+ * of its files (prepare_fds()), UPDATE_VMA_MAP of its mappings
+ * (open_vmas()), then the restorer's mmap()s. Returns 0 or the failing
+ * -errno; -ENOTRECOVERABLE if it leaked fds, asked for a retry or did not
+ * log why it failed.
+ */
+static int play_task(enum criu_convention c, const struct play_case *pc)
 {
 	struct play_vma v[ARRAY_SIZE(pc->vmas)];
-	int fds[3], i, files, ret = 0;
+	int before = count_fds(), fds[3], i, files, ret = 0;
 
-	ret = criu_exports_are(c) ? 0 : -ENOEXEC;
-	ret = kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE) ?: ret;
-	set_criu_convention(c);
 	memcpy(v, pc->vmas, sizeof(v));
-	memcpy(fake_kfd.moved, pc->moved, sizeof(pc->moved));
-	fake_kfd.nr_moved = pc->nr_moved;
-	fake_kfd.restores = 0;
-	if (pc->gpu_map)
-		setenv("KFD_CRIU_GPU_MAP", pc->gpu_map, 1);
+	dropped_fds = 0;
+	retries_asked = 0;
 	fds[0] = play_restore_file(61);
 	fds[1] = play_restore_file(60);
 	fds[2] = play_restore_file(62);
 	for (i = 0; i < 3; i++)
 		ret = ret ?: fds[i] < 0 ? fds[i] : 0;
 	files = ret ?: play_check_render_files(pc, fds[0], fds[2]);
-	/* RESUME_DEVICES_LATE runs in criu, which sees the tasks' count */
 	ret = ret ?: play_open_vmas(c, v, pc->nr_vmas);
 	ret = ret ?: play_restorer(v, pc->nr_vmas);
 	ret = ret ?: files;
-	ret = ret ?: kfd_resume_devices_late(4242);
 	for (i = 0; i < 3; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
+	if (count_fds() - plugin_fds() - dropped_fds != before) {
+		printf("# task: %d fds open before, %d after, %d dropped by CRIU\n",
+		       before, count_fds() - plugin_fds(), dropped_fds);
+		return -ENOTRECOVERABLE;
+	}
+	if (retries_asked || (pc->error && !logged(pc->why))) {
+		printf("# task: %u retries asked, %s\n", retries_asked,
+		       pc->error && !logged(pc->why) ? "why not logged" : "why logged");
+		return -ENOTRECOVERABLE;
+	}
+	return ret;
+}
+
+/*
+ * Runs the restored task of @pc in a child, as CRIU forks it; the child
+ * then waits, alive, until criu is done with it. Returns its pid, or
+ * -errno; *@ret is the task's result.
+ */
+static pid_t fork_task(enum criu_convention c, const struct play_case *pc, int *ret,
+		       int *release)
+{
+	int result[2], hold[2];
+	pid_t pid;
+	char byte;
+
+	if (pipe(result) || pipe(hold))
+		return -errno;
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		close(result[0]);
+		close(hold[1]);
+		*ret = play_task(c, pc);
+		fflush(stdout);
+		if (write(result[1], ret, sizeof(*ret)) != sizeof(*ret) ||
+		    read(hold[0], &byte, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(result[1]);
+	close(hold[0]);
+	if (pid < 0 || read(result[0], ret, sizeof(*ret)) != sizeof(*ret))
+		*ret = -ECHILD;
+	close(result[0]);
+	*release = hold[1];
+	return pid;
+}
+
+/*
+ * Restores the dumped process as CRIU @c would: criu's init, the task's
+ * hooks in a process of its own, then criu's RESUME_DEVICES_LATE while the
+ * task is alive, and criu's fini. 0 or the failing -errno.
+ */
+static int play_restore(enum criu_convention c, const struct play_case *pc)
+{
+	int ret, task_ret = 0, release = -1, status;
+	char cmd[320];
+	pid_t pid;
+
+	ret = kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	if (!ret && !plugin_found(c))
+		ret = -ENOEXEC;
+	memcpy(fake_kfd.moved, pc->moved, sizeof(pc->moved));
+	fake_kfd.nr_moved = pc->nr_moved;
+	fake_kfd.restores = 0;
+	if (pc->gpu_map)
+		setenv("KFD_CRIU_GPU_MAP", pc->gpu_map, 1);
+	pid = ret ? -1 : fork_task(c, pc, &task_ret, &release);
+	ret = ret ?: pid < 0 ? pid : task_ret;
+	if (pid > 0)
+		fake_status(pid, pid);	/* criu's view of the task: no PID namespace */
+	ret = ret ?: kfd_resume_devices_late(pid);
+	if (release >= 0)
+		close(release);
+	if (pid > 0 && (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+			WEXITSTATUS(status)))
+		ret = ret ?: -ECHILD;
 	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, ret);
 	unsetenv("KFD_CRIU_GPU_MAP");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/proc/%d", fake_root, pid);
+	if (pid > 0 && system(cmd))
+		printf("# cannot remove the fake /proc\n");
 	return ret;
 }
 
@@ -897,37 +1321,34 @@ static bool play_one(enum criu_convention c, const struct play_case *pc)
 	int before = count_fds(), ret;
 	bool pass;
 
-	dropped_fds = 0;
-	retries_asked = 0;
 	ret = play_dump();
 	if (!ret && pc->no_minors)
 		strip_minors(60);
 	ret = ret ?: play_restore(c, pc);
-	pass = ret == -pc->error && count_fds() - plugin_fds() - dropped_fds == before &&
-	       (pc->error || fake_kfd.resumes == 1) && fake_kfd.restores == 1 &&
-	       !retries_asked && (!pc->error || logged(pc->why));
+	pass = ret == -pc->error && count_fds() == before &&
+	       (pc->error || fake_kfd.resumes == 1) && fake_kfd.restores == 1;
 	if (ret != -pc->error)
 		printf("# returned %d\n", ret);
-	if (count_fds() - plugin_fds() - dropped_fds != before)
-		printf("# %d fds open before, %d after, %d dropped by CRIU\n",
-		       before, count_fds() - plugin_fds(), dropped_fds);
-	if (fake_kfd.restores != 1 || retries_asked)
-		printf("# %u RESTOREs, %u retries asked\n", fake_kfd.restores, retries_asked);
+	if (count_fds() != before)
+		printf("# criu: %d fds open before, %d after\n", before, count_fds());
+	if (fake_kfd.restores != 1)
+		printf("# %u RESTOREs\n", fake_kfd.restores);
 	return pass;
 }
 
-static bool play_one_as_4_3(const void *pc)
+static bool play_one_as_played(const void *pc)
 {
-	return play_one(CRIU_4_3, pc);
+	return play_one(played, pc);
 }
 
+/* Dump and restore of each case, criu and its task as CRIU @c runs them */
 static void test_play(enum criu_convention c)
 {
 	const struct play_case *pc;
 	char name[200];
 	unsigned int i;
-	bool pass;
 
+	played = c;
 	for (i = 0; i < ARRAY_SIZE(play_cases); i++) {
 		pc = &play_cases[i];
 		fake_kfd_switch(true);
@@ -935,10 +1356,9 @@ static void test_play(enum criu_convention c)
 		fake_render_node(130);
 		if (pc->seen[0] || pc->seen[1])
 			fake_pairing(pc->seen[0], pc->seen[1]);
-		pass = c == CRIU_4_3 ? as_criu_4_3(play_one_as_4_3, pc) : play_one(c, pc);
 		snprintf(name, sizeof(name), "%s: dump and restore, %s",
 			 convention_name[c], pc->name);
-		ok(pass, name);
+		ok(as_criu(c, play_one_as_played, pc), name);
 		forget_gpus();
 		free(offsets);
 		offsets = NULL;
@@ -1017,7 +1437,7 @@ static bool retry_flag_cleared(const void *unused)
  */
 static void test_retry_flag(void)
 {
-	const char *header = CRIU_DEV ? "a header with the flag" : "a header without it";
+	const char *header = HEADER_RETRY_FLAG ? "a header with the flag" : "a header without it";
 	char name[300];
 
 	fake_kfd_switch(true);
@@ -1027,10 +1447,10 @@ static void test_retry_flag(void)
 		 header, STALE_RETRY_BYTE);
 	ok(as_criu_4_3(retry_flag_cleared, NULL), name);
 	if (CRIU_DEV)
-		ok(criu_exports_are(CRIU_3_19) && restore_kfd_file_leaves(0),
+		ok(criu_before_4_3() && restore_kfd_file_leaves(0),
 		   "criu-dev, which exports nothing new, plugin built against its header: the flag is cleared, one RESTORE");
-	else
-		ok(criu_exports_are(CRIU_3_19) && restore_kfd_file_leaves(STALE_RETRY_BYTE),
+	else if (!HEADER_RETRY_FLAG)
+		ok(criu_before_4_3() && restore_kfd_file_leaves(STALE_RETRY_BYTE),
 		   "CRIU 3.17-4.2 (no criu_plugin_get_options), the same build: RESTORE_EXT_FILE takes the id alone, writes nothing past it");
 	fake_kfd_switch(false);
 }
@@ -1062,6 +1482,63 @@ static void test_loaded_plugin_retry(const char *path)
 {
 	ok(as_criu_4_3(loaded_plugin_clears_flag, path),
 	   "the built plugin, loaded by CRIU 4.3: RESTORE_EXT_FILE clears the retry flag");
+}
+
+/* A --plugin-option of kfd_criu's, as 4.3's criu hands it over */
+static char *one_binary_options[] = { "criu-plugin", "--kfd_criu.leave_running=0", NULL };
+
+/*
+ * The built plugin at @path, loaded as criu @played loads it: its
+ * verify_plugin() takes it, init finds the plugin options exactly under
+ * 4.3, and RESTORE_EXT_FILE takes the arguments that release passes: the
+ * retry flag's byte is cleared under 4.3 and left alone under 3.17, where
+ * it is no argument.
+ */
+static bool loaded_plugin_follows(const void *path)
+{
+	const struct criu_release *r = &criu_releases[played == CRIU_4_3 ? 5 : 0];
+	unsigned char byte = STALE_RETRY_BYTE, want = played == CRIU_4_3 ? 0 : STALE_RETRY_BYTE;
+	void (*set)(int argc, char **argv);
+	cr_plugin_desc_t *d;
+	bool options;
+	void *h;
+	int ret;
+
+	set = criu_4_3_exports ? dlsym(criu_4_3_exports, "harness_set_plugin_options") : NULL;
+	if (set)
+		set(ARRAY_SIZE(one_binary_options) - 1, one_binary_options);
+	h = dlopen(path, RTLD_LAZY);
+	d = h ? dlsym(h, "CR_PLUGIN_DESC") : NULL;
+	if (!d || d->version > r->version || d->max_hooks > r->max_hooks) {
+		printf("# CRIU %s's verify_plugin() refuses it\n", r->name);
+		return false;
+	}
+	last_log[0] = '\0';
+	if (d->init(CR_PLUGIN_STAGE__RESTORE))
+		return false;
+	options = logged("--plugin-option: leave_running=0") == (played == CRIU_4_3);
+	ret = restore_with_stale_flag(d->hooks[CR_PLUGIN_HOOK__RESTORE_EXT_FILE], 12345, &byte);
+	d->exit(CR_PLUGIN_STAGE__RESTORE, 0);
+	if (ret != -ENOTSUP || byte != want || !options)
+		printf("# a foreign file: %d, flag byte %#x; options %s\n", ret, byte,
+		       options ? "as the release passes them" : "wrong");
+	return ret == -ENOTSUP && byte == want && options;
+}
+
+/*
+ * One binary, built the default way, under the oldest and the newest
+ * release: the conventions it follows are decided when criu loads it.
+ */
+static void test_one_binary(const char *path)
+{
+	bool old, new;
+
+	played = CRIU_3_17;
+	old = as_criu(CRIU_3_17, loaded_plugin_follows, path);
+	played = CRIU_4_3;
+	new = as_criu(CRIU_4_3, loaded_plugin_follows, path);
+	ok(old && new,
+	   "one built plugin under CRIU 3.17 and CRIU 4.3: each loads it, RESTORE_EXT_FILE takes each one's arguments, options only from 4.3's --plugin-option");
 }
 
 /* DUMP_EXT_FILE of the fake root's renderD<@minor> as file @id */
@@ -1165,7 +1642,7 @@ static void test_dump_gpu_ids(void)
  * CRIU 4.1 and later export these to plugins; criu-dev is played with
  * them, 3.17 without (the plugin's weak references stay NULL).
  */
-#ifdef KFD_CRIU_RESTORE_RETRY
+#if HARNESS_INVENTORY
 static char inventory[4][32];
 /* Images of CRIU before 4.1 have no list: every name is "in" it */
 static bool inventory_unlisted;
@@ -1200,30 +1677,31 @@ bool check_and_remove_inventory_plugin(const char *name, size_t n)
 static void test_inventory(void)
 {
 	fake_kfd_switch(true);
+	memset(inventory, 0, sizeof(inventory));	/* what the tests before listed */
 	ok(!play_dump() && !strcmp(inventory[0], "kfd_criu") && !inventory[1][0],
-	   "criu-dev: a dump of a KFD process lists kfd_criu in the inventory, once");
+	   "CRIU 4.1 and later: a dump of a KFD process lists kfd_criu in the inventory, once");
 	snprintf(inventory[1], sizeof(inventory[1]), "cuda_plugin");
 	ok(!kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE) && !inventory[0][0] &&
 	   !strcmp(inventory[1], "cuda_plugin"),
-	   "criu-dev: the restore takes kfd_criu off the inventory's list, as CRIU requires, and only kfd_criu");
+	   "CRIU 4.1 and later: the restore takes kfd_criu off the inventory's list, as CRIU requires, and only kfd_criu");
 	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
 	memset(inventory, 0, sizeof(inventory));
 	snprintf(inventory[0], sizeof(inventory[0]), "amdgpu_plugin");
 	ok(kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE) == -EINVAL &&
 	   logged("dumped by CRIU's amdgpu plugin") && logged("libdir"),
-	   "criu-dev: images that CRIU's amdgpu plugin dumped (its name in the inventory): init fails with one line");
+	   "CRIU 4.1 and later: images that CRIU's amdgpu plugin dumped (its name in the inventory): init fails with one line");
 	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
 	memset(inventory, 0, sizeof(inventory));
 	snprintf(inventory[0], sizeof(inventory[0]), "kfd_criu_old");
 	snprintf(inventory[1], sizeof(inventory[1]), "amdgpu_plugin_next");
 	ok(!kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE) && !strcmp(inventory[0], "kfd_criu_old") &&
 	   !strcmp(inventory[1], "amdgpu_plugin_next"),
-	   "criu-dev: plugins whose names begin with kfd_criu or amdgpu_plugin are others: left listed, not refused");
+	   "CRIU 4.1 and later: plugins whose names begin with kfd_criu or amdgpu_plugin are others: left listed, not refused");
 	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
 	memset(inventory, 0, sizeof(inventory));
 	inventory_unlisted = true;
 	ok(!kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE),
-	   "criu-dev: images of CRIU before 4.1, whose inventory has no list: the restore goes on");
+	   "CRIU 4.1 and later: images of CRIU before 4.1, whose inventory has no list: the restore goes on");
 	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
 	inventory_unlisted = false;
 	fake_kfd_switch(false);
