@@ -161,7 +161,10 @@ mount_chroot() {
 	mount -t proc proc "$D13_ROOT/proc" && CHROOT_MOUNTS+=("$D13_ROOT/proc")
 	mount --bind /dev "$D13_ROOT/dev" && CHROOT_MOUNTS+=("$D13_ROOT/dev")
 	mount --bind "$CCACHE_DIR" "$ccache" && CHROOT_MOUNTS+=("$ccache")
+	# An interrupted build must not leave the host's /dev bound in the root
 	trap umount_chroot EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
 }
 
 umount_chroot() {
