@@ -264,12 +264,18 @@ check_build_log() {
 	log "DKMS build: no warnings, every symbol resolved ($(grep -c 'CC \[M\]' "$log") objects)"
 }
 
-# Our module carries the stock kernel's vermagic.
+# Our module carries the stock kernel's vermagic. Debian 13's dkms (3.2)
+# moves the stock amdgpu it replaces into its original_module directory
+# (Debian 12's 3.0 left it in place); "dkms remove" puts it back.
 check_vermagic() {
-	local ours stock
+	local ours stock orig
 
+	orig=$D13_ROOT/var/lib/dkms/$MODULE_PKG/original_module/$D13_KVER/x86_64
+	stock=$(ls "$D13_ROOT/lib/modules/$D13_KVER/kernel/drivers/gpu/drm/amd/amdgpu/amdgpu.ko"* \
+		"$orig"/amdgpu.ko "$orig"/amdgpu.ko.xz 2>/dev/null | head -n1 || true)
+	[ -n "$stock" ] || die "the stock amdgpu of $D13_KVER is neither in its kernel tree nor in $orig"
 	ours=$(modinfo -F vermagic "$1")
-	stock=$(modinfo -F vermagic "$D13_ROOT/lib/modules/$D13_KVER/kernel/drivers/gpu/drm/amd/amdgpu/amdgpu.ko.xz")
+	stock=$(modinfo -F vermagic "$stock")
 	[ "$ours" = "$stock" ] ||
 		die "vermagic of $1 is '$ours', the stock kernel's is '$stock'"
 }
