@@ -84,39 +84,88 @@ pin_gone() {
 	exit 1
 }
 
+# suite_uri SUITE: where Debian publishes SUITE (its security updates
+# have an archive of their own).
+suite_uri() {
+	case "$1" in
+	*-security) echo http://deb.debian.org/debian-security ;;
+	*) echo http://deb.debian.org/debian ;;
+	esac
+}
+
 # apt_suite SUITE ARGS...: apt-get ARGS with the sources of Debian's SUITE
-# only (trixie, sid), in an apt state of its own in the cache: this
-# machine's apt configuration is not touched.
+# only (trixie, trixie-security, sid), in an apt state of its own in the
+# cache: this machine's apt configuration is not touched.
 apt_suite() {
-	local suite=$1 dir=$CACHE_DIR/apt/$1
-	shift
+	apt_suite_run apt-get "$@"
+}
+
+# apt_suite_cache SUITE ARGS...: apt-cache ARGS in that state.
+apt_suite_cache() {
+	apt_suite_run apt-cache "$@"
+}
+
+# apt_suite_run TOOL SUITE ARGS...: TOOL (apt-get, apt-cache) in the
+# suite's state, its lists fetched first when the state is new.
+apt_suite_run() {
+	local tool=$1 suite=$2 dir=$CACHE_DIR/apt/$2
+	shift 2
 	local -a opts=(-o "Dir::Etc::SourceList=$dir/sources.list"
 		       -o Dir::Etc::SourceParts=/nonexistent
 		       -o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache")
 
 	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main" \
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(suite_uri "$suite") $suite main" \
 		> "$dir/sources.list"
 	if [ ! -f "$dir/updated" ] || [ "$1" = update ]; then
 		apt-get "${opts[@]}" update -q >&2 && touch "$dir/updated" || return 1
 		[ "$1" != update ] || return 0
 	fi
-	apt-get "${opts[@]}" "$@"
+	"$tool" "${opts[@]}" "$@"
 }
 
-# fetch_suite_deb SUITE PKG VERSION SHA256: a package of another Debian
-# suite in the download cache, checked against its pinned checksum.
+# suite_pin_gone SUITE PKG VERSION VARIABLE: stop, saying that the pinned
+# VERSION of PKG left SUITE (a point release or a security update
+# replaced it), which version is there now with its checksum, and which
+# pins in this file to move (VARIABLE is that of the checksum).
+suite_pin_gone() {
+	local suite=$1 pkg=$2 ver=$3 var=$4 newest sum
+
+	newest=$(apt_suite_cache "$suite" madison "$pkg" 2>/dev/null |
+		 awk -F'|' '{gsub(/ /, "", $2); print $2}' | sort -uV | tail -n1)
+	log "error: Debian's $suite no longer has $pkg $ver, the pinned version."
+	if [ -z "$newest" ]; then
+		log "apt knows no version of $pkg in $suite: is the package renamed?"
+		exit 1
+	fi
+	sum=$(apt_suite_cache "$suite" show "$pkg=$newest" 2>/dev/null |
+	      sed -n 's/^SHA256: //p' | head -n1)
+	log "The newest there is $newest (SHA256 $sum, as apt's signed lists say)."
+	log "Move the version pin of $pkg and $var in scripts/common.sh to them."
+	log "The Debian 13 kernel pins move with the Debian 12 ones (scripts/repin.sh):"
+	log "the module's sources are one upstream release, $PIN_UPSTREAM."
+	exit 1
+}
+
+# fetch_suite_deb SUITE PKG VERSION SHA256 [VARIABLE]: a package of
+# another Debian suite in the download cache, checked against its pinned
+# checksum; VARIABLE names the pin for the message when it is gone.
 fetch_suite_deb() {
-	local suite=$1 pkg=$2 ver=$3 sum=$4 dir=$CACHE_DIR/dl deb
+	local suite=$1 pkg=$2 ver=$3 sum=$4 var=${5:-the pin} dir=$CACHE_DIR/dl deb
 
 	mkdir -p "$dir"
 	deb=$(ls "$dir/${pkg}_${ver}_"*.deb 2>/dev/null | head -n1 || true)
 	if [ -z "$deb" ]; then
 		(cd "$dir" && apt_suite "$suite" download -q "$pkg=$ver" >&2) ||
 		(cd "$dir" && apt_suite "$suite" update &&
-		 apt_suite "$suite" download -q "$pkg=$ver" >&2) ||
-			die "cannot download $pkg $ver from $suite"
-		deb=$(ls "$dir/${pkg}_${ver}_"*.deb | head -n1)
+		 apt_suite "$suite" download -q "$pkg=$ver" >&2) || true
+		deb=$(ls "$dir/${pkg}_${ver}_"*.deb 2>/dev/null | head -n1 || true)
+	fi
+	if [ -z "$deb" ]; then
+		apt_suite_cache "$suite" madison "$pkg" 2>/dev/null |
+			awk -F'|' '{gsub(/ /, "", $2); print $2}' | grep -qxF "$ver" ||
+			suite_pin_gone "$suite" "$pkg" "$ver" "$var"
+		die "cannot download $pkg $ver, which $suite lists (network?)"
 	fi
 	echo "$sum  $deb" | sha256sum -c --quiet - >&2 ||
 		die "checksum mismatch for $deb (pinned: $sum)"
@@ -192,3 +241,24 @@ DISTRO_KVER=$PIN_UPSTREAM+deb12-amd64
 DISTRO_PKG_VERSION=$PIN_PKG_VERSION
 DISTRO_DIR=$BUILD_DIR/distro
 DISTRO_ROOT=$CACHE_DIR/distro/$DISTRO_KVER
+
+# The Debian 13 lane (scripts/debian13.sh): a Debian 13 (trixie) userland
+# made by mmdebstrap from Debian's binary packages, with trixie's stock
+# kernel of the pinned release, our amdgpu built in it by its DKMS and
+# gcc, and trixie's criu, which the guest runs. Its own directory in the
+# cache (the distro lane's is shared with other checkouts' runs of it).
+# Pinned: the packages the lane is about; the rest of the userland is
+# what trixie has on the day, verified by apt, listed in its manifest.
+D13_SUITES="trixie trixie-security"
+D13_KVER=$PIN_UPSTREAM+deb13-amd64
+D13_KERNEL_VERSION=6.12.118-1
+D13_KERNEL_SUITE=trixie-security
+D13_SHA256_IMAGE=c86cba92a78c0ae7fe9fc937b4f757af2d5c5eab31cb0d8182eb636cabd78d59
+D13_SHA256_HEADERS=55f0ca919f2ef3fbd6b7bdf441e8dd77aa2565f48f74eef1b4b1822cbd0bb7c8
+D13_SHA256_HEADERS_COMMON=8228fa0989222cbce04b63eb85390208b4e823927a9c78e778cae9ce4f9689b0
+D13_SHA256_KBUILD=1b14c7bbe1e23e44be9dfb0844c75cb2b3897f68751172c9233cef5b4eae55c0
+D13_CRIU_VERSION=4.1.1-1
+D13_SHA256_CRIU=f3120d90b37d893879213d799c83696d6175ac8df3dc290e4e6c1fd0d2c2f82f
+D13_SHA256_LIBCOMPEL=1228c363e40e95892f0063d235b7f9795ad001b2317eb22f8750abc72fe3cf95
+D13_DIR=$BUILD_DIR/debian13
+D13_ROOT=$CACHE_DIR/debian13/$D13_KVER

@@ -10,7 +10,8 @@ Usage: scripts/install-deps.sh [--check | --module]
 
 Installs the Debian 12 packages amdkfd-criu needs (kernel build tools,
 ccache, QEMU, busybox-static, CRIU, protobuf-c, sparse, clang; dkms,
-kmod and pahole for the module build of the distro lane). Uses
+kmod and pahole for the module build of the distro lane; mmdebstrap for
+the Debian 13 lane's userland). Uses
 apt-get, through sudo when not root. With --check, only lists what is
 missing and exits non-zero if anything is. With --module, only what
 building the amdgpu module needs (make module, make dkms-install).
@@ -25,6 +26,7 @@ PACKAGES=(
 	sparse clang llvm lld libclang-rt-14-dev
 	python3-sphinx python3-docutils python3-ply python3-git git
 	dkms kmod dwarves openssl
+	mmdebstrap
 )
 
 # What the module build alone needs (make module, make dkms-install on
