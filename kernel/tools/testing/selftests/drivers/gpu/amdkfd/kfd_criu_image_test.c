@@ -1097,8 +1097,14 @@ static void *pipe_dump_thread(void *arg)
 	return NULL;
 }
 
-/* Waits (up to 10 s) until @d's CHECKPOINT sleeps on the full pipe @r */
-static bool pipe_dump_blocked(struct pipe_dump *d, int r, int size)
+/*
+ * Waits (up to 10 s) until @d's CHECKPOINT has written into the pipe @r,
+ * which nobody reads: the image is larger than the pipe, so from then on
+ * the dump streams and cannot return until the pipe is drained (where
+ * the writer sleeps, and how full the pipe's one page is then, depends
+ * on how the kernel splits its writes, so neither is checked).
+ */
+static bool pipe_dump_blocked(struct pipe_dump *d, int r)
 {
 	__u64 deadline = now_ms() + 10000;
 	int queued = 0;
@@ -1108,7 +1114,7 @@ static bool pipe_dump_blocked(struct pipe_dump *d, int r, int size)
 		tid = __atomic_load_n(&d->tid, __ATOMIC_SEQ_CST);
 		if (ioctl(r, FIONREAD, &queued))
 			return false;
-		if (tid && queued >= size && thread_state(tid) == 'S')
+		if (tid && queued > 0)
 			return !__atomic_load_n(&d->done, __ATOMIC_SEQ_CST);
 		if (now_ms() > deadline)
 			return false;
@@ -1169,7 +1175,7 @@ TEST(unpause_while_checkpoint_streams)
 	d.pipe_w = p[1];
 	ASSERT_EQ(0, pthread_create(&d.thread, NULL, pipe_dump_thread, &d));
 
-	EXPECT_TRUE(pipe_dump_blocked(&d, p[0], size));
+	EXPECT_TRUE(pipe_dump_blocked(&d, p[0]));
 	EXPECT_EQ(-EBUSY, criu_image_op(d.kfd, KFD_CRIU_OP_UNPAUSE, -1, &args));
 
 	total = pipe_drain(&d, p[0]);
