@@ -574,18 +574,18 @@ static int restore_gpus(void)
  * as image_offset and leaves alone, as pread(2) and pwrite(2) do; 0 for a
  * pipe or socket, which has none (and where the kernel takes only 0).
  */
-static int image_start(int fd, uint64_t *offset)
+static int image_start(int fd, __u64 *offset)
 {
 	off_t pos = lseek(fd, 0, SEEK_CUR);
 
 	if (pos < 0 && errno != ESPIPE)
 		return -errno;
-	*offset = pos < 0 ? 0 : (uint64_t)pos;
+	*offset = pos < 0 ? 0 : (__u64)pos;
 	return 0;
 }
 
 /* Moves a seekable @fd past the image, where write(2) or read(2) would */
-static int image_skip(int fd, uint64_t offset, uint64_t size)
+static int image_skip(int fd, __u64 offset, __u64 size)
 {
 	if (lseek(fd, (off_t)(offset + size), SEEK_SET) < 0 && errno != ESPIPE)
 		return -errno;
@@ -602,7 +602,7 @@ static int image_skip(int fd, uint64_t offset, uint64_t size)
 static int restore_op(int kfd, int sfd, struct kfd_ioctl_criu_args *args)
 {
 	uint32_t room = 64;	/* the first attempt's, enough for most */
-	uint64_t start;
+	__u64 start = 0;
 	int ret, tries;
 
 	ret = image_start(sfd, &start);
