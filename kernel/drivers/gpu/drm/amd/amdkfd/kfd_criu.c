@@ -176,8 +176,7 @@ bool kfd_criu_image_requested(const struct kfd_ioctl_criu_args *args)
 	return kfd_criu_is_image_op(args->op) || args->flags ||
 	       args->image_offset || args->num_gpu_map || args->gpu_map_ptr ||
 	       args->offset_map_ptr || args->num_offset_map ||
-	       args->reserved32 ||
-	       memchr_inv(args->reserved, 0, sizeof(args->reserved));
+	       args->reserved32 || args->reserved;
 }
 
 /*
@@ -215,8 +214,7 @@ static int kfd_criu_check_args(const struct kfd_ioctl_criu_args *args,
 	if (args->image_offset && op != KFD_CRIU_OP_CHECKPOINT &&
 	    op != KFD_CRIU_OP_RESTORE)
 		return -EINVAL;
-	if (args->reserved32 ||
-	    memchr_inv(args->reserved, 0, sizeof(args->reserved)))
+	if (args->reserved32 || args->reserved)
 		return -EINVAL;
 	/* devices and num_devices are checked with the maps */
 	if (args->bos || args->priv_data || args->priv_data_size ||

@@ -161,7 +161,7 @@ static void kfd_criu_args_flag_on_legacy_op(struct kfd_ioctl_criu_args *args)
 
 static void kfd_criu_args_reserved(struct kfd_ioctl_criu_args *args)
 {
-	args->reserved[ARRAY_SIZE(args->reserved) - 1] = 1;
+	args->reserved = 1;
 }
 
 static void kfd_criu_args_gpu_map(struct kfd_ioctl_criu_args *args)

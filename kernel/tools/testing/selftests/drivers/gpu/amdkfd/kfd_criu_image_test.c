@@ -610,10 +610,10 @@ TEST_F(kfd, legacy_new_struct_size)
 	args.image_fd = 1234;	/* ignored by legacy ops */
 	args.op = KFD_CRIU_OP_PROCESS_INFO;
 	EXPECT_EQ(-ENODEV, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
-	args.reserved[0] = 1;
+	args.reserved = 1;
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
 	/* A flag never turns a legacy op into image mode: refused instead */
-	args.reserved[0] = 0;
+	args.reserved = 0;
 	args.flags = 1;
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
 }
