@@ -10,11 +10,13 @@
  * the file's f_pos and its lock belong to the VFS and to the caller's
  * read(2), write(2) and lseek(2), and are never touched. A file without
  * positional I/O (a pipe, a socket) is a stream, used in order from
- * offset 0 only. A restart would
- * replay a stream that is already partly written or read, so a
- * restartable interruption is reported as -EINTR too. The file's own
- * errors that can only mean the image file pass through; any other
- * becomes -EIO, so that it cannot be mistaken for an answer of the op.
+ * offset 0 only.
+ *
+ * A restart would replay a stream that is already partly written or
+ * read, so a restartable interruption is reported as -EINTR too. The
+ * file's own errors that can only mean the image file pass through; any
+ * other becomes -EIO, so that it cannot be mistaken for an answer of the
+ * op.
  */
 
 #include <linux/file.h>
