@@ -570,6 +570,29 @@ static int restore_gpus(void)
 }
 
 /*
+ * Where the image at @fd starts: the file position, which the kernel takes
+ * as image_offset and leaves alone, as pread(2) and pwrite(2) do; 0 for a
+ * pipe or socket, which has none (and where the kernel takes only 0).
+ */
+static int image_start(int fd, __u64 *offset)
+{
+	off_t pos = lseek(fd, 0, SEEK_CUR);
+
+	if (pos < 0 && errno != ESPIPE)
+		return -errno;
+	*offset = pos < 0 ? 0 : (__u64)pos;
+	return 0;
+}
+
+/* Moves a seekable @fd past the image, where write(2) or read(2) would */
+static int image_skip(int fd, __u64 offset, __u64 size)
+{
+	if (lseek(fd, (off_t)(offset + size), SEEK_SET) < 0 && errno != ESPIPE)
+		return -errno;
+	return 0;
+}
+
+/*
  * RESTORE from @sfd into the process of @kfd with the GPU map and room for
  * the offsets it changes; with too little room, once more with enough.
  * Only -E2BIG means that: any other error, -ENOSPC from a GPU without a
@@ -579,15 +602,21 @@ static int restore_gpus(void)
 static int restore_op(int kfd, int sfd, struct kfd_ioctl_criu_args *args)
 {
 	uint32_t room = 64;	/* the first attempt's, enough for most */
-	int ret = 0, tries;
+	__u64 start = 0;
+	int ret, tries;
 
+	ret = image_start(sfd, &start);
+	if (ret)
+		return ret;
+	/* A retry reads the image again from the same offset */
 	for (tries = 0; tries < 2 && (!tries || ret == -E2BIG); tries++) {
 		free(offsets);
 		offsets = calloc(room, sizeof(*offsets));
-		if (!offsets || (tries && lseek(sfd, 0, SEEK_SET)))
-			return offsets ? -errno : -ENOMEM;
+		if (!offsets)
+			return -ENOMEM;
 		*args = (struct kfd_ioctl_criu_args){
-			.image_fd = sfd, .num_gpu_map = nr_gpus,
+			.image_fd = sfd, .image_offset = start,
+			.num_gpu_map = nr_gpus,
 			.gpu_map_ptr = nr_gpus ? (uintptr_t)gpu_map : 0,
 			.offset_map_ptr = (uintptr_t)offsets,
 			.num_offset_map = room };
@@ -595,7 +624,7 @@ static int restore_op(int kfd, int sfd, struct kfd_ioctl_criu_args *args)
 		room = args->num_offset_map;
 	}
 	nr_offsets = ret ? 0 : args->num_offset_map;
-	return ret;
+	return ret ?: image_skip(sfd, start, args->image_size);
 }
 
 /* Finds CRIU's amdgpu plugin among the objects loaded into this criu */
@@ -1301,6 +1330,17 @@ static int pause_process(int fd, int id, struct kfd_ioctl_criu_args *args)
 	return 0;
 }
 
+/* CHECKPOINT into args->image_fd from where it is, left past the image */
+static int checkpoint_op(int fd, struct kfd_ioctl_criu_args *args)
+{
+	int ret;
+
+	ret = image_start(args->image_fd, &args->image_offset);
+	if (!ret)
+		ret = kfd_criu_op(fd, KFD_CRIU_OP_CHECKPOINT, args);
+	return ret ?: image_skip(args->image_fd, args->image_offset, args->image_size);
+}
+
 /* PROCESS_INFO and CHECKPOINT into kfdcriu-<id>.stream, then the metadata */
 static int dump_kfd_file(int fd, int id)
 {
@@ -1322,7 +1362,7 @@ static int dump_kfd_file(int fd, int id)
 	memset(&args, 0, sizeof(args));
 	args.image_fd = openat(criu_get_image_dir(), name,
 			       O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	ret = args.image_fd < 0 ? -errno : kfd_criu_op(fd, KFD_CRIU_OP_CHECKPOINT, &args);
+	ret = args.image_fd < 0 ? -errno : checkpoint_op(fd, &args);
 	if (args.image_fd >= 0 && close(args.image_fd) && !ret)
 		ret = -errno;
 	if (ret) {	/* not -ENOTSUP: CRIU would take the file as not ours */

@@ -110,6 +110,26 @@ static bool is_fake_kfd(int fd)
 	       st.st_rdev == kfd.st_rdev && S_ISCHR(st.st_mode);
 }
 
+/*
+ * Writes the fake stream at image_offset as the kernel does: by offset,
+ * the file position untouched; a file without one takes only offset 0.
+ */
+static int fake_checkpoint(struct kfd_ioctl_criu_args *args)
+{
+	static const char stream[] = "stream";
+	ssize_t n;
+
+	if (lseek(args->image_fd, 0, SEEK_CUR) < 0 && errno == ESPIPE)
+		n = args->image_offset ? -1 : write(args->image_fd, stream, 6);
+	else
+		n = pwrite(args->image_fd, stream, 6, (off_t)args->image_offset);
+	if (n != 6)
+		return n < 0 && args->image_offset ? -ESPIPE : -EIO;
+	args->image_size = 6;
+	args->format_version = 1;
+	return 0;
+}
+
 static int fake_restore(struct kfd_ioctl_criu_args *args)
 {
 	struct kfd_criu_offset_map *out = (void *)(uintptr_t)args->offset_map_ptr;
@@ -133,6 +153,7 @@ static int fake_restore(struct kfd_ioctl_criu_args *args)
 	memcpy(out, fake_kfd.moved, fake_kfd.nr_moved * sizeof(*out));
 	args->num_offset_map = fake_kfd.nr_moved;
 	args->format_version = 1;
+	args->image_size = 6;	/* what the fake CHECKPOINT wrote */
 	return 0;
 }
 
@@ -197,8 +218,7 @@ static int fake_criu_op(struct kfd_ioctl_criu_args *args)
 		fake_kfd.paused--;
 		return 0;
 	case KFD_CRIU_OP_CHECKPOINT:
-		args->format_version = 1;
-		return write(args->image_fd, "stream", 6) == 6 ? 0 : -EIO;
+		return fake_checkpoint(args);
 	case KFD_CRIU_OP_RESTORE:
 		return fake_restore(args);
 	case KFD_CRIU_OP_RESUME:

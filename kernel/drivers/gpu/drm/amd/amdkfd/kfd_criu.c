@@ -50,8 +50,9 @@
  *
  * The undo steps that free through amdgpu run where no signal reaches
  * (kfd_criu_run_unwind() in kfd_criu_unwind.c), and the stream goes
- * through the caller's file at its position (kfd_criu_file.c). RESTORE
- * stops right after END, so an image can be embedded in a larger stream.
+ * through the caller's file at the offset the caller gives, as pwrite(2)
+ * and pread(2) take it (kfd_criu_file.c). RESTORE stops right after END,
+ * so an image can be embedded in a larger file or stream.
  */
 
 #include <linux/bits.h>
@@ -162,20 +163,20 @@ static bool kfd_criu_is_image_op(u32 op)
  * kfd_criu_image_requested - whether an ioctl is image mode's
  * @args: the arguments, zero-filled beyond what userspace passed
  *
- * A KFD_CRIU_OP_IMAGE_* op selects image mode. Non-zero flags, GPU map,
- * offset map or reserved fields with another op are garbage that image
- * mode refuses, so that a legacy caller never has them ignored. image_fd,
- * the output fields and the old tail padding never select it.
+ * A KFD_CRIU_OP_IMAGE_* op selects image mode. Non-zero flags, image
+ * offset, GPU map, offset map or reserved fields with another op are
+ * garbage that image mode refuses, so that a legacy caller never has them
+ * ignored. image_fd, the output fields and the old tail padding never
+ * select it.
  *
  * Return: true if kfd_criu_image_ioctl() must handle @args.
  */
 bool kfd_criu_image_requested(const struct kfd_ioctl_criu_args *args)
 {
 	return kfd_criu_is_image_op(args->op) || args->flags ||
-	       args->num_gpu_map || args->gpu_map_ptr ||
+	       args->image_offset || args->num_gpu_map || args->gpu_map_ptr ||
 	       args->offset_map_ptr || args->num_offset_map ||
-	       args->reserved32 ||
-	       memchr_inv(args->reserved, 0, sizeof(args->reserved));
+	       args->reserved32 || args->reserved;
 }
 
 /*
@@ -209,8 +210,11 @@ static int kfd_criu_check_args(const struct kfd_ioctl_criu_args *args,
 {
 	if (!kfd_criu_is_image_op(args->op) || args->flags)
 		return -EINVAL;
-	if (args->reserved32 ||
-	    memchr_inv(args->reserved, 0, sizeof(args->reserved)))
+	/* Only the ops that stream an image take its offset */
+	if (args->image_offset && op != KFD_CRIU_OP_CHECKPOINT &&
+	    op != KFD_CRIU_OP_RESTORE)
+		return -EINVAL;
+	if (args->reserved32 || args->reserved)
 		return -EINVAL;
 	/* devices and num_devices are checked with the maps */
 	if (args->bos || args->priv_data || args->priv_data_size ||
@@ -776,7 +780,8 @@ static int kfd_criu_op_checkpoint(struct kfd_process *p,
 	if (ret)
 		goto out_free_img;
 
-	ret = kfd_criu_file_get(&fio, args->image_fd, FMODE_WRITE);
+	ret = kfd_criu_file_get(&fio, args->image_fd, FMODE_WRITE,
+				args->image_offset);
 	if (ret)
 		goto out_end_dump;
 	ret = kfd_criu_write_image(&fio.io, p, img);
@@ -872,7 +877,8 @@ static int kfd_criu_load_metadata(struct kfd_process *p,
 	ctx->buf = kvmalloc(KFD_CRIU_READ_BUF_SIZE, GFP_KERNEL_ACCOUNT);
 	if (!ctx->buf)
 		return -ENOMEM;
-	ret = kfd_criu_file_get(&ctx->fio, args->image_fd, FMODE_READ);
+	ret = kfd_criu_file_get(&ctx->fio, args->image_fd, FMODE_READ,
+				args->image_offset);
 	if (ret)
 		return ret;
 	ctx->file_open = true;

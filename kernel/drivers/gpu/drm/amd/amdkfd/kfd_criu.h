@@ -494,20 +494,21 @@ static inline int kfd_criu_svm_resume(struct kfd_process *p,
  * struct kfd_criu_file_io - &struct kfd_criu_image_io on a user's file
  * @io: what the codec calls
  * @file: the file, referenced
- * @pos: file position, unused for stream files
+ * @pos: where the next byte goes or comes from, never the file's f_pos
+ * @ppos: @pos, or NULL for a stream, which has no position
  * @bytes: bytes moved so far
- * @pos_locked: @file's f_pos_lock is held
  */
 struct kfd_criu_file_io {
 	struct kfd_criu_image_io io;
 	struct file *file;
 	loff_t pos;
+	loff_t *ppos;
 	u64 bytes;
-	bool pos_locked;
 };
 
 int kfd_criu_io_errno(ssize_t ret, int at_zero);
-int kfd_criu_file_get(struct kfd_criu_file_io *fio, int fd, fmode_t mode);
+int kfd_criu_file_get(struct kfd_criu_file_io *fio, int fd, fmode_t mode,
+		      u64 offset);
 void kfd_criu_file_put(struct kfd_criu_file_io *fio);
 
 /* kfd_criu_features.c: the process state the ops must know of */

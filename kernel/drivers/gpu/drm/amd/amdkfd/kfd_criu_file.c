@@ -4,18 +4,25 @@
  * DOC: CRIU image stream on the caller's file
  *
  * CHECKPOINT writes and RESTORE reads the image through the file
- * descriptor the caller passes, at the file's position, in chunks, and
- * stops with -EINTR when a fatal signal is pending. A restart would
- * replay a stream that is already partly written or read, so a
- * restartable interruption is reported as -EINTR too. The file's own
- * errors that can only mean the image file pass through; any other
- * becomes -EIO, so that it cannot be mistaken for an answer of the op.
+ * descriptor the caller passes, in chunks, and stops with -EINTR when a
+ * fatal signal is pending. Like pwrite(2) and pread(2), the ops take the
+ * image's offset in the file from the caller and keep their own position:
+ * the file's f_pos and its lock belong to the VFS and to the caller's
+ * read(2), write(2) and lseek(2), and are never touched. A file without
+ * positional I/O (a pipe, a socket) is a stream, used in order from
+ * offset 0 only.
+ *
+ * A restart would replay a stream that is already partly written or
+ * read, so a restartable interruption is reported as -EINTR too. The
+ * file's own errors that can only mean the image file pass through; any
+ * other becomes -EIO, so that it cannot be mistaken for an answer of the
+ * op.
  */
 
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/limits.h>
 #include <linux/minmax.h>
-#include <linux/mutex.h>
 #include <linux/sched/signal.h>
 #include <linux/sizes.h>
 #include <linux/string.h>
@@ -86,11 +93,6 @@ static int kfd_criu_file_errno(ssize_t ret, int at_zero, bool writing)
 	return -EIO;
 }
 
-static loff_t *kfd_criu_file_ppos(struct kfd_criu_file_io *fio)
-{
-	return fio->file->f_mode & FMODE_STREAM ? NULL : &fio->pos;
-}
-
 static int kfd_criu_file_write(void *ctx, const void *buf, size_t len)
 {
 	struct kfd_criu_file_io *fio = ctx;
@@ -100,7 +102,7 @@ static int kfd_criu_file_write(void *ctx, const void *buf, size_t len)
 		if (fatal_signal_pending(current))
 			return -EINTR;
 		ret = kernel_write(fio->file, buf, min_t(size_t, len, KFD_CRIU_IO_CHUNK),
-				   kfd_criu_file_ppos(fio));
+				   fio->ppos);
 		if (ret <= 0)
 			return kfd_criu_file_errno(ret, -EIO, true);
 		buf += ret;
@@ -119,7 +121,7 @@ static int kfd_criu_file_read(void *ctx, void *buf, size_t len)
 		if (fatal_signal_pending(current))
 			return -EINTR;
 		ret = kernel_read(fio->file, buf, min_t(size_t, len, KFD_CRIU_IO_CHUNK),
-				  kfd_criu_file_ppos(fio));
+				  fio->ppos);
 		if (ret <= 0)
 			return kfd_criu_file_errno(ret, -ENODATA, false);
 		buf += ret;
@@ -149,21 +151,51 @@ static int kfd_criu_file_check(const struct file *file, fmode_t mode)
 	return ok ? 0 : -EINVAL;
 }
 
+/*
+ * Where the stream starts, as pwrite(2) and pread(2) decide: at @offset
+ * on a file with positional I/O for @mode, else only at 0. A file that is
+ * neither positional nor FMODE_STREAM (a socket) gets a position that
+ * starts at 0 and is the op's own, as read(2) would pass it its f_pos.
+ */
+static int kfd_criu_file_start(struct kfd_criu_file_io *fio, fmode_t mode,
+			       u64 offset)
+{
+	fmode_t positional = mode == FMODE_WRITE ? FMODE_PWRITE : FMODE_PREAD;
+	struct file *file = fio->file;
+
+	if (file->f_mode & positional) {
+		if (offset > LLONG_MAX)
+			return -EINVAL;
+		fio->pos = offset;
+		fio->ppos = &fio->pos;
+		return 0;
+	}
+	if (offset)
+		return -ESPIPE;
+	fio->pos = 0;
+	fio->ppos = file->f_mode & FMODE_STREAM ? NULL : &fio->pos;
+	return 0;
+}
+
 /**
  * kfd_criu_file_get - open the image stream on a caller's file descriptor
  * @fio: receives the stream; kfd_criu_file_put() releases it
  * @fd: the caller's file descriptor
  * @mode: %FMODE_WRITE for CHECKPOINT, %FMODE_READ for RESTORE
+ * @offset: where in the file the image starts, the caller's image_offset
  *
- * Takes a reference on the file and, for a file with a position, its
- * f_pos_lock, as read(2) and write(2) would, for the whole op.
+ * Takes a reference on the file for the whole op. The stream starts at
+ * @offset, and its position is the op's own: the file's f_pos is neither
+ * read nor written, so no f_pos_lock is taken.
  *
  * Context: process context; may sleep.
  * Return: 0; -EBADF for a bad @fd or a file not open for @mode; -EINVAL
- * for a file the stream cannot use (O_NONBLOCK, O_DIRECT, no iterators);
- * -EINTR when a signal interrupted the wait for the position lock.
+ * for a file the stream cannot use (O_NONBLOCK, O_DIRECT, no iterators)
+ * or an @offset beyond the largest file offset; -ESPIPE for a non-zero
+ * @offset on a file without positional I/O.
  */
-int kfd_criu_file_get(struct kfd_criu_file_io *fio, int fd, fmode_t mode)
+int kfd_criu_file_get(struct kfd_criu_file_io *fio, int fd, fmode_t mode,
+		      u64 offset)
 {
 	struct file *file;
 	int ret;
@@ -171,23 +203,15 @@ int kfd_criu_file_get(struct kfd_criu_file_io *fio, int fd, fmode_t mode)
 	file = fd >= 0 ? fget(fd) : NULL;
 	if (!file)
 		return -EBADF;
+	memset(fio, 0, sizeof(*fio));
+	fio->file = file;
 	ret = kfd_criu_file_check(file, mode);
+	if (!ret)
+		ret = kfd_criu_file_start(fio, mode, offset);
 	if (ret) {
 		fput(file);
 		return ret;
 	}
-
-	memset(fio, 0, sizeof(*fio));
-	/* Serialize with read(2), write(2) and lseek(2) as fdget_pos() does */
-	if ((file->f_mode & FMODE_ATOMIC_POS) && !(file->f_mode & FMODE_STREAM)) {
-		if (mutex_lock_interruptible(&file->f_pos_lock)) {
-			fput(file);
-			return -EINTR;
-		}
-		fio->pos_locked = true;
-	}
-	fio->file = file;
-	fio->pos = file->f_pos;
 	fio->io.ctx = fio;
 	fio->io.write = kfd_criu_file_write;
 	fio->io.read = kfd_criu_file_read;
@@ -198,15 +222,11 @@ int kfd_criu_file_get(struct kfd_criu_file_io *fio, int fd, fmode_t mode)
  * kfd_criu_file_put - release what kfd_criu_file_get() took
  * @fio: the stream
  *
- * Like write(2) and read(2), the op advances the file position by the
- * bytes it moved.
+ * Like pwrite(2) and pread(2), the op leaves the file position where it
+ * was: the caller learns the bytes moved from image_size.
  */
 void kfd_criu_file_put(struct kfd_criu_file_io *fio)
 {
-	if (!(fio->file->f_mode & FMODE_STREAM))
-		fio->file->f_pos = fio->pos;
-	if (fio->pos_locked)
-		mutex_unlock(&fio->file->f_pos_lock);
 	fput(fio->file);
 }
 

@@ -161,7 +161,7 @@ static void kfd_criu_args_flag_on_legacy_op(struct kfd_ioctl_criu_args *args)
 
 static void kfd_criu_args_reserved(struct kfd_ioctl_criu_args *args)
 {
-	args->reserved[ARRAY_SIZE(args->reserved) - 1] = 1;
+	args->reserved = 1;
 }
 
 static void kfd_criu_args_gpu_map(struct kfd_ioctl_criu_args *args)
@@ -246,6 +246,31 @@ static void kfd_criu_args_offset_ptr_only(struct kfd_ioctl_criu_args *args)
 	args->num_offset_map = 0;
 }
 
+/* The image's offset in image_fd: CHECKPOINT's and RESTORE's only */
+static void kfd_criu_args_offset_on_dump(struct kfd_ioctl_criu_args *args)
+{
+	args->op = kfd_criu_image_op(KFD_CRIU_OP_CHECKPOINT);
+	args->image_offset = 4096;
+}
+
+static void kfd_criu_args_offset_on_restore(struct kfd_ioctl_criu_args *args)
+{
+	args->op = kfd_criu_image_op(KFD_CRIU_OP_RESTORE);
+	args->image_offset = 1;
+}
+
+static void kfd_criu_args_offset_on_info(struct kfd_ioctl_criu_args *args)
+{
+	args->op = kfd_criu_image_op(KFD_CRIU_OP_PROCESS_INFO);
+	args->image_offset = 4096;
+}
+
+static void kfd_criu_args_offset_on_legacy(struct kfd_ioctl_criu_args *args)
+{
+	args->op = KFD_CRIU_OP_CHECKPOINT;
+	args->image_offset = 4096;
+}
+
 static void kfd_criu_args_offsets_on_info(struct kfd_ioctl_criu_args *args)
 {
 	args->op = kfd_criu_image_op(KFD_CRIU_OP_PROCESS_INFO);
@@ -304,6 +329,12 @@ static const struct kfd_criu_args_case kfd_criu_args_cases[] = {
 	{ "offset map on process info", kfd_criu_args_offsets_on_info, true,
 	  -EINVAL },
 	{ "reserved32 set", kfd_criu_args_reserved32, true, -EINVAL },
+	{ "image offset on dump", kfd_criu_args_offset_on_dump, true, 0 },
+	{ "image offset on restore", kfd_criu_args_offset_on_restore, true, 0 },
+	{ "image offset on process info", kfd_criu_args_offset_on_info, true,
+	  -EINVAL },
+	{ "image offset on a legacy op", kfd_criu_args_offset_on_legacy, true,
+	  -EINVAL },
 	{ "legacy field in image mode", kfd_criu_args_legacy_field, true, -EINVAL },
 	{ "op past the image ops", kfd_criu_args_past_image_ops, false, 0 },
 	{ "op between legacy and image ops", kfd_criu_args_between_ops, false, 0 },
@@ -336,13 +367,14 @@ static void kfd_criu_test_args_layout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, flags), 56);
 	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, image_fd), 60);
 	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, image_size), 64);
-	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, format_version), 72);
-	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, num_gpu_map), 76);
-	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, gpu_map_ptr), 80);
-	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, offset_map_ptr), 88);
-	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, num_offset_map), 96);
-	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, reserved32), 100);
-	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, reserved), 104);
+	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, image_offset), 72);
+	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, format_version), 80);
+	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, num_gpu_map), 84);
+	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, gpu_map_ptr), 88);
+	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, offset_map_ptr), 96);
+	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, num_offset_map), 104);
+	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, reserved32), 108);
+	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_ioctl_criu_args, reserved), 112);
 	KUNIT_EXPECT_EQ(test, sizeof(struct kfd_ioctl_criu_args), 120);
 	/* An offset map entry has no implicit padding either */
 	KUNIT_EXPECT_EQ(test, offsetof(struct kfd_criu_offset_map, gpu_id), 16);

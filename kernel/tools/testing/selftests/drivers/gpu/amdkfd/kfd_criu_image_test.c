@@ -610,10 +610,10 @@ TEST_F(kfd, legacy_new_struct_size)
 	args.image_fd = 1234;	/* ignored by legacy ops */
 	args.op = KFD_CRIU_OP_PROCESS_INFO;
 	EXPECT_EQ(-ENODEV, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
-	args.reserved[0] = 1;
+	args.reserved = 1;
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
 	/* A flag never turns a legacy op into image mode: refused instead */
-	args.reserved[0] = 0;
+	args.reserved = 0;
 	args.flags = 1;
 	EXPECT_EQ(-EINVAL, kfd_ioctl(self->fd, AMDKFD_IOC_CRIU_OP, &args));
 }
@@ -1536,6 +1536,165 @@ TEST(image_pipe_turns_nonblocking)
 	if (!pid)
 		nonblock_restoree_main(img.data);
 	EXPECT_EQ(0, wait_child(pid));
+	free(img.data);
+}
+
+/* Where the image goes in a file that holds other bytes before it */
+#define IMAGE_OFFSET	8192
+/* The file position, which no op may use or move */
+#define FILE_POS	100
+
+/* A regular file of IMAGE_OFFSET bytes of @junk, at position FILE_POS */
+static int junk_file(unsigned char *junk)
+{
+	char path[] = "/tmp/kfd-criu-offset-XXXXXX";
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		return -1;
+	unlink(path);
+	memset(junk, 0xa5, IMAGE_OFFSET);
+	if (write(fd, junk, IMAGE_OFFSET) != IMAGE_OFFSET ||
+	    lseek(fd, FILE_POS, SEEK_SET) != FILE_POS) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * CHECKPOINT at image_offset of a regular file writes there, as pwrite(2)
+ * would, and leaves the file position and the bytes before it alone.
+ */
+TEST(checkpoint_at_an_offset)
+{
+	unsigned char junk[IMAGE_OFFSET], before[IMAGE_OFFSET];
+	struct events_plan self = { 0 };
+	struct kfd_ioctl_criu_args args;
+	struct stat st;
+	int kfd, fd;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	kfd = kfd_open();
+	ASSERT_LE(0, kfd);
+	populate_events(kfd, &self);
+	fd = junk_file(junk);
+	ASSERT_LE(0, fd);
+
+	ASSERT_EQ(0, criu_image_op(kfd, KFD_CRIU_OP_PROCESS_INFO, -1, &args));
+	EXPECT_EQ(0, criu_image_op_at(kfd, KFD_CRIU_OP_CHECKPOINT, fd,
+				      IMAGE_OFFSET, &args));
+	EXPECT_EQ(FILE_POS, lseek(fd, 0, SEEK_CUR))
+		TH_LOG("CHECKPOINT moved the file position");
+	ASSERT_EQ(0, fstat(fd, &st));
+	EXPECT_EQ(IMAGE_OFFSET + args.image_size, (__u64)st.st_size)
+		TH_LOG("the image of %llu bytes is not at image_offset",
+		       (unsigned long long)args.image_size);
+	ASSERT_EQ(IMAGE_OFFSET, pread(fd, before, IMAGE_OFFSET, 0));
+	EXPECT_EQ(0, memcmp(before, junk, IMAGE_OFFSET))
+		TH_LOG("CHECKPOINT wrote before image_offset");
+	ASSERT_EQ(0, criu_image_op(kfd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+	close(fd);
+	close(kfd);
+}
+
+/* Refuses offset 1 of a pipe's read end, then takes nothing of it */
+static void stream_offset_restoree_main(int image_fd)
+{
+	struct kfd_ioctl_criu_args args;
+	int fd = kfd_open(), queued = -1;
+
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(criu_image_op_at(fd, KFD_CRIU_OP_RESTORE, image_fd, 1,
+				     &args) == -ESPIPE);
+	check_no_state(fd);
+	CHILD_CHECK(!ioctl(image_fd, FIONREAD, &queued) && queued == 1);
+	_exit(0);
+}
+
+/* A pipe has no positional I/O: image_offset must be 0 there. */
+TEST(stream_takes_only_offset_zero)
+{
+	struct events_plan self = { 0 };
+	struct kfd_ioctl_criu_args args;
+	int kfd, pipefd[2], queued = -1;
+	pid_t pid;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	kfd = kfd_open();
+	ASSERT_LE(0, kfd);
+	populate_events(kfd, &self);
+	ASSERT_EQ(0, pipe2(pipefd, O_CLOEXEC));
+	/* Room for the whole image, should a dump ignore the offset */
+	fcntl(pipefd[1], F_SETPIPE_SZ, 1 << 20);
+
+	ASSERT_EQ(0, criu_image_op(kfd, KFD_CRIU_OP_PROCESS_INFO, -1, &args));
+	EXPECT_EQ(-ESPIPE, criu_image_op_at(kfd, KFD_CRIU_OP_CHECKPOINT,
+					    pipefd[1], 1, &args));
+	ASSERT_EQ(0, ioctl(pipefd[0], FIONREAD, &queued));
+	EXPECT_EQ(0, queued) TH_LOG("CHECKPOINT wrote %d bytes", queued);
+	ASSERT_EQ(0, criu_image_op(kfd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+
+	ASSERT_EQ(1, write(pipefd[1], "x", 1));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		stream_offset_restoree_main(pipefd[0]);
+	EXPECT_EQ(0, wait_child(pid));
+	close(pipefd[0]);
+	close(pipefd[1]);
+	close(kfd);
+}
+
+/*
+ * RESTOREs the image at IMAGE_OFFSET of @image_fd, whose first bytes are
+ * junk, and leaves the file position alone; then waits for RESUME.
+ */
+static void offset_restoree_main(int sock, int image_fd, const struct image *img)
+{
+	struct kfd_ioctl_criu_args args;
+	int fd = kfd_open();
+
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(!criu_image_op_at(fd, KFD_CRIU_OP_RESTORE, image_fd,
+				      IMAGE_OFFSET, &args));
+	CHILD_CHECK(args.image_size == img->len);
+	CHILD_CHECK(lseek(image_fd, 0, SEEK_CUR) == FILE_POS);
+	sync_send(sock);
+	sync_wait(sock);	/* resumed */
+	check_restored(fd, &img->plan);
+	_exit(0);
+}
+
+/* RESTORE at image_offset of a file that holds junk before it */
+TEST(restore_at_an_offset)
+{
+	unsigned char junk[IMAGE_OFFSET];
+	struct image img;
+	int fd, sv[2];
+	pid_t pid;
+	char c;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	dump_child(_metadata, &img);
+	fd = junk_file(junk);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)img.len, pwrite(fd, img.data, img.len, IMAGE_OFFSET));
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(sv[0]);
+		offset_restoree_main(sv[1], fd, &img);
+	}
+	close(sv[1]);
+	ASSERT_EQ(1, read(sv[0], &c, 1)) TH_LOG("RESTORE at image_offset failed");
+	resume_restoree(_metadata, pid, sv[0]);
+	close(fd);
 	free(img.data);
 }
 

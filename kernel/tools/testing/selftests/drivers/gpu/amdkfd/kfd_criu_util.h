@@ -122,6 +122,21 @@ static inline int criu_image_op(int fd, __u32 op, int image_fd,
 }
 
 /*
+ * criu_image_op() with the image at @offset of @image_fd, as pwrite(2) and
+ * pread(2) take theirs.
+ */
+static inline int criu_image_op_at(int fd, __u32 op, int image_fd,
+				   __u64 offset,
+				   struct kfd_ioctl_criu_args *args)
+{
+	memset(args, 0, sizeof(*args));
+	args->op = IMAGE_OP(op);
+	args->image_fd = image_fd;
+	args->image_offset = offset;
+	return kfd_ioctl(fd, AMDKFD_IOC_CRIU_OP, args);
+}
+
+/*
  * Image-mode RESTORE from @image_fd with @num_map entries of GPU map at
  * @map and room for @num_offsets entries of offset map at @offsets.
  */
