@@ -18,8 +18,9 @@ into /usr/bin.
           and our amdgpu from the lane's kernel root, the lane's module test,
           and leave out the programs scripts/test-manifest keeps to the
           debug lane.
---debian13 for the Debian 13 lane (scripts/debian13.sh): criu, its
-          libraries and busybox from the lane's Debian 13 userland, the
+--debian13 for the Debian 13 lane (scripts/debian13.sh): criu,
+          rocminfo, the ROCm clients, their libraries and busybox from
+          the lane's Debian 13 userland, the
           stock modules and our amdgpu from its kernel, and only the test
           programs scripts/test-manifest gives the debian13 tier.
 TXT
@@ -120,6 +121,14 @@ add_debian13() {
 	echo "$D13_KVER" > "$root/etc/kfd-criu/kernel-release"
 	echo "$MODULE_PKG_VERSION" > "$root/etc/kfd-criu/module-version"
 	echo "$D13_CRIU_VERSION" > "$root/etc/kfd-criu/criu-version"
+	# ROCm as its clients use it: rocminfo and the lane's two programs,
+	# with every library ldd names, all resolved in the userland
+	for t in /usr/bin/rocminfo "$D13_ROCM_DIR/kfd_hsa_client" \
+		 "$D13_ROCM_DIR/kfd_hsakmt_client"; do
+		[ -x "$USERLAND$t" ] ||
+			die "$t is not in the Debian 13 userland (scripts/debian13.sh builds it)"
+		add_binary_with_libs "$root" "$t"
+	done
 	mkdir -p "$root/opt/kfd-criu/debian13"
 	install -m 0755 "$TOP/vm/debian13/"*_test.sh "$TOP/vm/distro/kfd_module_test.sh" \
 		"$root/opt/kfd-criu/debian13/"

@@ -15,13 +15,15 @@ Usage: scripts/debian13.sh [--userland-only | --module-only | --initramfs-only]
 
 Makes a Debian 13 userland with mmdebstrap (~/.cache/amdkfd-criu/debian13/
 KVER; made once, remade when a pinned package changes): build-essential,
-dkms, ccache, trixie's criu and the stock kernel's image and headers,
-the pinned packages fetched into the download cache and checked against
+dkms, ccache, trixie's criu, its ROCm userspace (libhsa-runtime64,
+libhsakmt, rocminfo) and the stock kernel's image and headers, the
+pinned packages fetched into the download cache and checked against
 their checksums first. In that userland (chroot), its DKMS builds and
-installs our amdgpu for the stock kernel through the shared ccache. The
-guest's initramfs takes criu, its libraries and busybox from the
-userland, the stock modules and ours from its kernel; the stock vmlinuz
-boots it in debian13 mode, and the verdict of "make check" on the
+installs our amdgpu for the stock kernel through the shared ccache, and
+its gcc builds the ROCm clients (vm/debian13/rocm). The guest's
+initramfs takes criu, rocminfo, the clients, their libraries and busybox
+from the userland, the stock modules and ours from its kernel; the stock
+vmlinuz boots it in debian13 mode, and the verdict of "make check" on the
 debian13 tier is printed. Results: build/debian13/vm/results.log, the
 kernel log in console.log, timings in build/debian13/times.
 --userland-only   only make the userland
@@ -42,6 +44,11 @@ D13_DEBS=(
 	"criu trixie $D13_CRIU_VERSION $D13_SHA256_CRIU D13_SHA256_CRIU"
 	"libcompel1 trixie $D13_CRIU_VERSION $D13_SHA256_LIBCOMPEL D13_SHA256_LIBCOMPEL"
 	"dkms trixie $TRIXIE_DKMS_VERSION $TRIXIE_DKMS_SHA256 TRIXIE_DKMS_SHA256"
+	"libhsa-runtime64-1 trixie $D13_HSA_VERSION $D13_SHA256_HSA D13_SHA256_HSA"
+	"libhsa-runtime-dev trixie $D13_HSA_VERSION $D13_SHA256_HSA_DEV D13_SHA256_HSA_DEV"
+	"libhsakmt1 trixie $D13_HSAKMT_VERSION $D13_SHA256_HSAKMT D13_SHA256_HSAKMT"
+	"libhsakmt-dev trixie $D13_HSAKMT_VERSION $D13_SHA256_HSAKMT_DEV D13_SHA256_HSAKMT_DEV"
+	"rocminfo trixie $D13_ROCMINFO_VERSION $D13_SHA256_ROCMINFO D13_SHA256_ROCMINFO"
 )
 
 # The rest of the userland, from trixie as it is on the day: the
@@ -280,6 +287,20 @@ module_load_order() {
 	done | sed -n 's/^insmod \([^ ]*\).*/\1/p' | awk '!seen[$0]++'
 }
 
+# The ROCm clients of vm/debian13/kfd_rocm_test.sh, built in the
+# userland with its gcc against trixie's ROCm packages; the initramfs
+# takes them from there with the libraries ldd names (D13_ROCM_DIR in
+# scripts/common.sh). Always rebuilt: make takes seconds.
+build_rocm_clients() {
+	local src=/opt/kfd-criu/rocm-src
+
+	mkdir -p "$D13_ROOT$src"
+	rsync -a --delete "$TOP/vm/debian13/rocm/" "$D13_ROOT$src/"
+	rm -rf "$D13_ROOT$D13_ROCM_DIR"
+	in_userland make -s -C "$src" O="$D13_ROCM_DIR" >&2 ||
+		die "the ROCm clients did not build in the Debian 13 userland"
+}
+
 build_initramfs() {
 	mkdir -p "$D13_DIR/vm"
 	timed "Debian 13 initramfs" "$TOP/scripts/build-initramfs.sh" --debian13 \
@@ -312,6 +333,7 @@ main() {
 	[ "$what" != userland ] || return 0
 	install_module
 	[ "$what" != module ] || return 0
+	build_rocm_clients
 	build_initramfs
 	[ "$what" != initramfs ] || return 0
 	timed "Debian 13 VM run" "$TOP/scripts/run-vm.sh" --debian13 --mode check ||
