@@ -416,6 +416,14 @@ static int make_signals(void)
 	return 0;
 }
 
+/*
+ * A buffer from the first agent's first pool that allows allocation, as
+ * applications take host memory. With no GPU this is hsaKmtAllocMemory
+ * on the CPU node, an anonymous mapping (ROCT rocm-6.2.4 src/fmm.c,
+ * fmm_allocate_host_cpu) that ROCr does not pin, there being no GPU to
+ * map it to (ROCR rocm-6.1.2 amd_memory_region.cpp,
+ * MemoryRegion::AllocateImpl).
+ */
 static int alloc_buffer(void)
 {
 	uint32_t i;
