@@ -27,10 +27,11 @@
  * its KFD state: the same agents and pools as at start, the /dev/kfd
  * descriptor still open and answering GET_VERSION, each signal's event
  * mailbox inside a /dev/kfd mapping, the signal values where the beats
- * left them, a new signal's waiter woken by a store from another thread
- * while it slept in the kernel (its CPU time a fraction of the wait: a
- * lost event makes hsaKmtWaitOnEvent fail at once and ROCr's wait loop
- * spin), and the beats going on.
+ * left them, the signal kept for these checks since the start and a new
+ * one each waking a waiter, by a store from another thread, while it
+ * slept in the kernel (its CPU time a fraction of the wait: a lost event
+ * makes hsaKmtWaitOnEvent fail at once and ROCr's wait loop spin), and
+ * the beats going on.
  *
  * With no GPU the KFD topology has one CPU node: ROCr then sees only the
  * CPU agent and makes no GPU state (Runtime::BindErrorHandlers returns
@@ -86,7 +87,7 @@ struct census {
 };
 
 static struct census start;
-static hsa_signal_t ping, pong, tick;
+static hsa_signal_t ping, pong, tick, probe;
 static uint32_t ping_event, pong_event;
 static uint64_t ticks_per_ms;
 static atomic_long beats, async_calls;
@@ -266,8 +267,8 @@ static bool on_tick(hsa_signal_value_t value, void *arg)
 
 struct wake {
 	hsa_signal_t sig;
+	hsa_signal_value_t want, got;
 	atomic_int waiting;
-	hsa_signal_value_t got;
 	uint64_t wall_ns, cpu_ns;
 };
 
@@ -279,7 +280,7 @@ static void *wake_waiter(void *arg)
 	wall = clock_ns(CLOCK_MONOTONIC);
 	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	atomic_store(&w->waiting, 1);
-	w->got = hsa_signal_wait_scacquire(w->sig, HSA_SIGNAL_CONDITION_EQ, 1,
+	w->got = hsa_signal_wait_scacquire(w->sig, HSA_SIGNAL_CONDITION_EQ, w->want,
 					   10000 * ticks_per_ms, HSA_WAIT_STATE_BLOCKED);
 	w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
 	w->wall_ns = clock_ns(CLOCK_MONOTONIC) - wall;
@@ -287,40 +288,57 @@ static void *wake_waiter(void *arg)
 }
 
 /*
- * A new signal (a new KFD event from the restored process, or one from
- * ROCr's event pool) wakes a waiter that slept in the kernel: stored
- * 300 ms after the waiter began, it must wake it with value 1 after about
- * that long, having used a small part of it on a CPU.
+ * @sig wakes a waiter that slept in the kernel: stored with @want 300 ms
+ * after the waiter began, it must wake it with that value after about
+ * that long, the waiter having used a small part of it on a CPU. ROCr
+ * spins 200 us before it sleeps in AMDKFD_IOC_WAIT_EVENTS; if the event
+ * is gone, the ioctl fails at once and ROCr's loop spins the whole time.
  */
-static const char *check_wake(char *info, size_t len)
+static const char *wake_on(const char *what, hsa_signal_t sig, hsa_signal_value_t want,
+			   char *info, size_t len)
 {
-	struct wake w = { 0 };
-	const char *why = NULL;
+	struct wake w = { .sig = sig, .want = want };
+	size_t used = strlen(info);
 	pthread_t t;
 
-	if (hsa_signal_create(0, 0, NULL, &w.sig))
-		return "hsa_signal_create failed";
-	if (!amd_signal(w.sig)->event_id || !kfd_page_mapped(amd_signal(w.sig)->event_mailbox_ptr))
-		why = "a new signal has no KFD event in a /dev/kfd mapping";
-	else if (pthread_create(&t, NULL, wake_waiter, &w))
-		why = "pthread_create failed";
-	if (why)
-		goto out;
+	if (!amd_signal(sig)->event_id || !kfd_page_mapped(amd_signal(sig)->event_mailbox_ptr))
+		return "a signal has no KFD event in a /dev/kfd mapping";
+	if (pthread_create(&t, NULL, wake_waiter, &w))
+		return "pthread_create failed";
 	while (!atomic_load(&w.waiting))
 		sleep_ms(1);
 	sleep_ms(300);
-	hsa_signal_store_screlease(w.sig, 1);
+	hsa_signal_store_screlease(sig, want);
 	pthread_join(t, NULL);
-	snprintf(info, len, "wake after %llu ms, %llu ms on a CPU",
-		 (unsigned long long)w.wall_ns / 1000000, (unsigned long long)w.cpu_ns / 1000000);
-	if (w.got != 1)
-		why = "the waiter was not woken by the store (timed out)";
-	else if (w.wall_ns < 250000000ull)
-		why = "the waiter returned before the store";
-	else if (w.cpu_ns * 4 > w.wall_ns)
-		why = "the waiter spun instead of sleeping on its KFD event";
-out:
-	hsa_signal_destroy(w.sig);
+	snprintf(info + used, len - used, "%s%s woken after %llu ms, %llu ms on a CPU",
+		 used ? ", " : "", what, (unsigned long long)w.wall_ns / 1000000,
+		 (unsigned long long)w.cpu_ns / 1000000);
+	if (w.got != want)
+		return "the waiter was not woken by the store (timed out)";
+	if (w.wall_ns < 250000000ull)
+		return "the waiter returned before the store";
+	if (w.cpu_ns * 4 > w.wall_ns)
+		return "the waiter spun instead of sleeping on its KFD event";
+	return NULL;
+}
+
+/*
+ * The signal made for these checks at start (its event carried by the
+ * dump) and a new one (a new KFD event of the restored process, or one
+ * from ROCr's event pool) each wake a sleeping waiter.
+ */
+static const char *check_wake(int n, char *info, size_t len)
+{
+	hsa_signal_t fresh;
+	const char *why;
+
+	why = wake_on("old", probe, n, info, len);
+	if (why)
+		return why;
+	if (hsa_signal_create(0, 0, NULL, &fresh))
+		return "hsa_signal_create failed";
+	why = wake_on("new", fresh, 1, info, len);
+	hsa_signal_destroy(fresh);
 	return why;
 }
 
@@ -376,7 +394,7 @@ static const char *check_beating(void)
 static void self_check(int n)
 {
 	struct census now;
-	char info[96] = "";
+	char info[160] = "";
 	const char *why;
 
 	if (take_census(&now))
@@ -388,7 +406,7 @@ static void self_check(int n)
 	if (!why)
 		why = check_values();
 	if (!why)
-		why = check_wake(info, sizeof(info));
+		why = check_wake(n, info, sizeof(info));
 	if (!why)
 		why = check_beating();
 	if (atomic_load(&failed))
@@ -403,7 +421,7 @@ static void self_check(int n)
 static int make_signals(void)
 {
 	if (hsa_signal_create(0, 0, NULL, &ping) || hsa_signal_create(0, 0, NULL, &pong) ||
-	    hsa_signal_create(0, 0, NULL, &tick))
+	    hsa_signal_create(0, 0, NULL, &tick) || hsa_signal_create(0, 0, NULL, &probe))
 		return -ENOMEM;
 	ping_event = amd_signal(ping)->event_id;
 	pong_event = amd_signal(pong)->event_id;
