@@ -102,9 +102,15 @@ start() {
 
 	setsid "$BIN/$1" < /dev/null > "$log" 2>&1 &
 	pid=$!
-	beating "$log" && verdict "$log" 1 && return 0
+	beating "$log" && verdict "$log" 1 && found "$log" && return 0
 	tail -n 5 "$log" | sed 's/^/# /'
 	return 1
+}
+
+# found LOG: what the client found at start (agents and pools, or KFD
+# nodes, its descriptor and events), as diagnostics.
+found() {
+	grep -E '^(agent |  pool |no GPU|KFD |node |kfd fd |signals: )' "$1" | sed 's/^/# /'
 }
 
 # dump NAME DIR: criu dumps the client, which then is gone, with a kfdcriu
