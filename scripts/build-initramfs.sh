@@ -18,26 +18,50 @@ into /usr/bin.
           and our amdgpu from the lane's kernel root, the lane's module test,
           and leave out the programs scripts/test-manifest keeps to the
           debug lane.
+--debian13 for the Debian 13 lane (scripts/debian13.sh): criu,
+          rocminfo, the ROCm clients, their libraries and busybox from
+          the lane's Debian 13 userland, the
+          stock modules and our amdgpu from its kernel, and only the test
+          programs scripts/test-manifest gives the debian13 tier.
 TXT
+}
+
+# The root the guest's criu, its libraries and busybox come from: this
+# machine's, or the Debian 13 lane's userland (--debian13).
+USERLAND=
+
+# in_userland CMD...: CMD in that root.
+in_userland() {
+	if [ -n "$USERLAND" ]; then
+		chroot "$USERLAND" "$@"
+	else
+		"$@"
+	fi
+}
+
+# userland_file PATH: PATH of the userland, its symlinks followed there.
+userland_file() {
+	echo "$USERLAND$(in_userland readlink -f "$1")"
 }
 
 # Copy a binary and every shared library ldd reports into the root.
 add_binary_with_libs() {
 	local root=$1 bin=$2 lib
-	install -D -m 0755 "$bin" "$root$bin"
-	for lib in $(ldd "$bin" 2>/dev/null | grep -o '/[^ ]*'); do
-		[ -e "$root$lib" ] || install -D -m 0755 "$(readlink -f "$lib")" "$root$lib"
+	install -D -m 0755 "$(userland_file "$bin")" "$root$bin"
+	for lib in $(in_userland ldd "$bin" 2>/dev/null | grep -o '/[^ ]*'); do
+		[ -e "$root$lib" ] || install -D -m 0755 "$(userland_file "$lib")" "$root$lib"
 	done
 }
 
 populate_root() {
 	local root=$1 d
 	mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,etc,root,usr/lib/criu,opt/kfd-criu}
-	install -m 0755 /bin/busybox "$root/bin/busybox"
+	install -m 0755 "$(userland_file /bin/busybox)" "$root/bin/busybox"
 	ln -sf busybox "$root/bin/sh"
 	add_binary_with_libs "$root" /usr/sbin/criu
 	# criu needs the lib64 loader path the binary names.
-	install -D -m 0755 /lib64/ld-linux-x86-64.so.2 "$root/lib64/ld-linux-x86-64.so.2"
+	install -D -m 0755 "$(userland_file /lib64/ld-linux-x86-64.so.2)" \
+		"$root/lib64/ld-linux-x86-64.so.2"
 	install -m 0755 "$TOP/vm/init" "$root/init"
 	cp -r "$TOP/vm/lib" "$root/opt/kfd-criu/lib"
 	for d in selftests e2e; do
@@ -82,11 +106,48 @@ add_distro() {
 	done
 }
 
+# Programs the manifest gives the Debian 13 tier (TIER/PROGRAM).
+debian13_programs() {
+	awk '$1 == "debian13" { print $2 }' "$TOP/scripts/test-manifest"
+}
+
+# The Debian 13 lane's root: criu and busybox are the userland's (set
+# before populate_root), the modules its kernel's, and only the programs
+# the manifest gives the tier are left among the tests.
+add_debian13() {
+	local root=$1 t rel
+
+	"$TOP/scripts/debian13.sh" --add-modules "$root"
+	echo "$D13_KVER" > "$root/etc/kfd-criu/kernel-release"
+	echo "$MODULE_PKG_VERSION" > "$root/etc/kfd-criu/module-version"
+	echo "$D13_CRIU_VERSION" > "$root/etc/kfd-criu/criu-version"
+	# ROCm as its clients use it: rocminfo and the lane's two programs,
+	# with every library ldd names, all resolved in the userland
+	for t in /usr/bin/rocminfo "$D13_ROCM_DIR/kfd_hsa_client" \
+		 "$D13_ROCM_DIR/kfd_hsakmt_client"; do
+		[ -x "$USERLAND$t" ] ||
+			die "$t is not in the Debian 13 userland (scripts/debian13.sh builds it)"
+		add_binary_with_libs "$root" "$t"
+	done
+	mkdir -p "$root/opt/kfd-criu/debian13"
+	install -m 0755 "$TOP/vm/debian13/"*_test.sh "$TOP/vm/distro/kfd_module_test.sh" \
+		"$root/opt/kfd-criu/debian13/"
+	for t in $(cd "$root/opt/kfd-criu" && find . -type f \( -name '*_test' -o -name '*_test.sh' \)); do
+		rel=${t#./}
+		debian13_programs | grep -qxF "$rel" || rm -f "$root/opt/kfd-criu/$rel"
+	done
+	for rel in $(debian13_programs); do
+		[ -e "$root/opt/kfd-criu/$rel" ] ||
+			die "test-manifest: debian13 $rel is not in the initramfs"
+	done
+}
+
 main() {
-	local out distro=0
+	local out distro=0 debian13=0
 	case "${1:-}" in
 	-h|--help) usage; exit 0 ;;
 	--distro) distro=1; shift ;;
+	--debian13) debian13=1; USERLAND=$D13_ROOT; shift ;;
 	esac
 	out=${1:-$BUILD_DIR/vm/initramfs.cpio.gz}
 	mkdir -p "$(dirname "$out")"
@@ -95,6 +156,7 @@ main() {
 	trap 'rm -rf "$ROOT_DIR"' EXIT
 	populate_root "$root"
 	[ "$distro" -eq 0 ] || add_distro "$root"
+	[ "$debian13" -eq 0 ] || add_debian13 "$root"
 	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) > "$out.tmp"
 	mv "$out.tmp" "$out"
 	log "initramfs ready: $out ($(du -h "$out" | cut -f1))"

@@ -13,19 +13,23 @@ Usage: scripts/check.sh [--no-vm | --no-distro | --coverage]
 
 Runs the host tier, builds the kernel, test programs and initramfs, boots
 the test VM (kunit, selftests, e2e tiers) while it builds our amdgpu
-module with DKMS for Debian's stock kernel, then boots that (distro
-tier), and prints "TIER: N passed, N failed, N skipped" per tier and a
+module with DKMS for Debian 12's stock kernel and, in a Debian 13
+userland, for Debian 13's, then boots those (distro and debian13 tiers;
+the second needs root), and prints "TIER: N passed, N failed, N skipped" per tier and a
 total line.
 Exits non-zero if anything failed or an expected tier did not run.
 --no-vm      only the host tier (it needs the prepared tree, not a kernel
              build).
---no-distro  everything but the distro lane, whose module build takes
-             10 to 20 minutes with an empty ccache (a quicker loop while
-             developing; "make check" runs it).
+--no-distro  everything but the two stock-kernel lanes (distro: Debian
+             12; debian13: Debian 13, its userland and CRIU 4.1), whose
+             module builds take 10 to 20 minutes each with an empty
+             ccache (a quicker loop while developing; "make check" runs
+             them).
 --coverage   the debug lane only (kernel, test programs, VM), then the
              coverage of our kernel code in it, per file (make coverage).
-(--host-tests, --fuzz-after and --distro-build are internal: the
-background parts of the host tier and of the distro lane.)
+(--host-tests, --fuzz-after, --distro-build and --debian13-build are
+internal: the background parts of the host tier and of the stock-kernel
+lanes.)
 TXT
 }
 
@@ -275,6 +279,53 @@ run_distro_vm() {
 	return "$rc"
 }
 
+# The Debian 13 lane (scripts/debian13.sh): its userland, our amdgpu
+# built by its DKMS, and its initramfs, beside the debug VM as the
+# distro lane's build is; its VM runs after the distro VM. Only as root
+# (the lane enters a chroot); for anyone else it is not run, and the
+# verdict says the tier did not run.
+D13_BUILD_LOG=$BUILD_DIR/debian13-build.log
+
+start_debian13_build() {
+	D13_BUILD_PID=
+	rm -f "$D13_DIR/vm/console.log" "$D13_DIR/vm/results.log"
+	[ "$(id -u)" -eq 0 ] || return 0
+	D13_BUILD_START=$SECONDS
+	log "Debian 13 userland, module and initramfs: building in the background"
+	setsid nice -n 19 "$0" --debian13-build > "$D13_BUILD_LOG" 2>&1 &
+	D13_BUILD_PID=$!
+}
+
+wait_debian13_build() {
+	local rc=0
+
+	if [ -z "$D13_BUILD_PID" ]; then
+		log "Debian 13 lane: not run (it needs root)"
+		return 1
+	fi
+	await "$D13_BUILD_PID" "Debian 13 lane: still building" "$D13_BUILD_LOG"
+	wait "$D13_BUILD_PID" || rc=$?
+	D13_BUILD_PID=
+	sed 's/^/  /' "$D13_BUILD_LOG"
+	if [ "$rc" -ne 0 ]; then
+		log "Debian 13 userland, module and initramfs: failed with status $rc"
+		return "$rc"
+	fi
+	log "Debian 13 userland, module and initramfs: done $((SECONDS - D13_BUILD_START)) s after they started"
+}
+
+run_debian13_vm() {
+	local vmdir=$D13_DIR/vm start=$SECONDS rc=0
+
+	rm -f "$vmdir/console.log" "$vmdir/results.log"
+	"$TOP/scripts/progress.py" vm --label "Debian 13 VM run" --output "$vmdir/run.log" \
+		--console "$vmdir/console.log" --results "$vmdir/results.log" -- \
+		"$TOP/scripts/run-vm.sh" --debian13 --mode check || rc=$?
+	sed 's/^/  /' "$vmdir/run.log"
+	log "Debian 13 VM run: $((SECONDS - start)) s"
+	return "$rc"
+}
+
 # What the debug lane executed of our kernel code (scripts/coverage.py),
 # after the verdict: the table goes to build/coverage/, the figure here.
 # No counters fail the check, as a tier that did not run does.
@@ -312,6 +363,7 @@ stop_background() {
 	[ -z "${TIER_PID:-}" ] || kill -- "-$TIER_PID" 2>/dev/null || true
 	[ -z "${HOST_PID:-}" ] || kill -- "-$HOST_PID" 2>/dev/null || true
 	[ -z "${DISTRO_BUILD_PID:-}" ] || kill -- "-$DISTRO_BUILD_PID" 2>/dev/null || true
+	[ -z "${D13_BUILD_PID:-}" ] || kill -- "-$D13_BUILD_PID" 2>/dev/null || true
 }
 
 HOST_TAPS="--host-tap $BUILD_DIR/host-codec.tap --host-tap $BUILD_DIR/host-plugin.tap"
@@ -330,7 +382,7 @@ VERDICT="--manifest $TOP/scripts/test-manifest --corpus $TOP/fuzz/corpus"
 VERDICT+=" --seed-images empty,selftest,types,many"
 
 main() {
-	local vm=1 distro=1 coverage=0 rc=0 drc=0 verdict=0
+	local vm=1 distro=1 coverage=0 rc=0 drc=0 d13rc=0 verdict=0
 	local -a distro_logs=()
 	case "${1:-}" in
 	-h|--help) usage; exit 0 ;;
@@ -350,6 +402,13 @@ main() {
 		# weighed below the VM as --host-tests is.
 		echo 19 > /proc/self/autogroup 2>/dev/null || true
 		build_distro
+		return
+		;;
+	--debian13-build)
+		# Internal: start_debian13_build runs this in its own session.
+		echo 19 > /proc/self/autogroup 2>/dev/null || true
+		rm -f "$D13_DIR/vm/initramfs.cpio.gz"
+		"$TOP/scripts/debian13.sh" --initramfs-only
 		return
 		;;
 	--fuzz-after)
@@ -388,7 +447,10 @@ main() {
 	# The guest runs KUnit on one vCPU for half a minute, so the fuzzer's
 	# timed run goes beside the VM rather than before it.
 	start_host_tier
-	[ "$distro" -eq 0 ] || start_distro_build
+	if [ "$distro" -eq 1 ]; then
+		start_distro_build
+		start_debian13_build
+	fi
 	run_vm || rc=$?
 	[ "$rc" -eq 0 ] || log "QEMU exited with status $rc (124: timeout)"
 	# The host tier, starved by the VM's two vCPUs, finishes beside the
@@ -404,8 +466,17 @@ main() {
 		distro_logs=(--distro-console "$DISTRO_DIR/vm/console.log"
 			     --distro-results "$DISTRO_DIR/vm/results.log"
 			     --distro-tap "$DISTRO_DIR/kernel-hook.tap")
+		d13rc=0
+		if wait_debian13_build; then
+			run_debian13_vm || d13rc=$?
+		else
+			verdict=1
+		fi
+		[ "$d13rc" -eq 0 ] || log "Debian 13 lane: QEMU exited with status $d13rc (124: timeout)"
+		distro_logs+=(--debian13-console "$D13_DIR/vm/console.log"
+			      --debian13-results "$D13_DIR/vm/results.log")
 	else
-		log "distro lane: not run (--no-distro)"
+		log "distro and Debian 13 lanes: not run (--no-distro)"
 		distro_logs=(--expect host,kunit,selftests,e2e)
 	fi
 	wait_host_tier

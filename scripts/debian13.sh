@@ -7,6 +7,7 @@
 # trixie's CRIU 4.1 running the e2e cases in the VM with our plugin.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/stock-lane.sh"
 
 usage() {
 	cat <<'TXT'
@@ -14,13 +15,16 @@ Usage: scripts/debian13.sh [--userland-only | --module-only | --initramfs-only]
 
 Makes a Debian 13 userland with mmdebstrap (~/.cache/amdkfd-criu/debian13/
 KVER; made once, remade when a pinned package changes): build-essential,
-dkms, ccache, trixie's criu and the stock kernel's image and headers,
-the pinned packages fetched into the download cache and checked against
+dkms, ccache, trixie's criu, its ROCm userspace (libhsa-runtime64,
+libhsakmt, rocminfo) and the stock kernel's image and headers, the
+pinned packages fetched into the download cache and checked against
 their checksums first. In that userland (chroot), its DKMS builds and
-installs our amdgpu for the stock kernel through the shared ccache. The
-guest's initramfs takes criu, its libraries and busybox from the
-userland, the stock modules and ours from its kernel; the stock vmlinuz
-boots it in debian13 mode. Results: build/debian13/vm/results.log, the
+installs our amdgpu for the stock kernel through the shared ccache, and
+its gcc builds the ROCm clients (vm/debian13/rocm). The guest's
+initramfs takes criu, rocminfo, the clients, their libraries and busybox
+from the userland, the stock modules and ours from its kernel; the stock
+vmlinuz boots it in debian13 mode, and the verdict of "make check" on the
+debian13 tier is printed. Results: build/debian13/vm/results.log, the
 kernel log in console.log, timings in build/debian13/times.
 --userland-only   only make the userland
 --module-only     the userland, then the module
@@ -40,6 +44,11 @@ D13_DEBS=(
 	"criu trixie $D13_CRIU_VERSION $D13_SHA256_CRIU D13_SHA256_CRIU"
 	"libcompel1 trixie $D13_CRIU_VERSION $D13_SHA256_LIBCOMPEL D13_SHA256_LIBCOMPEL"
 	"dkms trixie $TRIXIE_DKMS_VERSION $TRIXIE_DKMS_SHA256 TRIXIE_DKMS_SHA256"
+	"libhsa-runtime64-1 trixie $D13_HSA_VERSION $D13_SHA256_HSA D13_SHA256_HSA"
+	"libhsa-runtime-dev trixie $D13_HSA_VERSION $D13_SHA256_HSA_DEV D13_SHA256_HSA_DEV"
+	"libhsakmt1 trixie $D13_HSAKMT_VERSION $D13_SHA256_HSAKMT D13_SHA256_HSAKMT"
+	"libhsakmt-dev trixie $D13_HSAKMT_VERSION $D13_SHA256_HSAKMT_DEV D13_SHA256_HSAKMT_DEV"
+	"rocminfo trixie $D13_ROCMINFO_VERSION $D13_SHA256_ROCMINFO D13_SHA256_ROCMINFO"
 )
 
 # The rest of the userland, from trixie as it is on the day: the
@@ -191,29 +200,13 @@ in_userland() {
 	"${IN_USERLAND[@]}" "$@"
 }
 
-# The staged sources and the userland decide the module; the KUnit
-# tests are not in it (scripts/distro.sh, module_key).
-module_key() {
-	local dir=$BUILD_DIR/dkms-src cfg=$D13_ROOT/boot/config-$D13_KVER
-
-	"$TOP/scripts/module.sh" stage "$dir"
-	[ -f "$cfg" ] || die "no stock kernel configuration at $cfg"
-	! grep -q '^CONFIG_HSA_AMD_CRIU_KUNIT_TEST=' "$cfg" ||
-		die "the stock kernel builds our KUnit tests: the module key must cover them"
-	{
-		cat "$ROOT_STAMP" "$0" "$TOP/scripts/module.sh" "$TOP/scripts/common.sh"
-		(cd "$dir" && find . -type f -not -path '*/amdkfd/tests/*' -print0 |
-		 LC_ALL=C sort -z | xargs -0 sha256sum)
-	} | sha256sum | cut -d' ' -f1
-}
-
 # DKMS of the userland builds and installs the staged sources for the
 # stock kernel: dkms add, install (the kernel's own headers package put
 # /lib/modules/KVER/build in place).
 install_module() {
 	local key ko src=/usr/src/$MODULE_PKG-$MODULE_PKG_VERSION
 
-	key=$(module_key)
+	key=$(stock_module_key "$D13_ROOT" "$D13_KVER" "$ROOT_STAMP" "$0")
 	ko=$(ls "$D13_ROOT/lib/modules/$D13_KVER/updates/dkms/amdgpu.ko"* 2>/dev/null | head -n1 || true)
 	if [ -f "$MODULE_STAMP" ] && [ "$(cat "$MODULE_STAMP")" = "$key" ] && [ -n "$ko" ]; then
 		log "amdgpu for the Debian 13 lane is current: ${ko#$D13_ROOT}"
@@ -221,7 +214,7 @@ install_module() {
 	fi
 	rm -f "$MODULE_STAMP"
 	mount_chroot
-	in_userland dkms remove -m "$MODULE_PKG" --all > /dev/null 2>&1 || true
+	remove_modules
 	rm -rf "$D13_ROOT/usr/src/$MODULE_PKG-"*
 	mkdir -p "$D13_ROOT$src"
 	rsync -a --delete "$BUILD_DIR/dkms-src/" "$D13_ROOT$src/"
@@ -230,10 +223,25 @@ install_module() {
 	umount_chroot
 	ko=$(ls "$D13_ROOT/lib/modules/$D13_KVER/updates/dkms/amdgpu.ko"* 2>/dev/null | head -n1 || true)
 	[ -n "$ko" ] || die "DKMS installed no amdgpu under updates/dkms for $D13_KVER"
-	check_build_log
+	stock_check_build_log "$D13_ROOT" "$D13_KVER"
 	check_vermagic "$ko"
 	log "amdgpu for the Debian 13 lane: ${ko#$D13_ROOT}, vermagic $(modinfo -F vermagic "$ko"), built by $(in_userland gcc --version | head -n1)"
 	echo "$key" > "$MODULE_STAMP"
+}
+
+# Every version of our package DKMS holds for any kernel goes, and with
+# it the stock amdgpu comes back from original_module. Debian 13's dkms
+# (3.2) wants the version named: "remove -m PKG --all" alone is a usage
+# error, which left an earlier build in place.
+remove_modules() {
+	local dir ver
+
+	for dir in "$D13_ROOT/var/lib/dkms/$MODULE_PKG"/*/; do
+		[ -L "$dir/source" ] || continue
+		ver=$(basename "$dir")
+		in_userland dkms remove -m "$MODULE_PKG" -v "$ver" --all > /dev/null ||
+			die "dkms could not remove $MODULE_PKG/$ver from the Debian 13 userland"
+	done
 }
 
 # dkms install with the progress display of scripts/module.sh (DKMS
@@ -250,18 +258,6 @@ dkms_build() {
 		tail -n 30 "$D13_DIR/dkms-install.log" >&2
 		die "DKMS failed for $D13_KVER (its output: $D13_DIR/dkms-install.log)"
 	}
-}
-
-# The build is clean: no compiler warning, every symbol resolved.
-check_build_log() {
-	local log
-
-	log=$D13_ROOT/var/lib/dkms/$MODULE_PKG/$MODULE_PKG_VERSION/$D13_KVER/x86_64/log/make.log
-	[ -f "$log" ] || die "no DKMS build log at $log"
-	if grep -v '^  [A-Z]' "$log" | grep -iE 'warning|undefined|error' >&2; then
-		die "the DKMS build printed the warnings above ($log)"
-	fi
-	log "DKMS build: no warnings, every symbol resolved ($(grep -c 'CC \[M\]' "$log") objects)"
 }
 
 # Our module carries the stock kernel's vermagic. Debian 13's dkms (3.2)
@@ -291,26 +287,18 @@ module_load_order() {
 	done | sed -n 's/^insmod \([^ ]*\).*/\1/p' | awk '!seen[$0]++'
 }
 
-# Uncompressed copies under /lib/modules/KVER of the initramfs, and the
-# list /init loads them from.
-add_modules() {
-	local root=$1 dir=/lib/modules/$D13_KVER f name mods
+# The ROCm clients of vm/debian13/kfd_rocm_test.sh, built in the
+# userland with its gcc against trixie's ROCm packages; the initramfs
+# takes them from there with the libraries ldd names (D13_ROCM_DIR in
+# scripts/common.sh). Always rebuilt: make takes seconds.
+build_rocm_clients() {
+	local src=/opt/kfd-criu/rocm-src
 
-	mods=$(module_load_order)
-	case "$mods" in
-	*/updates/dkms/amdgpu.ko*) ;;
-	*) die "the modules to load do not include DKMS's amdgpu: $mods" ;;
-	esac
-	mkdir -p "$root$dir" "$root/etc/kfd-criu"
-	: > "$root/etc/kfd-criu/modules"
-	for f in $mods; do
-		name=$(basename "$f")
-		case "$name" in
-		*.xz) xz -dc "$D13_ROOT$f" > "$root$dir/${name%.xz}"; name=${name%.xz} ;;
-		*) cp "$D13_ROOT$f" "$root$dir/$name" ;;
-		esac
-		echo "$dir/$name" >> "$root/etc/kfd-criu/modules"
-	done
+	mkdir -p "$D13_ROOT$src"
+	rsync -a --delete "$TOP/vm/debian13/rocm/" "$D13_ROOT$src/"
+	rm -rf "$D13_ROOT$D13_ROCM_DIR"
+	in_userland make -s -C "$src" O="$D13_ROCM_DIR" >&2 ||
+		die "the ROCm clients did not build in the Debian 13 userland"
 }
 
 build_initramfs() {
@@ -328,7 +316,7 @@ main() {
 	--initramfs-only) what=initramfs ;;
 	--add-modules)
 		[ $# -eq 2 ] || { usage >&2; exit 2; }
-		add_modules "$2"
+		stock_add_modules "$2" "$D13_ROOT" "$D13_KVER" "$(module_load_order)"
 		exit 0
 		;;
 	"") ;;
@@ -345,9 +333,15 @@ main() {
 	[ "$what" != userland ] || return 0
 	install_module
 	[ "$what" != module ] || return 0
+	build_rocm_clients
 	build_initramfs
 	[ "$what" != initramfs ] || return 0
-	timed "Debian 13 VM run" "$TOP/scripts/run-vm.sh" --debian13 --mode check
+	timed "Debian 13 VM run" "$TOP/scripts/run-vm.sh" --debian13 --mode check ||
+		log "QEMU exited with status $? (124: timeout)"
+	# The verdict of "make check" on this tier alone
+	"$TOP/scripts/parse-results.py" --manifest "$TOP/scripts/test-manifest" \
+		--expect debian13 --debian13-console "$D13_DIR/vm/console.log" \
+		--debian13-results "$D13_DIR/vm/results.log"
 }
 
 main "$@"

@@ -6,6 +6,7 @@
 # selftests and the real-CRIU e2e tests in the VM.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/stock-lane.sh"
 
 usage() {
 	cat <<'TXT'
@@ -81,32 +82,13 @@ prepare_root() {
 	echo "$key" > "$ROOT_STAMP"
 }
 
-# The module's sources as DKMS gets them, and how they get there. The
-# KUnit tests (amdkfd/tests/) are left out: they are built only with
-# CONFIG_HSA_AMD_CRIU_KUNIT_TEST=y, a symbol of the series' Kconfig that
-# the stock configuration, which a DKMS build takes, cannot have; so a
-# change to a test does not rebuild the module.
-module_key() {
-	local dir=$BUILD_DIR/dkms-src cfg=$DISTRO_ROOT/boot/config-$DISTRO_KVER
-
-	"$TOP/scripts/module.sh" stage "$dir"
-	[ -f "$cfg" ] || die "no stock kernel configuration at $cfg"
-	! grep -q '^CONFIG_HSA_AMD_CRIU_KUNIT_TEST=' "$cfg" ||
-		die "the stock kernel builds our KUnit tests: the module key must cover them"
-	{
-		cat "$ROOT_STAMP" "$TOP/scripts/module.sh" "$TOP/scripts/common.sh"
-		(cd "$dir" && find . -type f -not -path '*/amdkfd/tests/*' -print0 |
-		 LC_ALL=C sort -z | xargs -0 sha256sum)
-	} | sha256sum | cut -d' ' -f1
-}
-
 # "make dkms-install" for the unpacked kernel; skipped when the staged
 # sources are what DKMS last installed (a change to the selftests or the
 # documentation does not rebuild the module).
 install_module() {
 	local ko key stamp=$DISTRO_ROOT/.kfd-criu-module
 
-	key=$(module_key)
+	key=$(stock_module_key "$DISTRO_ROOT" "$DISTRO_KVER" "$ROOT_STAMP")
 	ko=$(modinfo_path amdgpu 2>/dev/null || true)
 	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ] &&
 	   [ -f "$ko" ] && [ "${ko#*/updates/dkms/}" != "$ko" ]; then
@@ -120,24 +102,10 @@ install_module() {
 	*/updates/dkms/*) ;;
 	*) die "modprobe would load $ko, not the DKMS module" ;;
 	esac
-	check_build_log
+	stock_check_build_log "$DISTRO_ROOT" "$DISTRO_KVER"
 	check_vermagic "$ko"
 	log "amdgpu for the distro lane: ${ko#$DISTRO_ROOT}, vermagic $(modinfo -F vermagic "$ko"), signer: $(modinfo -F signer "$ko")"
 	echo "$key" > "$stamp"
-}
-
-# The build against the stock headers and configuration is clean: no
-# compiler warning, and modpost found every symbol the module uses
-# exported by the stock kernel.
-check_build_log() {
-	local log
-
-	log=$DISTRO_ROOT/var/lib/dkms/$MODULE_PKG/$MODULE_PKG_VERSION/$DISTRO_KVER/x86_64/log/make.log
-	[ -f "$log" ] || die "no DKMS build log at $log"
-	if grep -v '^  [A-Z]' "$log" | grep -iE 'warning|undefined|error' >&2; then
-		die "the DKMS build printed the warnings above ($log)"
-	fi
-	log "DKMS build: no warnings, every symbol resolved ($(grep -c 'CC \[M\]' "$log") objects)"
 }
 
 # Our module must carry the stock kernel's vermagic: that of the
@@ -166,28 +134,6 @@ module_load_order() {
 			-S "$DISTRO_KVER" --show-depends "$m" ||
 			die "modprobe: no module $m for $DISTRO_KVER in $DISTRO_ROOT"
 	done | sed -n 's/^insmod \([^ ]*\).*/\1/p' | awk '!seen[$0]++'
-}
-
-# Uncompressed copies under /lib/modules/KVER of the initramfs, and the
-# list /init loads them from.
-add_modules() {
-	local root=$1 dir=/lib/modules/$DISTRO_KVER f name mods
-
-	mods=$(module_load_order)
-	case "$mods" in
-	*/updates/dkms/amdgpu.ko*) ;;
-	*) die "the modules to load do not include DKMS's amdgpu: $mods" ;;
-	esac
-	mkdir -p "$root$dir" "$root/etc/kfd-criu"
-	: > "$root/etc/kfd-criu/modules"
-	for f in $mods; do
-		name=$(basename "$f")
-		case "$name" in
-		*.xz) xz -dc "$f" > "$root$dir/${name%.xz}"; name=${name%.xz} ;;
-		*) cp "$f" "$root$dir/$name" ;;
-		esac
-		echo "$dir/$name" >> "$root/etc/kfd-criu/modules"
-	done
 }
 
 # What a kernel upgrade sees of the package (dkms/tests/): TAP for the
@@ -221,7 +167,7 @@ main() {
 	--initramfs-only) what=initramfs ;;
 	--add-modules)
 		[ $# -eq 2 ] || { usage >&2; exit 2; }
-		add_modules "$2"
+		stock_add_modules "$2" "$DISTRO_ROOT" "$DISTRO_KVER" "$(module_load_order)"
 		exit 0
 		;;
 	"") ;;

@@ -20,7 +20,7 @@ import argparse
 import re
 import sys
 
-TIERS = ("host", "kunit", "selftests", "e2e", "distro")
+TIERS = ("host", "kunit", "selftests", "e2e", "distro", "debian13")
 # The tiers whose programs the distro lane runs again, on the stock kernel
 DISTRO_RERUNS = ("selftests", "e2e")
 TS_RE = re.compile(r"^\[\s*\d+\.\d+\]\s?")
@@ -434,21 +434,27 @@ def console_splats(console):
 
 def check_distro_lane(args, tiers, problems):
     """The stock kernel's run: its TAP, that it finished, no splat."""
-    console = read_lines(args.distro_console) if args.distro_console else None
-    results = read_lines(args.distro_results)
+    check_stock_lane("distro", args.distro_console, args.distro_results,
+                     tiers, problems)
+
+
+def check_stock_lane(lane, console_path, results_path, tiers, problems):
+    """A stock-kernel lane's VM (distro: Debian 12, debian13: Debian 13):
+    its TAP, that the guest finished, no splat on its console."""
+    console = read_lines(console_path) if console_path else None
+    results = read_lines(results_path)
     if console is None:
-        problems.append("distro VM: no console log (QEMU did not start?)")
+        problems.append(f"{lane} VM: no console log (QEMU did not start?)")
     else:
         for splat in console_splats(console):
-            problems.append("kernel splat on the distro lane's console, in "
-                            f"{args.distro_console}:\n  " + splat)
-    done = parse_results_port(results or [], tiers, problems,
-                              args.distro_results)
+            problems.append(f"kernel splat on the {lane} lane's console, in "
+                            f"{console_path}:\n  " + splat)
+    done = parse_results_port(results or [], tiers, problems, results_path)
     if not done:
         tail = "\n  ".join((console or [])[-30:])
-        problems.append("distro VM: the guest did not finish its tests "
+        problems.append(f"{lane} VM: the guest did not finish its tests "
                         "(hang, panic or timeout); the last lines of "
-                        f"{args.distro_console}:\n  " + tail)
+                        f"{console_path}:\n  " + tail)
 
 
 def main():
@@ -464,6 +470,10 @@ def main():
     ap.add_argument("--distro-tap", action="append", default=[],
                     help="TAP of a host-side check of the distro lane "
                          "(repeatable)")
+    ap.add_argument("--debian13-console",
+                    help="kernel log of the Debian 13 lane's VM")
+    ap.add_argument("--debian13-results",
+                    help="results port of the Debian 13 lane's VM")
     ap.add_argument("--expect", default=",".join(TIERS),
                     help="tiers that must have run (comma separated)")
     ap.add_argument("--manifest",
@@ -523,6 +533,9 @@ def main():
         check_distro_lane(args, tiers, problems)
     for path in args.distro_tap:
         parse_distro_tap(path, tiers["distro"], problems)
+    if args.debian13_results is not None:
+        check_stock_lane("debian13", args.debian13_console,
+                         args.debian13_results, tiers, problems)
 
     expected = [t for t in args.expect.split(",") if t]
     for name in expected:

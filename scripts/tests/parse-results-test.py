@@ -7,7 +7,7 @@ once had (a tier that only skipped, passes followed by exit status 4, a
 host program's exit status or sanitizer report ignored, a fuzzer that ran
 nothing, a base image that differs from its seed, a program that never
 ran or is not in the manifest, a case count that shrank, kmemleak
-missing, a distro lane that skipped a program, did not finish or
+missing, a distro or Debian 13 lane that skipped a program, did not finish or
 splatted) is the same set with one thing broken, and must give exit 1
 with a line that names it. Prints TAP.
 """
@@ -88,6 +88,18 @@ def good_logs():
             "### done",
         ],
         "kernel-hook.tap": ["1..2", "ok 1 - a", "ok 2 - b", "# exit status 0"],
+        "debian13-console.log": ["[    1.000000] Linux version 6.12.118+deb13-amd64"],
+        "debian13-results.log": [
+            "### begin",
+            "### tier debian13",
+            "### run debian13 debian13/criu4_prog",
+            "1..2", "ok 1 c", "ok 2 d",
+            "### exit debian13 debian13/criu4_prog 0",
+            "### run debian13 e2e/e2e_prog",
+            "1..1", "ok 1 z",
+            "### exit debian13 e2e/e2e_prog 0",
+            "### done",
+        ],
         "manifest": [
             "# tier program cases allowed-skip-reasons",
             "host host-one 2",
@@ -100,6 +112,8 @@ def good_logs():
             "debug-only e2e/debug_prog needs the debug kernel",
             "distro distro/module_prog 1",
             "distro distro/kernel_hook_test.sh 2 needs root",
+            "debian13 debian13/criu4_prog 2",
+            "debian13 e2e/e2e_prog 1",
         ],
     }
 
@@ -223,6 +237,27 @@ def case_distro_tap_missing(logs):
     del logs["kernel-hook.tap"]
 
 
+def case_debian13_all_skipped(logs):
+    replace(logs, "debian13-results.log", "1..2", "1..0 # SKIP no /dev/kfd in this kernel")
+    drop(logs, "debian13-results.log", "ok 1 c")
+    drop(logs, "debian13-results.log", "ok 2 d")
+    replace(logs, "debian13-results.log", "### exit debian13 debian13/criu4_prog 0",
+            "### exit debian13 debian13/criu4_prog 4")
+
+
+def case_debian13_unfinished(logs):
+    drop(logs, "debian13-results.log", "### done")
+
+
+def case_debian13_splat(logs):
+    logs["debian13-console.log"].append(
+        "[    9.000000] BUG: KASAN: use-after-free in kfd_criu_restore")
+
+
+def case_debian13_not_run(logs):
+    logs["debian13-results.log"] = []
+
+
 def case_sweep_miscounted(logs):
     replace(logs, "console.log",
             "[    1.000000]     # gt_test_hostile_gpu_records: 10 hostile images: 7 refused, 3 accepted",
@@ -275,6 +310,14 @@ CASES = [
      "distro: distro/kernel_hook_test.sh failed"),
     (case_distro_tap_missing, 1, "a host-side distro check that did not run",
      "distro: distro/kernel_hook_test.sh did not run"),
+    (case_debian13_all_skipped, 1, "a Debian 13 program that skipped as a whole",
+     'debian13: debian13/criu4_prog: a skip whose reason is not allowed for it: "no /dev/kfd in this kernel"'),
+    (case_debian13_unfinished, 1, "a Debian 13 lane that did not finish",
+     "debian13 VM: the guest did not finish"),
+    (case_debian13_splat, 1, "a kernel splat in the Debian 13 lane",
+     "kernel splat on the debian13 lane's console"),
+    (case_debian13_not_run, 1, "a Debian 13 lane that ran nothing",
+     "debian13: the tier did not run at all"),
     (case_sweep_miscounted, 1, "a sweep whose figures do not add up",
      "kunit sweep gpu: 7 refused and 4 accepted of 10 images"),
 ]
@@ -299,6 +342,8 @@ def run_case(fn):
                "--distro-console", p(d, "distro-console.log"),
                "--distro-results", p(d, "distro-results.log"),
                "--distro-tap", p(d, "kernel-hook.tap"),
+               "--debian13-console", p(d, "debian13-console.log"),
+               "--debian13-results", p(d, "debian13-results.log"),
                "--manifest", p(d, "manifest"),
                "--corpus", p(d, "corpus"), "--seed-images", "seed"]
         r = subprocess.run(cmd, capture_output=True, text=True)

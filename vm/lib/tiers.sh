@@ -156,7 +156,7 @@ run_lanes() {
 		list="$list $TESTROOT/$rel"
 	done
 	for t in $(test_programs selftests) $(test_programs e2e) \
-		 $(test_programs distro); do
+		 $(test_programs distro) $(test_programs debian13); do
 		rel=${t#$TESTROOT/}
 		in_list "$rel" $first || list="$list $t"
 	done
@@ -203,6 +203,24 @@ run_distro_mode() {
 		echo "### begin"
 		echo "### tier distro"
 		cat "$dir/distro"/*.out 2>/dev/null
+		echo "### done"
+	} > "$RESULTS" 2>&1
+}
+
+# The Debian 13 lane (scripts/debian13.sh): trixie's stock kernel with our
+# amdgpu from its DKMS, which /init has loaded, and trixie's criu 4.1.
+# The initramfs holds only the programs the manifest gives this tier;
+# all report as the debian13 tier, the module check first.
+run_debian13_mode() {
+	local dir=/tmp/results
+
+	rm -rf "$dir"
+	TIER_AS=debian13 FIRST="debian13/kfd_module_test.sh e2e/kfd_criu_dump_restore_test.sh" \
+		run_lanes "$dir"
+	{
+		echo "### begin"
+		echo "### tier debian13"
+		cat "$dir/debian13"/*.out 2>/dev/null
 		echo "### done"
 	} > "$RESULTS" 2>&1
 }
