@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DOC: kfd_criu_drm - stateless reattach of render nodes of no KFD GPU
+ * DOC: drm_reattach - CRIU plugin: stateless reattach of render nodes
  *
- * Opt-in, with KFD_CRIU_DRM_REATTACH=1 in the environment of the criu that
- * dumps. A render node file of a DRM device that is no KFD GPU's (an Intel
+ * A plugin of its own, for any vendor's render nodes; installed beside
+ * kfd_criu, it leaves KFD GPUs' render nodes to it. Opt-in, with the
+ * option enable=1 for the criu that dumps (DRM_REATTACH_ENABLE=1 in its
+ * environment, or kfd_criu_options.c's other channels; the older
+ * KFD_CRIU_DRM_REATTACH=1 still counts). A render node file of a DRM
+ * device that is no KFD GPU's (an Intel
  * iGPU that encodes video, vgem) is dumped as the device it was open on:
  * the driver's name, the PCI address of the device if it has one, the
  * minor, and the file's status flags. Nothing of the device's state is
@@ -18,9 +22,23 @@
  * UPDATE_VMA_MAP hands CRIU instead of the device. The process then does
  * not fault on its old pointers; what it reads there is not its data.
  *
- * KFD GPUs' render nodes never come here (the plugin restores them with
- * their state), and DRM card (KMS) nodes and dma-bufs stay refused: their
- * state is shared with the display or with other processes.
+ * Which plugin takes what, in either load order (CRIU asks plugins in the
+ * order it loaded them, the readdir() order of its plugin directory, and
+ * the first that does not answer -ENOTSUP takes a file or mapping):
+ *
+ * - /dev/kfd, and render nodes of KFD GPUs, are never drm_reattach's: a
+ *   render node counts as no KFD GPU's only if a KFD topology read now
+ *   shows no GPU of that minor and hides none (kfd_criu takes those of
+ *   tasks that hold /dev/kfd, with their state, as part of the KFD
+ *   process's GPU map; others stay refused);
+ * - a render node of no KFD GPU is never kfd_criu's;
+ * - at restore, a kfdcriu-<id>.img with a drm_node is drm_reattach's, any
+ *   other kfd_criu's; kfdcriu-drm.img, the mapped minors, is drm_reattach's
+ *   alone, and no KFD GPU had those minors at dump, which the /dev/kfd
+ *   file's own list of render minors says to kfd_criu.
+ *
+ * DRM card (KMS) nodes and dma-bufs stay refused: their state is shared
+ * with the display or with other processes.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -41,9 +59,10 @@
 #include <drm/drm.h>
 #include <linux/magic.h>
 
-#include "kfd_criu.h"
+#include "plugin_common.h"
 
-#define REATTACH_ENV		"KFD_CRIU_DRM_REATTACH"
+/* The environment's name of the option enable, which the lines name */
+#define REATTACH_ENV		"DRM_REATTACH_ENABLE"
 #define DRIVER_NAME_MAX		64	/* "i915", "vgem": DRM's names are short */
 #define PCI_SLOT_MAX		32	/* "0000:00:02.0" */
 #define NODE_NAME_MAX		32	/* "renderD128" */
@@ -87,15 +106,37 @@ static struct zero_fill {
 } zero_fills[NR_RENDER_MINORS];
 static unsigned int nr_zero_fills;
 static bool bad_option_told;
+/* This dump listed the plugin in CRIU's inventory (4.1 and later) */
+static bool reattach_in_inventory;
+
+enum reattach_opt { REATTACH_OPT_ENABLE, REATTACH_OPT_MAX };
+
+static const char *const reattach_option_names[REATTACH_OPT_MAX] = {
+	[REATTACH_OPT_ENABLE] = "enable",
+};
+
+/* Its name when the reattach was part of kfd_criu */
+static const char *const reattach_old_env[REATTACH_OPT_MAX] = {
+	[REATTACH_OPT_ENABLE] = "KFD_CRIU_DRM_REATTACH",
+};
+
+/* --plugin-option drm_reattach.enable, DRM_REATTACH_ENABLE, drm_reattach.conf */
+static struct plugin_options reattach_options = {
+	.plugin = "drm_reattach",
+	.env_prefix = "DRM_REATTACH_",
+	.names = reattach_option_names,
+	.old_env = reattach_old_env,
+	.nr = REATTACH_OPT_MAX,
+};
 
 /*
- * Whether the stateless reattach is on: KFD_CRIU_DRM_REATTACH=1. Dropping
+ * Whether the stateless reattach is on: enable=1. Dropping
  * a device's state is never a default, so any other value is off; a value
  * that is neither 0 nor 1 is said once.
  */
 static bool reattach_wanted(void)
 {
-	const char *value = kfd_criu_option(KFD_OPT_DRM_REATTACH);
+	const char *value = kfd_criu_option(&reattach_options, REATTACH_OPT_ENABLE);
 
 	if (!value || !*value || !strcmp(value, "0"))
 		return false;
@@ -248,7 +289,7 @@ static int read_identity(int fd, unsigned int minor, KfdCriuDrmNode *node,
 
 /*
  * Render node file @fd, no KFD GPU's: its identity and status flags into
- * kfdcriu-<id>.img. The images then need kfd_criu to restore.
+ * kfdcriu-<id>.img. The images then need drm_reattach to restore.
  */
 static int dump_reattached_file(int fd, unsigned int id, unsigned int minor)
 {
@@ -270,7 +311,7 @@ static int dump_reattached_file(int fd, unsigned int id, unsigned int minor)
 	ret = kfd_criu_write_meta(id, &meta);
 	if (ret)
 		return ret == -ENOTSUP ? -EIO : ret;
-	kfd_criu_register_in_inventory();
+	kfd_criu_register_in_inventory(CR_PLUGIN_DESC.name, &reattach_in_inventory);
 	pr_info("file %u: %s (%s%s%s): dumped for a reattach as a fresh DRM file; its GEM objects, handles and contexts are not dumped\n",
 		id, node_name(minor, name), driver, slot[0] ? " at " : "", slot);
 	return 0;
@@ -289,7 +330,7 @@ static int dump_reattached_file(int fd, unsigned int id, unsigned int minor)
  * Return: 0 when dumped; -ENOTSUP when not the plugin's, so that CRIU
  * refuses it unless another plugin takes it; or another -errno.
  */
-int kfd_drm_dump_file(int fd, unsigned int id, const struct stat *st)
+static int kfd_drm_dump_file(int fd, unsigned int id, const struct stat *st)
 {
 	enum drm_file_kind kind = drm_file_kind(fd, st);
 	unsigned int minor = minor(st->st_rdev);
@@ -298,6 +339,10 @@ int kfd_drm_dump_file(int fd, unsigned int id, const struct stat *st)
 		return -ENOTSUP;
 	if (kind != DRM_FILE_RENDER)
 		return refuse_drm_file(id, kind, minor);
+	if (!kfd_criu_no_kfd_gpu_of_minor(minor)) {
+		pr_debug("file %u: renderD%u may be a KFD GPU's: kfd_criu's\n", id, minor);
+		return -ENOTSUP;
+	}
 	if (!reattach_wanted())
 		return refuse_render_file(fd, id, minor);
 	if (kfd_criu_images_streamed()) {
@@ -376,7 +421,7 @@ static int take_mappings(unsigned int minor)
  *
  * Return: 0 when taken, -ENOTSUP when not the plugin's, or another -errno.
  */
-int kfd_drm_handle_device_vma(const struct stat *st)
+static int kfd_drm_handle_device_vma(const struct stat *st)
 {
 	enum drm_file_kind kind = drm_file_kind(-1, st);
 	unsigned int minor = minor(st->st_rdev);
@@ -390,6 +435,8 @@ int kfd_drm_handle_device_vma(const struct stat *st)
 				REATTACH_ENV " reattaches render nodes only\n", node_name(minor, name));
 		return -ENOTSUP;
 	}
+	if (!kfd_criu_no_kfd_gpu_of_minor(minor))
+		return -ENOTSUP;	/* kfd_criu's */
 	if (reattach_wanted())
 		return take_mappings(minor);
 	pr_warn("a mapping of %s, no KFD GPU's render node: not dumped; "
@@ -485,7 +532,7 @@ static bool drm_meta_valid(const KfdCriuMeta *meta)
  *
  * Return: the new fd, or -errno (-ENODEV: no render node of the driver).
  */
-int kfd_drm_restore_file(const KfdCriuMeta *meta)
+static int kfd_drm_restore_file(const KfdCriuMeta *meta)
 {
 	const KfdCriuDrmNode *node = meta->drm_node;
 	unsigned int minor;
@@ -619,7 +666,7 @@ static int zero_fill_fd(unsigned int minor, uint64_t pgoff, int *fd)
  * that is refused (kfd_criu_refuse_vma()); -ENOTSUP for a mapping the dump
  * did not take.
  */
-int kfd_drm_update_vma_map(const char *path, uint64_t addr, uint64_t pgoff,
+static int kfd_drm_update_vma_map(const char *path, uint64_t addr, uint64_t pgoff,
 			   uint64_t *new_pgoff, int *plugin_fd)
 {
 	int minor = kfd_criu_render_minor_of_path(path), fd = -1, ret;
@@ -674,7 +721,7 @@ static void count_zero_filled(const char *line, uint64_t *bytes, unsigned int *c
  * memory now. CRIU records mappings by path, so the count is per render
  * node of the task, whichever of its files of that node mapped them.
  */
-void kfd_drm_log_zero_filled(int pid)
+static void kfd_drm_log_zero_filled(int pid)
 {
 	uint64_t bytes[NR_RENDER_MINORS] = { 0 };
 	unsigned int count[NR_RENDER_MINORS] = { 0 };
@@ -706,7 +753,7 @@ void kfd_drm_log_zero_filled(int pid)
  * A dump into a directory that holds an older dump's list of taken
  * mappings must not leave it for the restore: it is removed.
  */
-void kfd_drm_init(int stage)
+static void kfd_drm_init(int stage)
 {
 	if (stage != CR_PLUGIN_STAGE__DUMP && stage != CR_PLUGIN_STAGE__PRE_DUMP)
 		return;
@@ -717,7 +764,7 @@ void kfd_drm_init(int stage)
 /**
  * kfd_drm_fini() - end of a CRIU stage: forget it
  */
-void kfd_drm_fini(void)
+static void kfd_drm_fini(void)
 {
 	unsigned int i;
 
@@ -727,3 +774,128 @@ void kfd_drm_fini(void)
 	nr_mapped_minors = -1;
 	bad_option_told = false;
 }
+
+/* DUMP_EXT_FILE: render nodes of no KFD GPU; the other DRM files are said */
+static int reattach_dump_file(int fd, int id)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -ENOTSUP;
+	return kfd_drm_dump_file(fd, id, &st);
+}
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__DUMP_EXT_FILE, reattach_dump_file)
+
+/* HANDLE_DEVICE_VMA: mappings of render nodes of no KFD GPU */
+static int reattach_handle_device_vma(int fd __attribute__((unused)), const struct stat *st)
+{
+	return kfd_drm_handle_device_vma(st);
+}
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__HANDLE_DEVICE_VMA, reattach_handle_device_vma)
+
+/*
+ * RESTORE_EXT_FILE of file @id: an fd if its kfdcriu-<id>.img is a
+ * reattached render node's; -ENOTSUP for no image or kfd_criu's.
+ */
+static int reattach_restore_file(int id)
+{
+	KfdCriuMeta *meta;
+	int ret = kfd_criu_read_meta(id, &meta);
+
+	if (ret)
+		return ret == -ENOENT ? -ENOTSUP : ret;
+	if (!meta->drm_node) {
+		ret = -ENOTSUP;
+	} else if (kfd_criu_images_streamed()) {
+		pr_err("file %u: criu --stream is not supported\n", id);
+		ret = -EINVAL;
+	} else {
+		ret = kfd_drm_restore_file(meta);
+		ret = ret == -ENOTSUP ? -EIO : ret;
+	}
+	kfd_criu_meta__free_unpacked(meta, NULL);
+	return ret;
+}
+
+#ifdef KFD_CRIU_RESTORE_RETRY
+static CR_PLUGIN_HOOK__RESTORE_EXT_FILE_t reattach_restore_ext_file;
+#else
+static CR_PLUGIN_HOOK__RESTORE_EXT_FILE_t reattach_restore_without_retry;
+#endif
+
+/* With the retry flag: the plugin never retries */
+static int reattach_restore_ext_file(int id, bool *retry_needed)
+{
+	*retry_needed = false;
+	return reattach_restore_file(id);
+}
+
+/* Without it, for CRIU before 4.3: nothing past @id is read or written */
+static int reattach_restore_without_retry(int id)
+{
+	return reattach_restore_file(id);
+}
+
+/* At load, as the header says; init asks the criu that loaded the plugin */
+static void __attribute__((constructor)) reattach_register_restore_of_header(void)
+{
+	kfd_criu_register_restore_ext_file(&CR_PLUGIN_DESC, false, reattach_restore_ext_file,
+					    reattach_restore_without_retry);
+}
+
+/* UPDATE_VMA_MAP: mappings of the minors the dump took */
+static int reattach_update_vma_map(const char *path, const uint64_t addr,
+				   const uint64_t old_pgoff, uint64_t *new_pgoff, int *plugin_fd)
+{
+	return kfd_drm_update_vma_map(path, addr, old_pgoff, new_pgoff, plugin_fd);
+}
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__UPDATE_VMA_MAP, reattach_update_vma_map)
+
+/*
+ * RESUME_DEVICES_LATE: says what a task's mappings lost, and leaves the
+ * task to the other plugins: never the plugin's. CRIU stops at the first
+ * plugin that takes a task, so when kfd_criu was loaded first and resumed
+ * the task, this line is not printed (the mapping's own line is, at debug
+ * level, in the task).
+ */
+static int reattach_resume_devices_late(int pid)
+{
+	kfd_drm_log_zero_filled(pid);
+	return -ENOTSUP;
+}
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESUME_DEVICES_LATE, reattach_resume_devices_late)
+
+/*
+ * Refuses to share a criu with CRIU's amdgpu plugin, which takes every
+ * render node too; registers the RESTORE_EXT_FILE that the criu calls;
+ * takes the plugin off a 4.x restore's list of the plugins the images need.
+ */
+static int reattach_init(int stage)
+{
+	criu_plugin_get_options_t *get_options = kfd_criu_probe_criu();
+	static char stock[PATH_MAX];
+
+	kfd_criu_options_load(&reattach_options, get_options);
+	if (kfd_criu_stock_plugin_present(&CR_PLUGIN_DESC, stock)) {
+		pr_err("CRIU's amdgpu plugin %s is installed too: both take render nodes and the first found wins; give each its own plugin directory (CRIU's libdir) or remove one\n",
+		       stock);
+		return -EEXIST;
+	}
+	/* Only now: a refused init must leave the images as they are */
+	kfd_drm_init(stage);
+	kfd_criu_register_restore_ext_file(&CR_PLUGIN_DESC, get_options, reattach_restore_ext_file,
+					    reattach_restore_without_retry);
+	if (stage == CR_PLUGIN_STAGE__RESTORE)
+		kfd_criu_take_off_inventory(CR_PLUGIN_DESC.name);
+	return 0;
+}
+
+/* The end of a stage: forget it */
+static void reattach_fini(int stage __attribute__((unused)), int ret __attribute__((unused)))
+{
+	kfd_drm_fini();
+	reattach_in_inventory = false;
+	kfd_criu_options_forget(&reattach_options);
+}
+
+CR_PLUGIN_REGISTER("drm_reattach", reattach_init, reattach_fini)
