@@ -607,15 +607,16 @@ static void test_drm_damaged_mappings(enum criu_convention c)
 	fake_kfd_switch(false);
 }
 
-/* A dump that reattaches a render node needs kfd_criu to restore */
+/* A dump that reattaches a render node needs drm_reattach to restore */
 #if HARNESS_INVENTORY
 static void test_drm_inventory(void)
 {
 	drm_setup("1");
 	memset(inventory, 0, sizeof(inventory));
 	criu_plugins_init(CR_PLUGIN_STAGE__DUMP);
-	ok(!dump_drm_node("renderD128", 116, O_RDWR) && !strcmp(inventory[0], "kfd_criu"),
-	   "CRIU 4.1 and later: a dump with a reattached render node lists kfd_criu in the inventory");
+	ok(!dump_drm_node("renderD128", 116, O_RDWR) && !strcmp(inventory[0], "drm_reattach") &&
+	   !inventory[1][0],
+	   "CRIU 4.1 and later: a dump with a reattached render node lists drm_reattach, only, in the inventory");
 	criu_plugins_fini(CR_PLUGIN_STAGE__DUMP, 0);
 	memset(inventory, 0, sizeof(inventory));
 	unsetenv(REATTACH_ENV);

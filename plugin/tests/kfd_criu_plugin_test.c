@@ -766,6 +766,7 @@ static void test_render_files(void)
 #include "kfd_criu_drm_test.c"
 #include "kfd_criu_options_test.c"
 #include "kfd_criu_hooks_test.c"
+#include "two_plugins_test.c"
 
 static void test_offsets(void)
 {
@@ -865,6 +866,7 @@ int main(int argc, char **argv)
 	test_drm_reattach();
 	test_options();
 	test_hooks();
+	test_two_plugins(argc > 1 ? argv[1] : NULL, argc > 3 ? argv[3] : NULL);
 	if (argc > 1) {
 		test_shared_object(argv[1]);
 		test_loaded_plugin_retry(argv[1]);
