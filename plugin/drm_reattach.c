@@ -69,7 +69,7 @@
 #define NR_RENDER_MINORS	DRM_RENDER_NODES_MAX
 #define MAPPINGS_IMAGE		"kfdcriu-drm.img"
 #define MAPPINGS_IMAGE_MAX	(NR_RENDER_MINORS * 6 + 16)
-#define ZERO_FILL_NAME		"kfd_criu:renderD"	/* /memfd:kfd_criu:renderD128 */
+#define ZERO_FILL_NAME		"drm_reattach:renderD"	/* /memfd:drm_reattach:renderD128 */
 /*
  * How far past a mapping's offset its memfd reaches. CRIU gives a run of
  * mappings of one file the fd of the first, and UPDATE_VMA_MAP is not told

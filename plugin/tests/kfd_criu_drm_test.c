@@ -438,9 +438,9 @@ static void test_drm_vma_failures(void)
 	strcat(path, "/maps");
 	f = fopen(path, "w");
 	if (f) {
-		fputs("7f0000000000-7f0000002000 rw-s 100000000 00:01 7 /memfd:kfd_criu:renderD128 (deleted)\n"
+		fputs("7f0000000000-7f0000002000 rw-s 100000000 00:01 7 /memfd:drm_reattach:renderD128 (deleted)\n"
 		      "7f0000002000-7f0000003000 rw-p 00000000 00:00 0 \n"
-		      "7f0000003000-7f0000004000 r--s 100004000 00:01 7 /memfd:kfd_criu:renderD128 (deleted)\n"
+		      "7f0000003000-7f0000004000 r--s 100004000 00:01 7 /memfd:drm_reattach:renderD128 (deleted)\n"
 		      "7f0000004000-7f0000005000 rw-s 00000000 00:01 8 /memfd:other (deleted)\n", f);
 		fclose(f);
 	}
