@@ -667,7 +667,7 @@ static int zero_fill_fd(unsigned int minor, uint64_t pgoff, int *fd)
  * did not take.
  */
 static int kfd_drm_update_vma_map(const char *path, uint64_t addr, uint64_t pgoff,
-			   uint64_t *new_pgoff, int *plugin_fd)
+				  uint64_t *new_pgoff, int *plugin_fd)
 {
 	int minor = kfd_criu_render_minor_of_path(path), fd = -1, ret;
 
@@ -840,7 +840,7 @@ static int reattach_restore_without_retry(int id)
 static void __attribute__((constructor)) reattach_register_restore_of_header(void)
 {
 	kfd_criu_register_restore_ext_file(&CR_PLUGIN_DESC, false, reattach_restore_ext_file,
-					    reattach_restore_without_retry);
+					   reattach_restore_without_retry);
 }
 
 /* UPDATE_VMA_MAP: mappings of the minors the dump took */
@@ -884,7 +884,7 @@ static int reattach_init(int stage)
 	/* Only now: a refused init must leave the images as they are */
 	kfd_drm_init(stage);
 	kfd_criu_register_restore_ext_file(&CR_PLUGIN_DESC, get_options, reattach_restore_ext_file,
-					    reattach_restore_without_retry);
+					   reattach_restore_without_retry);
 	if (stage == CR_PLUGIN_STAGE__RESTORE)
 		kfd_criu_take_off_inventory(CR_PLUGIN_DESC.name);
 	return 0;

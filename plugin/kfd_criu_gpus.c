@@ -553,7 +553,7 @@ static int render_vma_fd(int gpu, int *plugin_fd)
  * by kfd_criu_refuse_vma().
  */
 int kfd_update_vma_map(const char *path, const uint64_t addr, const uint64_t old_pgoff,
-			      uint64_t *new_pgoff, int *plugin_fd)
+		       uint64_t *new_pgoff, int *plugin_fd)
 {
 	int minor = kfd_criu_render_minor_of_path(path), gpu = -1, ret;
 	uint32_t image_gpu = 0;

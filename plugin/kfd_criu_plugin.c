@@ -211,7 +211,7 @@ static int kfd_plugin_init(int stage)
 	/* A function that 4.0 added, the release that moved fini(DUMP) later */
 	criu_fini_first = !dlsym(RTLD_DEFAULT, "pmc_fill");
 	kfd_criu_register_restore_ext_file(&CR_PLUGIN_DESC, get_options, kfd_restore_ext_file,
-					    restore_ext_file_without_retry);
+					   restore_ext_file_without_retry);
 	if (stage != CR_PLUGIN_STAGE__RESTORE)
 		return 0;
 	kfd_criu_take_off_inventory(CR_PLUGIN_DESC.name);
@@ -590,7 +590,7 @@ static int restore_ext_file_without_retry(int id)
 static void __attribute__((constructor)) register_restore_ext_file_of_header(void)
 {
 	kfd_criu_register_restore_ext_file(&CR_PLUGIN_DESC, false, kfd_restore_ext_file,
-					    restore_ext_file_without_retry);
+					   restore_ext_file_without_retry);
 }
 
 /*

@@ -248,7 +248,8 @@ int kfd_criu_read_topology(struct kfd_topology *t)
 	}
 	if (ret >= 0 || ret == -ENOENT)
 		return 0;
-	pr_err("cannot read the KFD topology in %s" TOPOLOGY ": %s\n", kfd_criu_root, strerror(-ret));
+	pr_err("cannot read the KFD topology in %s" TOPOLOGY ": %s\n", kfd_criu_root,
+	       strerror(-ret));
 	return ret;
 }
 
@@ -457,8 +458,8 @@ criu_plugin_get_options_t *kfd_criu_probe_criu(void)
  * that passes it) or if @criu_4_3.
  */
 void kfd_criu_register_restore_ext_file(cr_plugin_desc_t *desc, bool criu_4_3,
-					 restore_ext_file_retry_t *with_flag,
-					 restore_ext_file_plain_t *without)
+					restore_ext_file_retry_t *with_flag,
+					restore_ext_file_plain_t *without)
 {
 	bool retry_flag = HEADER_RETRY_FLAG || criu_4_3;
 

@@ -137,8 +137,8 @@ bool kfd_criu_stock_plugin_present(const void *self, char path[PATH_MAX]);
 bool kfd_criu_stock_plugin_in_inventory(void);
 criu_plugin_get_options_t *kfd_criu_probe_criu(void);
 void kfd_criu_register_restore_ext_file(cr_plugin_desc_t *desc, bool criu_4_3,
-					 restore_ext_file_retry_t *with_flag,
-					 restore_ext_file_plain_t *without);
+					restore_ext_file_retry_t *with_flag,
+					restore_ext_file_plain_t *without);
 int kfd_criu_fd_base(void);
 int kfd_criu_vma_fd(int fd, int *plugin_fd);
 int kfd_criu_refuse_vma(const char *path, uint64_t addr, uint64_t *new_pgoff, int *plugin_fd);

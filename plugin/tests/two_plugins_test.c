@@ -193,6 +193,7 @@ static void test_kfd_alone(void)
 static bool load_plugin_dir(const char *dir, char names[2][32])
 {
 	char path[PATH_MAX + NAME_MAX + 2];
+	CR_PLUGIN_HOOK__DUMP_EXT_FILE_t *dump;
 	cr_plugin_desc_t *d;
 	void *h[2] = { NULL };
 	struct dirent *e;
@@ -213,9 +214,9 @@ static bool load_plugin_dir(const char *dir, char names[2][32])
 			break;
 		}
 		snprintf(names[n++], 32, "%s", d->name);
-		pass = pass && !d->init(CR_PLUGIN_STAGE__DUMP) &&
-		       ((CR_PLUGIN_HOOK__DUMP_EXT_FILE_t *)d->hooks[CR_PLUGIN_HOOK__DUMP_EXT_FILE])(
-			       image_dir_fd, 1) == -ENOTSUP;
+		dump = d->hooks[CR_PLUGIN_HOOK__DUMP_EXT_FILE];
+		pass = pass && !d->init(CR_PLUGIN_STAGE__DUMP) && dump &&
+		       dump(image_dir_fd, 1) == -ENOTSUP;
 	}
 	if (dp)
 		closedir(dp);
