@@ -38,7 +38,8 @@
  *   file's own list of render minors says to kfd_criu.
  *
  * DRM card (KMS) nodes and dma-bufs stay refused: their state is shared
- * with the display or with other processes.
+ * with the display or with other processes. This file holds the hooks and
+ * the files; drm_reattach_maps.c the mappings.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -59,52 +60,13 @@
 #include <drm/drm.h>
 #include <linux/magic.h>
 
-#include "plugin_common.h"
+#include "drm_reattach.h"
 
-/* The environment's name of the option enable, which the lines name */
-#define REATTACH_ENV		"DRM_REATTACH_ENABLE"
 #define DRIVER_NAME_MAX		64	/* "i915", "vgem": DRM's names are short */
 #define PCI_SLOT_MAX		32	/* "0000:00:02.0" */
-#define NODE_NAME_MAX		32	/* "renderD128" */
-#define NR_RENDER_MINORS	DRM_RENDER_NODES_MAX
-#define MAPPINGS_IMAGE		"kfdcriu-drm.img"
-#define MAPPINGS_IMAGE_MAX	(NR_RENDER_MINORS * 6 + 16)
-#define ZERO_FILL_NAME		"drm_reattach:renderD"	/* /memfd:drm_reattach:renderD128 */
-/*
- * How far past a mapping's offset its memfd reaches. CRIU gives a run of
- * mappings of one file the fd of the first, and UPDATE_VMA_MAP is not told
- * a mapping's length: the memfd covers more than any GEM object, which
- * costs nothing until touched.
- */
-#define ZERO_FILL_SPAN		(1ULL << 40)
-
-/* Linux 6.3; glibc's <sys/mman.h> of Debian 12 lacks it */
-#ifndef MFD_NOEXEC_SEAL
-#define MFD_NOEXEC_SEAL		0x0008U
-#endif
 
 enum drm_file_kind { DRM_FILE_NONE, DRM_FILE_RENDER, DRM_FILE_CARD, DRM_FILE_DMA_BUF };
 
-/*
- * The render minors whose mappings the dump took for a reattach: collected
- * while dumping, read from the images once when restoring. -1: not known.
- */
-static uint32_t mapped_minors[NR_RENDER_MINORS];
-static int nr_mapped_minors = -1;
-
-/**
- * struct zero_fill - the memory a restored task's mappings of one render
- * node get instead of the device
- * @minor: the dumped render minor
- * @fd: a memfd, kept open just above CRIU's service fds
- * @size: its size, past every mapping's offset so far
- */
-static struct zero_fill {
-	unsigned int minor;
-	int fd;
-	uint64_t size;
-} zero_fills[NR_RENDER_MINORS];
-static unsigned int nr_zero_fills;
 static bool bad_option_told;
 /* This dump listed the plugin in CRIU's inventory (4.1 and later) */
 static bool reattach_in_inventory;
@@ -134,7 +96,7 @@ static struct plugin_options reattach_options = {
  * a device's state is never a default, so any other value is off; a value
  * that is neither 0 nor 1 is said once.
  */
-static bool reattach_wanted(void)
+bool reattach_wanted(void)
 {
 	const char *value = kfd_criu_option(&reattach_options, REATTACH_OPT_ENABLE);
 
@@ -155,7 +117,7 @@ static bool dumped_render_minor_valid(unsigned int minor)
 }
 
 /* renderD<minor>, card<minor>, or the device number of another DRM node */
-static const char *node_name(unsigned int minor, char name[NODE_NAME_MAX])
+const char *node_name(unsigned int minor, char name[NODE_NAME_MAX])
 {
 	if (kfd_criu_render_minor(minor))
 		snprintf(name, NODE_NAME_MAX, "renderD%u", minor);
@@ -353,63 +315,6 @@ static int kfd_drm_dump_file(int fd, unsigned int id, const struct stat *st)
 	return dump_reattached_file(fd, id, minor);
 }
 
-/* Writes the render minors of the mappings this dump took into the images */
-static int write_mapped_minors(void)
-{
-	KfdCriuDrmMappings mappings = KFD_CRIU_DRM_MAPPINGS__INIT;
-	uint8_t buf[MAPPINGS_IMAGE_MAX];
-	size_t len;
-
-	mappings.n_minors = nr_mapped_minors;
-	mappings.minors = mapped_minors;
-	len = kfd_criu_drm_mappings__get_packed_size(&mappings);
-	if (len > sizeof(buf))
-		return -EMSGSIZE;
-	kfd_criu_drm_mappings__pack(&mappings, buf);
-	return kfd_criu_write_image(MAPPINGS_IMAGE, buf, len);
-}
-
-/* Whether the dump took the mappings of render minor @minor */
-static bool minor_mapped(unsigned int minor)
-{
-	int i;
-
-	for (i = 0; i < nr_mapped_minors && mapped_minors[i] != minor; i++)
-		;
-	return i < nr_mapped_minors;
-}
-
-/* Notes, once per render node, that the dump took its mappings */
-static int take_mappings(unsigned int minor)
-{
-	char name[NODE_NAME_MAX];
-	int ret;
-
-	if (nr_mapped_minors < 0)
-		nr_mapped_minors = 0;
-	if (minor_mapped(minor))
-		return 0;
-	if (kfd_criu_images_streamed()) {
-		pr_err("a mapping of %s: criu --stream is not supported: the plugin's image files would miss the streamer; dump to a directory\n",
-		       node_name(minor, name));
-		return -EINVAL;
-	}
-	if (nr_mapped_minors == NR_RENDER_MINORS) {
-		pr_err("a mapping of %s: more than %d render nodes mapped\n",
-		       node_name(minor, name), NR_RENDER_MINORS);
-		return -ENOSPC;
-	}
-	mapped_minors[nr_mapped_minors++] = minor;
-	ret = write_mapped_minors();
-	if (ret) {
-		nr_mapped_minors--;
-		return ret == -ENOTSUP ? -EIO : ret;
-	}
-	pr_info("mappings of %s, no KFD GPU's render node: their contents are not dumped; restored as zero-filled memory\n",
-		node_name(minor, name));
-	return 0;
-}
-
 /**
  * kfd_drm_handle_device_vma() - HANDLE_DEVICE_VMA of a mapping of no KFD file
  * @st: the stat of the mapped file
@@ -564,214 +469,12 @@ static int kfd_drm_restore_file(const KfdCriuMeta *meta)
 	return fd;
 }
 
-/*
- * The render minors whose mappings the dump took, from the images, once.
- * Images without the list (a dump that took none) have none.
- */
-static int read_mapped_minors(void)
-{
-	KfdCriuDrmMappings *mappings;
-	char buf[MAPPINGS_IMAGE_MAX + 2];
-	ssize_t len;
-
-	if (nr_mapped_minors >= 0)
-		return 0;
-	len = kfd_criu_read_file(criu_get_image_dir(), MAPPINGS_IMAGE, buf, sizeof(buf));
-	nr_mapped_minors = len == -ENOENT ? 0 : -1;
-	if (len == -ENOENT)
-		return 0;
-	mappings = len < 0 || len > MAPPINGS_IMAGE_MAX ? NULL :
-		   kfd_criu_drm_mappings__unpack(NULL, len, (uint8_t *)buf);
-	if (!mappings || mappings->n_minors > NR_RENDER_MINORS) {
-		len = len < 0 ? len : -EBADMSG;
-		pr_err("cannot read " MAPPINGS_IMAGE ": %s\n", strerror(-len));
-		goto out;
-	}
-	memcpy(mapped_minors, mappings->minors, mappings->n_minors * sizeof(*mapped_minors));
-	nr_mapped_minors = mappings->n_minors;
-	len = 0;
-out:
-	if (mappings)
-		kfd_criu_drm_mappings__free_unpacked(mappings, NULL);
-	return len;
-}
-
-/* A new memfd for the mappings of dumped render minor @minor */
-static int new_zero_fill(unsigned int minor, struct zero_fill **fill)
-{
-	char name[NODE_NAME_MAX];
-	int fd, hidden, ret;
-
-	snprintf(name, sizeof(name), ZERO_FILL_NAME "%u", minor);
-	/* Never executable; kernels before 6.3 do not know the seal */
-	fd = memfd_create(name, MFD_CLOEXEC | MFD_NOEXEC_SEAL);
-	if (fd < 0 && errno == EINVAL)
-		fd = memfd_create(name, MFD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	hidden = fcntl(fd, F_DUPFD_CLOEXEC, kfd_criu_fd_base());
-	ret = hidden < 0 ? -errno : 0;
-	close(fd);
-	if (ret)
-		return ret;
-	*fill = &zero_fills[nr_zero_fills++];
-	**fill = (struct zero_fill){ .minor = minor, .fd = hidden };
-	return 0;
-}
-
-/*
- * The memfd that dumped render minor @minor's mappings get, large enough
- * for one at offset @pgoff. One memfd per render node: two mappings of one
- * buffer share memory again, those of two buffers (their offsets differ)
- * do not.
- */
-static int zero_fill_fd(unsigned int minor, uint64_t pgoff, int *fd)
-{
-	struct zero_fill *fill = NULL;
-	unsigned int i;
-	int ret;
-
-	if (pgoff > (uint64_t)INT64_MAX - ZERO_FILL_SPAN)
-		return -EOVERFLOW;
-	for (i = 0; i < nr_zero_fills && !fill; i++)
-		if (zero_fills[i].minor == minor)
-			fill = &zero_fills[i];
-	if (!fill) {
-		ret = nr_zero_fills < NR_RENDER_MINORS ? new_zero_fill(minor, &fill) : -ENOSPC;
-		if (ret)
-			return ret;
-	}
-	if (fill->size < pgoff + ZERO_FILL_SPAN) {
-		if (ftruncate(fill->fd, pgoff + ZERO_FILL_SPAN))
-			return -errno;
-		fill->size = pgoff + ZERO_FILL_SPAN;
-	}
-	*fd = fill->fd;
-	return 0;
-}
-
-/**
- * kfd_drm_update_vma_map() - UPDATE_VMA_MAP of a mapping that the dump took
- * for a stateless reattach
- * @path: the mapped file's path in the dump
- * @addr: the mapping's address
- * @pgoff: its offset in the file, in bytes
- * @new_pgoff: the offset to map at: @pgoff, in the memfd
- * @plugin_fd: the fd CRIU maps through, by kfd_criu_vma_fd()
- *
- * Runs in the restored task, which gets zero-filled memory of the
- * mapping's size and protection in place of the device's.
- *
- * Return: 1 (which CRIU needs to take @new_pgoff), also for a mapping
- * that is refused (kfd_criu_refuse_vma()); -ENOTSUP for a mapping the dump
- * did not take.
- */
-static int kfd_drm_update_vma_map(const char *path, uint64_t addr, uint64_t pgoff,
-				  uint64_t *new_pgoff, int *plugin_fd)
-{
-	int minor = kfd_criu_render_minor_of_path(path), fd = -1, ret;
-
-	if (minor < 0)
-		return -ENOTSUP;
-	if (read_mapped_minors())
-		return kfd_criu_refuse_vma(path, addr, new_pgoff, plugin_fd);
-	if (!minor_mapped(minor))
-		return -ENOTSUP;
-	ret = zero_fill_fd(minor, pgoff, &fd) ?: kfd_criu_vma_fd(fd, plugin_fd);
-	if (ret) {
-		pr_err("mapping at %#" PRIx64 " of %s: no zero-filled memory for it: %s\n",
-		       addr, path, strerror(-ret));
-		return kfd_criu_refuse_vma(path, addr, new_pgoff, plugin_fd);
-	}
-	*new_pgoff = pgoff;
-	pr_debug("mapping at %#" PRIx64 " of %s: zero-filled memory at offset %#" PRIx64 "\n",
-		 addr, path, pgoff);
-	return 1;
-}
-
-/*
- * Adds the mapping of /proc/<pid>/maps line @line to @bytes and @count, by
- * the index of its render node in the dump's list, if it is zero-filled
- * memory of one.
- */
-static void count_zero_filled(const char *line, uint64_t *bytes, unsigned int *count)
-{
-	unsigned long long start, end;
-	unsigned int minor;
-	int path = 0, i;
-
-	if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &start, &end, &path) < 2 || !path)
-		return;
-	if (sscanf(line + path, "/memfd:" ZERO_FILL_NAME "%u", &minor) != 1 || end < start)
-		return;
-	for (i = 0; i < nr_mapped_minors && mapped_minors[i] != minor; i++)
-		;
-	if (i == nr_mapped_minors)
-		return;
-	bytes[i] += end - start;
-	count[i]++;
-}
-
-/**
- * kfd_drm_log_zero_filled() - say what a restored task's mappings lost
- * @pid: the task, in criu's PID namespace
- *
- * Runs in criu once the task's memory is in place (RESUME_DEVICES_LATE):
- * per dumped render node, how many bytes of its mappings are zero-filled
- * memory now. CRIU records mappings by path, so the count is per render
- * node of the task, whichever of its files of that node mapped them.
- */
-static void kfd_drm_log_zero_filled(int pid)
-{
-	uint64_t bytes[NR_RENDER_MINORS] = { 0 };
-	unsigned int count[NR_RENDER_MINORS] = { 0 };
-	char path[PATH_MAX], *line = NULL;
-	size_t size = 0;
-	unsigned int i;
-	FILE *maps;
-
-	if (read_mapped_minors() || !nr_mapped_minors)
-		return;
-	snprintf(path, sizeof(path), "%s/proc/%d/maps", kfd_criu_root, pid);
-	maps = fopen(path, "re");
-	if (!maps)
-		return;
-	while (getline(&line, &size, maps) > 0)
-		count_zero_filled(line, bytes, count);
-	free(line);
-	fclose(maps);
-	for (i = 0; i < NR_RENDER_MINORS; i++)
-		if (count[i])
-			pr_warn("pid %d: renderD%u: %" PRIu64 " bytes in %u mapping(s) are zero-filled memory now: their device contents were not dumped ("
-				REATTACH_ENV ")\n", pid, mapped_minors[i], bytes[i], count[i]);
-}
-
-/**
- * kfd_drm_init() - start of a CRIU stage
- * @stage: the stage
- *
- * A dump into a directory that holds an older dump's list of taken
- * mappings must not leave it for the restore: it is removed.
- */
-static void kfd_drm_init(int stage)
-{
-	if (stage != CR_PLUGIN_STAGE__DUMP && stage != CR_PLUGIN_STAGE__PRE_DUMP)
-		return;
-	if (unlinkat(criu_get_image_dir(), MAPPINGS_IMAGE, 0) && errno != ENOENT)
-		pr_warn("cannot remove the older " MAPPINGS_IMAGE ": %s\n", strerror(errno));
-}
-
 /**
  * kfd_drm_fini() - end of a CRIU stage: forget it
  */
 static void kfd_drm_fini(void)
 {
-	unsigned int i;
-
-	for (i = 0; i < nr_zero_fills; i++)
-		close(zero_fills[i].fd);
-	nr_zero_fills = 0;
-	nr_mapped_minors = -1;
+	drm_maps_fini();
 	bad_option_told = false;
 }
 
@@ -882,7 +585,7 @@ static int reattach_init(int stage)
 		return -EEXIST;
 	}
 	/* Only now: a refused init must leave the images as they are */
-	kfd_drm_init(stage);
+	drm_maps_init(stage);
 	kfd_criu_register_restore_ext_file(&CR_PLUGIN_DESC, get_options, reattach_restore_ext_file,
 					   reattach_restore_without_retry);
 	if (stage == CR_PLUGIN_STAGE__RESTORE)

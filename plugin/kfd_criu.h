@@ -4,7 +4,8 @@
  *
  * kfd_criu_plugin.c holds the CRIU hooks and the KFD image mode;
  * kfd_criu_gpus.c the topology, the GPU map and the render node files of
- * KFD GPUs; kfd_criu_shm.c the thunk's files in /dev/shm. Each includes
+ * KFD GPUs; kfd_criu_shm.c the thunk's files in /dev/shm;
+ * kfd_criu_dump_end.c whether the dumped processes go on. Each includes
  * this header, and this header only plugin_common.h: no file includes
  * another's. What the stateless reattach of other render nodes needs is
  * in drm_reattach.c, a plugin of its own.
@@ -64,6 +65,10 @@ extern struct plugin_options kfd_options;
 /* kfd_criu_plugin.c */
 enum dev_kind dev_kind(mode_t mode, dev_t rdev);
 int kfd_criu_op(int kfd, __u32 op, struct kfd_ioctl_criu_args *args);
+
+/* kfd_criu_dump_end.c */
+extern bool criu_fini_first;
+bool unpause_after_dump(void);
 
 /* kfd_criu_gpus.c: this machine's GPUs and the map to the image's */
 extern struct kfd_criu_gpu_map gpu_map[MAX_GPU_MAP];

@@ -30,6 +30,7 @@ int fake_kill(int pid, int sig);
 #include "../kfd_criu_plugin.c"
 #include "../kfd_criu_gpus.c"
 #include "../kfd_criu_shm.c"
+#include "../kfd_criu_dump_end.c"
 /*
  * The second plugin, in the same program: its CR_PLUGIN_DESC under a name
  * of its own, which its hooks' constructors fill.
@@ -37,6 +38,7 @@ int fake_kill(int pid, int sig);
 #define CR_PLUGIN_DESC drm_reattach_desc
 extern cr_plugin_desc_t drm_reattach_desc;
 #include "../drm_reattach.c"
+#include "../drm_reattach_maps.c"
 #undef CR_PLUGIN_DESC
 #undef ioctl
 #undef openat
