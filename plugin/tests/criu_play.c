@@ -2,7 +2,9 @@
 /*
  * DOC: the harness as CRIU 3.17 to 4.3 and criu-dev, and as KFD
  *
- * Included by kfd_criu_plugin_test.c. A fake KFD answers the plugin's
+ * Included by kfd_criu_plugin_test.c. criu has both plugins loaded
+ * (loaded[], load_plugins()) and runs their hooks as run_plugins() does.
+ * A fake KFD answers the plugin's
  * ioctl()s on /dev/null (KFD_DEV_PATH) while fake_kfd.on is set, and a
  * fake stat() shows the fake root's render nodes as DRM character devices.
  * What the fake KFD knows is shared by every process the harness forks.

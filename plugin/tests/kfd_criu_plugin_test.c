@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DOC: host unit tests of the kfd_criu plugin
+ * DOC: host unit tests of the kfd_criu and drm_reattach plugins
  *
- * The plugin's sources are built in here with /dev/null standing in for
+ * Both plugins' sources are built in here, drm_reattach's CR_PLUGIN_DESC
+ * under a name of its own (drm_reattach_desc), with /dev/null standing in for
  * /dev/kfd (KFD_DEV_PATH, set by the Makefile), and with stand-ins for the
  * two functions the criu binary exports to plugins: an images directory in
  * /tmp and a log that the checks can read. No GPU, KFD or CRIU is needed.
- * Given the built plugin's path, it also loads that the way criu does.
+ * Given the built plugins' paths (kfd_criu's, the stand-in for CRIU's
+ * amdgpu plugin, drm_reattach's), it also loads them the way criu does.
  * Prints TAP; exits 1 if any check fails.
  *
  * The plugin's ioctl(), stat() and openat() calls go to the harness

@@ -189,7 +189,12 @@ static void test_kfd_alone(void)
 	unsetenv(REATTACH_ENV);
 }
 
-/* The names the two plugins register, as loaded from @dir in readdir() order */
+/*
+ * The names the two plugins register, loaded from @dir as
+ * cr_plugin_init() and cr_lib_load() (criu/plugin.c) load them: each file
+ * whose name ends in .so, in readdir() order, dlopen()ed with RTLD_LAZY
+ * and started (init) before the next is loaded.
+ */
 static bool load_plugin_dir(const char *dir, char names[2][32])
 {
 	char path[PATH_MAX + NAME_MAX + 2];
@@ -199,11 +204,13 @@ static bool load_plugin_dir(const char *dir, char names[2][32])
 	struct dirent *e;
 	unsigned int n = 0, i;
 	bool pass = true;
+	size_t len;
 	DIR *dp;
 
 	dp = opendir(dir);
 	while (dp && n < 2 && (e = readdir(dp))) {
-		if (!strstr(e->d_name, ".so"))
+		len = strlen(e->d_name);
+		if (len < 3 || strcmp(e->d_name + len - 3, ".so"))	/* as criu */
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		h[n] = dlopen(path, RTLD_LAZY);
