@@ -77,8 +77,11 @@ populate_root() {
 	[ -x "$BUILD_DIR/kfdcrit/static/kfdcrit" ] ||
 		die "$BUILD_DIR/kfdcrit/static/kfdcrit is missing (make -C kfdcrit static)"
 	install -D -m 0755 "$BUILD_DIR/kfdcrit/static/kfdcrit" "$root/usr/bin/kfdcrit"
+	# The plugins only: the harness builds its stand-ins (CRIU's own
+	# amdgpu_plugin, criu exports) below build/plugin, which criu would
+	# load from /usr/lib/criu as well
 	if [ -d "$BUILD_DIR/plugin" ]; then
-		find "$BUILD_DIR/plugin" -name '*.so' -exec install -m 0755 {} "$root/usr/lib/criu/" \;
+		find "$BUILD_DIR/plugin" -maxdepth 1 -name '*.so' -exec install -m 0755 {} "$root/usr/lib/criu/" \;
 	fi
 	echo 'root:x:0:0:root:/root:/bin/sh' > "$root/etc/passwd"
 	echo 'nobody:x:65534:65534:nobody:/:/bin/false' >> "$root/etc/passwd"
