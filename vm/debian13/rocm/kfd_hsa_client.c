@@ -345,14 +345,12 @@ static const char *check_wake(int n, char *info, size_t len)
 static const char *check_kfd(void)
 {
 	uint32_t major, minor;
-	int fd = kfd_find_fd();
+	const char *why = kfd_check_fd(kfd_fd, &major, &minor);
 
-	if (fd < 0)
-		return "no descriptor of this process is open on /dev/kfd";
-	if (fd != kfd_fd)
-		return "/dev/kfd is open on another descriptor than before";
-	if (kfd_get_version(fd, &major, &minor) || major != 1)
-		return "GET_VERSION on the /dev/kfd descriptor failed";
+	if (why)
+		return why;
+	if (major != 1)
+		return "the kernel's KFD interface is not version 1";
 	if (amd_signal(ping)->event_id != ping_event || amd_signal(pong)->event_id != pong_event)
 		return "a signal's KFD event id changed";
 	if (!kfd_page_mapped(amd_signal(ping)->event_mailbox_ptr) ||

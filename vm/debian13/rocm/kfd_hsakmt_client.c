@@ -194,14 +194,10 @@ static const char *check_topology(void)
 static const char *check_kfd(void)
 {
 	uint32_t major, minor;
-	int fd = kfd_find_fd();
+	const char *why = kfd_check_fd(kfd_fd, &major, &minor);
 
-	if (fd < 0)
-		return "no descriptor of this process is open on /dev/kfd";
-	if (fd != kfd_fd)
-		return "/dev/kfd is open on another descriptor than before";
-	if (kfd_get_version(fd, &major, &minor))
-		return "GET_VERSION on the /dev/kfd descriptor failed";
+	if (why)
+		return why;
 	if (major != version.KernelInterfaceMajorVersion ||
 	    minor != version.KernelInterfaceMinorVersion)
 		return "the kernel's KFD version is not the one hsaKmtGetVersion recorded";

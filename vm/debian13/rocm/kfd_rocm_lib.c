@@ -109,6 +109,27 @@ int kfd_get_version(int fd, uint32_t *major, uint32_t *minor)
 }
 
 /**
+ * kfd_check_fd() - the process still holds /dev/kfd where it did, live
+ * @expected: the descriptor it held /dev/kfd on before the dump
+ * @major: receives the kernel interface's major version
+ * @minor: and its minor version
+ *
+ * Return: NULL, or why the check failed.
+ */
+const char *kfd_check_fd(int expected, uint32_t *major, uint32_t *minor)
+{
+	int fd = kfd_find_fd();
+
+	if (fd < 0)
+		return "no descriptor of this process is open on /dev/kfd";
+	if (fd != expected)
+		return "/dev/kfd is open on another descriptor than before";
+	if (kfd_get_version(fd, major, minor))
+		return "GET_VERSION on the /dev/kfd descriptor failed";
+	return NULL;
+}
+
+/**
  * clock_ns() - a clock's reading in nanoseconds
  * @clock: CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID, ...
  *

@@ -12,6 +12,7 @@
 int kfd_find_fd(void);
 bool kfd_page_mapped(uint64_t addr);
 int kfd_get_version(int fd, uint32_t *major, uint32_t *minor);
+const char *kfd_check_fd(int expected, uint32_t *major, uint32_t *minor);
 uint64_t clock_ns(int clock);
 void sleep_ms(unsigned int ms);
 
