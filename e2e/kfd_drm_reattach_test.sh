@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=dash
 #
-# The plugin's stateless DRM reattach (KFD_CRIU_DRM_REATTACH, issue 20)
+# The drm_reattach plugin's stateless DRM reattach (DRM_REATTACH_ENABLE,
+# issues 20 and 38), installed beside kfd_criu,
 # with real CRIU and vgem's render node, which stands in for an iGPU that
 # encodes video. kfd_vgem_encoder holds a render node fd, a GEM handle on
 # it and a mapping of its buffer through it, runs a job on the handle each
@@ -21,8 +22,8 @@
 . /opt/kfd-criu/e2e/lib.sh
 
 PROG=/opt/kfd-criu/e2e/kfd_vgem_encoder
-PLUGIN=/usr/lib/criu/kfd_criu_plugin.so
-OPTION=KFD_CRIU_DRM_REATTACH
+PLUGIN=/usr/lib/criu/drm_reattach.so
+OPTION=DRM_REATTACH_ENABLE
 # kfd_vgem_encoder's buffer: 256 x 64 pixels of 32 bits
 BUF_SIZE=65536
 PLAN=12
@@ -98,7 +99,7 @@ restore() {
 
 # diag_log LOG: the plugin's lines and the errors of a CRIU log
 diag_log() {
-	[ -f "$1" ] && grep -E 'kfd_criu|Error' "$1" | tail -n 20 | sed 's/^/# /'
+	[ -f "$1" ] && grep -E 'kfd_criu|drm_reattach|Error' "$1" | tail -n 20 | sed 's/^/# /'
 }
 
 # is KEY VALUE DIR: the program's status has KEY VALUE, else says so
@@ -153,7 +154,7 @@ if dump "$WORK/off"; then
 	echo "# the dump succeeded without $OPTION"
 	rc=1
 fi
-grep -q "kfd_criu: .*no KFD GPU's render node: not dumped; $OPTION=1" "$WORK/off/dump.log" ||
+grep -q "drm_reattach: .*no KFD GPU's render node: not dumped; $OPTION=1" "$WORK/off/dump.log" ||
 	{ echo "# no line naming $OPTION=1"; diag_log "$WORK/off/dump.log"; rc=1; }
 tap_result $rc "without $OPTION, criu dump fails and the plugin's line names the option"
 
@@ -171,9 +172,9 @@ wait "$pid" 2>/dev/null
 wait_gone "$pid" || { echo "# pid $pid still runs after the dump"; rc=1; }
 ls "$WORK/on"/kfdcriu-[0-9]*.img > /dev/null 2>&1 || { echo "# no kfdcriu-<id>.img"; rc=1; }
 [ -f "$WORK/on/kfdcriu-drm.img" ] || { echo "# no kfdcriu-drm.img"; rc=1; }
-grep -q "kfd_criu: file [0-9]*: renderD[0-9]* (vgem): dumped for a reattach" "$WORK/on/dump.log" ||
+grep -q "drm_reattach: file [0-9]*: renderD[0-9]* (vgem): dumped for a reattach" "$WORK/on/dump.log" ||
 	{ echo "# the plugin did not dump the render node"; rc=1; }
-grep -q 'Error (.*kfd_criu: ' "$WORK/on/dump.log" && rc=1
+grep -qE 'Error \(.*(kfd_criu|drm_reattach): ' "$WORK/on/dump.log" && rc=1
 [ $rc -eq 0 ] || diag_log "$WORK/on/dump.log"
 tap_result $rc "with $OPTION=1, criu dump writes the render node's identity and its mappings' list, and ends the process"
 
@@ -188,7 +189,7 @@ rc=0
 is render_fd "$fd" "$E" && is driver vgem "$E" && is lost 1 "$E" && is lost_errno ENOENT "$E" &&
 	is old_close_errno EINVAL "$E" && is reinits 1 "$E" && is buffer_ok 1 "$E" || rc=1
 [ "$(readlink "/proc/$pid/fd/$fd")" = "$link" ] || { echo "# fd $fd is not $link"; rc=1; }
-grep -q "kfd_criu: file [0-9]*: renderD[0-9]* (vgem) reattached as a fresh DRM file" \
+grep -q "drm_reattach: file [0-9]*: renderD[0-9]* (vgem) reattached as a fresh DRM file" \
 	"$WORK/on/restore.log" || { echo "# the plugin did not reattach"; rc=1; }
 [ $rc -eq 0 ] || { show "$E"; diag_log "$WORK/on/restore.log"; }
 tap_result $rc "fd $fd is a fresh file of $link: the old handle fails with ENOENT (GEM_CLOSE: EINVAL), one reinit, the new handle works"
@@ -197,13 +198,13 @@ rc=0
 is old_map zeros "$E" || rc=1
 line=$(grep "^${map#0x}-" "/proc/$pid/maps")
 case "$line" in
-*/memfd:kfd_criu:renderD*) ;;
+*/memfd:drm_reattach:renderD*) ;;
 *) echo "# the old mapping at $map is \"$line\""; rc=1 ;;
 esac
 range=${line%% *}
 [ $((0x${range#*-} - 0x${range%-*})) -eq $BUF_SIZE ] 2>/dev/null ||
 	{ echo "# the old mapping is $range, not $BUF_SIZE bytes"; rc=1; }
-grep -q "kfd_criu: pid $pid: renderD[0-9]*: $BUF_SIZE bytes in 1 mapping(s) are zero-filled" \
+grep -q "drm_reattach: pid $pid: renderD[0-9]*: $BUF_SIZE bytes in 1 mapping(s) are zero-filled" \
 	"$WORK/on/restore.log" || { echo "# no dropped bytes in the log"; rc=1; }
 [ $rc -eq 0 ] || diag_log "$WORK/on/restore.log"
 tap_result $rc "the old mapping reads zeros: zero-filled memory of its $BUF_SIZE bytes, logged as dropped"
@@ -216,14 +217,14 @@ stop
 # 9, 10: files that stay refused with the option
 rc=0
 start "$WORK/dmabuf" --hold-dma-buf || { echo "# the program does not run"; rc=1; }
-refused "$WORK/dmabuf" "$WORK/dmabuf-img" "kfd_criu: file [0-9]*: a dma-buf: never dumped" || rc=1
+refused "$WORK/dmabuf" "$WORK/dmabuf-img" "drm_reattach: file [0-9]*: a dma-buf: never dumped" || rc=1
 stop
 tap_result $rc "a process that holds a dma-buf: criu dump with $OPTION=1 fails, naming it; the process runs on"
 
 rc=0
 start "$WORK/card" --hold-card || { echo "# the program does not run"; rc=1; }
 refused "$WORK/card" "$WORK/card-img" \
-	"kfd_criu: file [0-9]*: /dev/dri/card[0-9]* is a DRM card (display) node: never dumped" || rc=1
+	"drm_reattach: file [0-9]*: /dev/dri/card[0-9]* is a DRM card (display) node: never dumped" || rc=1
 stop
 tap_result $rc "a process that holds vgem's card node: criu dump with $OPTION=1 fails, naming it; the process runs on"
 
@@ -247,9 +248,9 @@ runs_on "$K" || rc=1
 is kfd_errors 0 "$K" && is reinits 1 "$K" && is old_map zeros "$K" && is memory_ok 1 "$K" || rc=1
 grep -q "kfd_criu: pid $pid: resumed its KFD state" "$WORK/kfd-img/restore.log" ||
 	{ echo "# the plugin did not RESUME pid $pid"; rc=1; }
-grep -q "kfd_criu: file [0-9]*: renderD[0-9]* (vgem) reattached" "$WORK/kfd-img/restore.log" ||
+grep -q "drm_reattach: file [0-9]*: renderD[0-9]* (vgem) reattached" "$WORK/kfd-img/restore.log" ||
 	{ echo "# the plugin did not reattach vgem"; rc=1; }
-grep -q 'Error (.*kfd_criu: ' "$WORK/kfd-img/restore.log" && rc=1
+grep -qE 'Error \(.*(kfd_criu|drm_reattach): ' "$WORK/kfd-img/restore.log" && rc=1
 [ $rc -eq 0 ] || { show "$K"; diag_log "$WORK/kfd-img/restore.log"; }
 stop
 tap_result $rc "a process with /dev/kfd and vgem: its KFD events come back and beat, RESUMEd, and vgem is reattached"

@@ -5,7 +5,7 @@
  * Usage: kfd_vgem_encoder DIR [--kfd] [--hold-card | --hold-dma-buf]
  *
  * For the e2e test of the plugin's stateless DRM reattach
- * (KFD_CRIU_DRM_REATTACH): a process that holds what a video encoder holds
+ * (the drm_reattach plugin): a process that holds what a video encoder holds
  * on an iGPU's render node, a render node fd, a GEM handle on it and a
  * mapping of the buffer through it, and that treats a failing job as a lost
  * device: it re-creates its buffer and carries on, counting "reinits".

@@ -129,7 +129,7 @@ const char *kc_explain_counts(const struct kfd_criu_counts_rec *c,
  * @unused_gpu_id: field 10, 0 when absent: a render node file of a GPU the
  *	process did not use, by the topology's gpu_id
  * @drm_driver: field 11's driver: a render node of no KFD GPU, reattached
- *	without its state (KFD_CRIU_DRM_REATTACH); NUL-terminated, cut short
+ *	without its state (drm_reattach); NUL-terminated, cut short
  * @drm_minor: field 11's render minor
  * @has_alias: @alias_of was present
  * @has_render: @render_gpu_id was present

@@ -179,7 +179,7 @@ int kc_meta_parse(const u8 *buf, size_t len, struct kc_meta *m)
  * @n: receives their count
  *
  * A kfd_criu_drm_mappings message: the render minors whose mappings a dump
- * with KFD_CRIU_DRM_REATTACH=1 took (field 1, repeated, packed or not).
+ * with the drm_reattach plugin took (field 1, repeated, packed or not).
  *
  * Return: 0, or -EINVAL for a malformed message or too many minors.
  */

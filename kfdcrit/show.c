@@ -272,7 +272,7 @@ static int kc_show_meta(const char *path)
 	free(data);
 	printf("%s: file id %u, ", path, m.file_id);
 	if (m.has_drm)
-		printf("render node renderD%u of DRM driver %s, reattached without its state (KFD_CRIU_DRM_REATTACH), open flags 0%o\n",
+		printf("render node renderD%u of DRM driver %s, reattached without its state (drm_reattach), open flags 0%o\n",
 		       m.drm_minor, m.drm_driver, m.open_flags);
 	else if (m.has_render)
 		printf("render node of GPU 0x%x, open flags 0%o\n",
@@ -310,7 +310,7 @@ static int kc_show_drm_mappings(const char *path)
 	printf("%s: mappings of", path);
 	for (i = 0; i < n; i++)
 		printf("%s renderD%u", i ? "," : "", minors[i]);
-	printf("%s: restored as zero-filled memory (KFD_CRIU_DRM_REATTACH)\n", n ? "" : " no render node");
+	printf("%s: restored as zero-filled memory (drm_reattach)\n", n ? "" : " no render node");
 	return 0;
 }
 

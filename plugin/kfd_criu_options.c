@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DOC: kfd_criu_options - the plugin's options and where they come from
+ * DOC: kfd_criu_options - the plugins' options and where they come from
  *
- * Each option has one name (gpu_map, leave_running, drm_reattach) and
- * reaches the plugin through one of three channels, of which the first
- * that sets it wins:
+ * Built into both plugins, each with its own struct plugin_options: kfd_criu
+ * (gpu_map, leave_running) and drm_reattach (enable). Each option has one
+ * name and reaches its plugin PLUGIN through one of three channels, of
+ * which the first that sets it wins:
  *
- * 1. CRIU 4.3's --plugin-option kfd_criu.NAME[=VALUE] (also from CRIU's
+ * 1. CRIU 4.3's --plugin-option PLUGIN.NAME[=VALUE] (also from CRIU's
  *    configuration files, e.g. runc.conf, and the RPC's plugin_options),
  *    read through criu_plugin_get_options() when the criu that loaded the
  *    plugin exports it;
- * 2. the environment of criu: KFD_CRIU_<NAME in capitals>;
- * 3. /etc/criu/kfd_criu.conf, beside CRIU's own configuration files: one
+ * 2. the environment of criu: the plugin's prefix and NAME in capitals
+ *    (KFD_CRIU_GPU_MAP, DRM_REATTACH_ENABLE), then an older name if the
+ *    option had one (KFD_CRIU_DRM_REATTACH);
+ * 3. /etc/criu/PLUGIN.conf, beside CRIU's own configuration files: one
  *    NAME=VALUE a line, blanks around either ignored, # starts a comment.
  *
  * Container engines start criu with an environment of their own (podman's
@@ -27,39 +30,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kfd_criu.h"
+#include "plugin_common.h"
 
-#define CONFIG_FILE		"/etc/criu/kfd_criu.conf"
+#define CONFIG_DIR		"/etc/criu/"
 #define CONFIG_LINE_MAX		1024
-#define OPTION_PREFIX		"--kfd_criu."	/* how 4.3 hands over ours */
-#define ENV_PREFIX		"KFD_CRIU_"
 
-static const char *const option_names[] = {
-	[KFD_OPT_GPU_MAP] = "gpu_map",
-	[KFD_OPT_LEAVE_RUNNING] = "leave_running",
-	[KFD_OPT_DRM_REATTACH] = "drm_reattach",
-};
-
-/* Values from the config file and from --plugin-option; NULL: not set */
-static char *config_values[KFD_OPT_MAX];
-static char *plugin_values[KFD_OPT_MAX];
-
-/* The option called @name, of @len bytes; -ENOENT if there is none */
-static int option_of_name(const char *name, size_t len)
+/* The option of @o called @name, of @len bytes; -ENOENT if there is none */
+static int option_of_name(const struct plugin_options *o, const char *name, size_t len)
 {
-	int i;
+	unsigned int i;
 
-	for (i = 0; i < KFD_OPT_MAX; i++)
-		if (strlen(option_names[i]) == len && !strncmp(option_names[i], name, len))
+	for (i = 0; i < o->nr; i++)
+		if (strlen(o->names[i]) == len && !strncmp(o->names[i], name, len))
 			return i;
 	return -ENOENT;
 }
 
-/* Sets @values[@name] (@name_len bytes) to @value, saying where it came from */
-static void set_option(char **values, const char *name, size_t name_len, const char *value,
-		       const char *from)
+/*
+ * Sets @values[@name] (@name_len bytes) of @o to @value, saying where it
+ * came from
+ */
+static void set_option(const struct plugin_options *o, char **values, const char *name,
+		       size_t name_len, const char *value, const char *from)
 {
-	int i = option_of_name(name, name_len);
+	int i = option_of_name(o, name, name_len);
 	char *copy;
 
 	if (i < 0) {
@@ -68,12 +62,12 @@ static void set_option(char **values, const char *name, size_t name_len, const c
 	}
 	copy = strdup(value);
 	if (!copy) {
-		pr_err("%s: option %s: out of memory, ignored\n", from, option_names[i]);
+		pr_err("%s: option %s: out of memory, ignored\n", from, o->names[i]);
 		return;
 	}
 	free(values[i]);
 	values[i] = copy;
-	pr_info("%s: %s=%s\n", from, option_names[i], copy);
+	pr_info("%s: %s=%s\n", from, o->names[i], copy);
 }
 
 /* @s without the blanks at its start and end, in place */
@@ -89,7 +83,8 @@ static char *trim(char *s)
 }
 
 /* One line of the config file: NAME=VALUE, blank, or a comment */
-static void read_config_line(char *line, const char *path, unsigned int nr)
+static void read_config_line(struct plugin_options *o, char *line, const char *path,
+			     unsigned int nr)
 {
 	char *eq, *name, from[PATH_MAX + 16];
 
@@ -104,17 +99,17 @@ static void read_config_line(char *line, const char *path, unsigned int nr)
 	}
 	*eq = '\0';
 	name = trim(line);
-	set_option(config_values, name, strlen(name), trim(eq + 1), from);
+	set_option(o, o->config, name, strlen(name), trim(eq + 1), from);
 }
 
 /* Reads the config file, if there is one */
-static void read_config_file(void)
+static void read_config_file(struct plugin_options *o)
 {
 	char path[PATH_MAX], line[CONFIG_LINE_MAX];
 	unsigned int nr = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s" CONFIG_FILE, kfd_criu_root);
+	snprintf(path, sizeof(path), "%s" CONFIG_DIR "%s.conf", kfd_criu_root, o->plugin);
 	f = fopen(path, "re");
 	if (!f) {
 		if (errno != ENOENT)
@@ -123,7 +118,7 @@ static void read_config_file(void)
 		return;
 	}
 	while (fgets(line, sizeof(line), f))
-		read_config_line(line, path, ++nr);
+		read_config_line(o, line, path, ++nr);
 	fclose(f);
 }
 
@@ -132,9 +127,10 @@ static void read_config_file(void)
  * "--PLUGIN.NAME[=VALUE]" each, after a program name. A NAME without a
  * value is a flag: "1".
  */
-static void read_plugin_options(criu_plugin_get_options_t *get_options)
+static void read_plugin_options(struct plugin_options *o, criu_plugin_get_options_t *get_options)
 {
 	const char *arg, *eq;
+	size_t len = strlen(o->plugin);
 	char **argv;
 	int argc, i, ret;
 
@@ -144,61 +140,69 @@ static void read_plugin_options(criu_plugin_get_options_t *get_options)
 		return;
 	}
 	for (i = 1; i < argc && argv[i]; i++) {
-		if (strncmp(argv[i], OPTION_PREFIX, strlen(OPTION_PREFIX)))
+		if (strncmp(argv[i], "--", 2) || strncmp(argv[i] + 2, o->plugin, len) ||
+		    argv[i][len + 2] != '.')
 			continue;
-		arg = argv[i] + strlen(OPTION_PREFIX);
+		arg = argv[i] + len + 3;
 		eq = strchr(arg, '=');
-		set_option(plugin_values, arg, eq ? (size_t)(eq - arg) : strlen(arg),
+		set_option(o, o->cli, arg, eq ? (size_t)(eq - arg) : strlen(arg),
 			   eq ? eq + 1 : "1", "--plugin-option");
 	}
 }
 
 /**
- * kfd_criu_options_load() - read the options of this criu command
+ * kfd_criu_options_load() - read a plugin's options of this criu command
+ * @o: the plugin's options
  * @get_options: criu_plugin_get_options() of the criu that loaded the
  *		 plugin, NULL if it has none (CRIU before 4.3)
  *
  * The config file and the plugin options are read once, at the plugin's
  * init; the environment is read at each use.
  */
-void kfd_criu_options_load(criu_plugin_get_options_t *get_options)
+void kfd_criu_options_load(struct plugin_options *o, criu_plugin_get_options_t *get_options)
 {
-	kfd_criu_options_forget();
-	read_config_file();
+	kfd_criu_options_forget(o);
+	read_config_file(o);
 	if (get_options)
-		read_plugin_options(get_options);
+		read_plugin_options(o, get_options);
 }
 
 /**
- * kfd_criu_options_forget() - forget the options, at the end of a stage
+ * kfd_criu_options_forget() - forget a plugin's options, at the end of a stage
+ * @o: the plugin's options
  */
-void kfd_criu_options_forget(void)
+void kfd_criu_options_forget(struct plugin_options *o)
 {
-	int i;
+	unsigned int i;
 
-	for (i = 0; i < KFD_OPT_MAX; i++) {
-		free(config_values[i]);
-		free(plugin_values[i]);
-		config_values[i] = NULL;
-		plugin_values[i] = NULL;
+	for (i = 0; i < o->nr; i++) {
+		free(o->config[i]);
+		free(o->cli[i]);
+		o->config[i] = NULL;
+		o->cli[i] = NULL;
 	}
 }
 
 /**
- * kfd_criu_option() - the value of an option
- * @opt: which
+ * kfd_criu_option() - the value of a plugin's option
+ * @o: the plugin's options
+ * @opt: which, by the plugin's number
  *
  * Return: its value from the first channel that sets it (--plugin-option,
  * the environment, the config file), or NULL if none does.
  */
-const char *kfd_criu_option(enum kfd_criu_opt opt)
+const char *kfd_criu_option(const struct plugin_options *o, unsigned int opt)
 {
+	const char *value;
 	char env[64], *s;
 
-	if (plugin_values[opt])
-		return plugin_values[opt];
-	snprintf(env, sizeof(env), ENV_PREFIX "%s", option_names[opt]);
-	for (s = env + strlen(ENV_PREFIX); *s; s++)
+	if (o->cli[opt])
+		return o->cli[opt];
+	snprintf(env, sizeof(env), "%s%s", o->env_prefix, o->names[opt]);
+	for (s = env + strlen(o->env_prefix); *s; s++)
 		*s = toupper((unsigned char)*s);
-	return getenv(env) ?: config_values[opt];
+	value = getenv(env);
+	if (!value && o->old_env && o->old_env[opt])
+		value = getenv(o->old_env[opt]);
+	return value ?: o->config[opt];
 }

@@ -367,7 +367,7 @@ meta_img() {
 	printf "\\x08\\x01\\x10\\x$(printf %02x "$id")\\x18\\x$(printf %02x $((size & 0x7f | 0x80)))\\x$(printf %02x $((size >> 7)))"
 }
 
-# A render node of no KFD GPU, dumped with KFD_CRIU_DRM_REATTACH=1: file 9,
+# A render node of no KFD GPU, dumped with the drm_reattach plugin: file 9,
 # open flags 02, node vgem at renderD128 (field 11), and the list of render
 # minors whose mappings the dump took, 128 and 131 (kfdcriu-drm.img)
 test_show_drm() {
@@ -377,7 +377,7 @@ test_show_drm() {
 	{ meta_img 9 0; printf '\x38\x02\x5a\x09\x0a\x04vgem\x10\x80\x01'; } > "$dir/kfdcriu-9.img"
 	printf '\x08\x80\x01\x08\x83\x01' > "$dir/kfdcriu-drm.img"
 	run show "$dir"
-	grep -q 'kfdcriu-9.img: file id 9, render node renderD128 of DRM driver vgem, reattached without its state (KFD_CRIU_DRM_REATTACH), open flags 02$' <<< "$OUT" || bad=1
+	grep -q 'kfdcriu-9.img: file id 9, render node renderD128 of DRM driver vgem, reattached without its state (drm_reattach), open flags 02$' <<< "$OUT" || bad=1
 	grep -q 'kfdcriu-drm.img: mappings of renderD128, renderD131: restored as zero-filled memory' <<< "$OUT" || bad=1
 	[ "$RC" -eq 0 ] || bad=1
 	[ "$bad" -eq 0 ] || echo "$OUT" | sed 's/^/# /'

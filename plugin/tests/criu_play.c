@@ -2,7 +2,9 @@
 /*
  * DOC: the harness as CRIU 3.17 to 4.3 and criu-dev, and as KFD
  *
- * Included by kfd_criu_plugin_test.c. A fake KFD answers the plugin's
+ * Included by kfd_criu_plugin_test.c. criu has both plugins loaded
+ * (loaded[], load_plugins()) and runs their hooks as run_plugins() does.
+ * A fake KFD answers the plugin's
  * ioctl()s on /dev/null (KFD_DEV_PATH) while fake_kfd.on is set, and a
  * fake stat() shows the fake root's render nodes as DRM character devices.
  * What the fake KFD knows is shared by every process the harness forks.
@@ -609,12 +611,99 @@ static bool plugin_found(enum criu_convention c)
 static unsigned int retries_asked;
 
 /*
+ * The plugins as criu has them: cr_plugin_init() (criu/plugin.c, 3.17.1
+ * to 4.3) dlopen()s each *.so of its plugin directory in the order
+ * readdir() lists them and puts each at the tail of its list
+ * (cr_lib_load(): list_add_tail()); a plugin whose init fails ends the
+ * command, after the exit of those before it. run_plugins()
+ * (criu/include/plugin.h) calls a hook of each plugin in that order and
+ * stops at the first return that is not -ENOTSUP. readdir() order is the
+ * file system's, so the plays use both orders (load_plugins()).
+ */
+static cr_plugin_desc_t *loaded[2] = { &CR_PLUGIN_DESC, &drm_reattach_desc };
+static unsigned int nr_loaded = 2;
+
+/* criu loads @first, then @second if not NULL */
+static void load_plugins(cr_plugin_desc_t *first, cr_plugin_desc_t *second)
+{
+	loaded[0] = first;
+	loaded[1] = second;
+	nr_loaded = second ? 2 : 1;
+}
+
+/* Both plugins, kfd_criu first or drm_reattach first */
+static void load_both(bool reattach_first)
+{
+	if (reattach_first)
+		load_plugins(&drm_reattach_desc, &CR_PLUGIN_DESC);
+	else
+		load_plugins(&CR_PLUGIN_DESC, &drm_reattach_desc);
+}
+
+/* cr_plugin_init(): each plugin's init; one that fails ends the others */
+static int criu_plugins_init(int stage)
+{
+	unsigned int i, j;
+	int ret;
+
+	for (i = 0; i < nr_loaded; i++) {
+		ret = loaded[i]->init ? loaded[i]->init(stage) : 0;
+		if (!ret)
+			continue;
+		for (j = 0; j < i; j++)
+			loaded[j]->exit(stage, -1);
+		return ret;
+	}
+	return 0;
+}
+
+/* cr_plugin_fini(): each plugin's exit */
+static void criu_plugins_fini(int stage, int ret)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_loaded; i++)
+		if (loaded[i]->exit)
+			loaded[i]->exit(stage, ret);
+}
+
+/* run_plugins(): hook @h of each loaded plugin until one does not decline */
+#define run_plugins(h, ...) ({ \
+	unsigned int __i; \
+	int __ret = -ENOTSUP; \
+	for (__i = 0; __i < nr_loaded && __ret == -ENOTSUP; __i++) \
+		if (loaded[__i]->hooks[CR_PLUGIN_HOOK__##h]) \
+			__ret = ((CR_PLUGIN_HOOK__##h##_t *) \
+				 loaded[__i]->hooks[CR_PLUGIN_HOOK__##h])(__VA_ARGS__); \
+	__ret; })
+
+static int run_dump_ext_file(int fd, int id)
+{
+	return run_plugins(DUMP_EXT_FILE, fd, id);
+}
+
+static int run_handle_device_vma(int fd, const struct stat *st)
+{
+	return run_plugins(HANDLE_DEVICE_VMA, fd, st);
+}
+
+static int run_update_vma_map(const char *path, uint64_t addr, uint64_t pgoff,
+			      uint64_t *new_pgoff, int *plugin_fd)
+{
+	return run_plugins(UPDATE_VMA_MAP, path, addr, pgoff, new_pgoff, plugin_fd);
+}
+
+static int run_resume_devices_late(int pid)
+{
+	return run_plugins(RESUME_DEVICES_LATE, pid);
+}
+
+/*
  * RESTORE_EXT_FILE as the CRIU played calls it: with the stale flag under
  * 4.3, and under a criu-dev snapshot in the build against its header.
  */
-static int criu_restore_ext_file(int id, bool *retry)
+static int plugin_restore_ext_file(void *hook, int id, bool *retry)
 {
-	void *hook = CR_PLUGIN_DESC.hooks[CR_PLUGIN_HOOK__RESTORE_EXT_FILE];
 	union {
 		bool flag;
 		unsigned char byte;
@@ -629,6 +718,27 @@ static int criu_restore_ext_file(int id, bool *retry)
 	*retry = stack.byte;
 	retries_asked += *retry;
 	return fd;
+}
+
+/* ... of each loaded plugin, until one does not decline */
+static int criu_restore_ext_file(int id, bool *retry)
+{
+	unsigned int i;
+	int fd = -ENOTSUP;
+
+	*retry = false;
+	for (i = 0; i < nr_loaded && fd == -ENOTSUP; i++)
+		fd = plugin_restore_ext_file(loaded[i]->hooks[CR_PLUGIN_HOOK__RESTORE_EXT_FILE], id,
+					     retry);
+	return fd;
+}
+
+/* The fd the loaded plugins restore file @id as, or -errno; no retry */
+static int run_restore_file(int id)
+{
+	bool retry;
+
+	return criu_restore_ext_file(id, &retry);
 }
 
 /*
@@ -726,7 +836,7 @@ static int criu_update_vma_map(struct play_vma *v, int i)
 
 	if (strncmp(v[i].path, "/dev/", 5))
 		return -1;
-	if (kfd_update_vma_map(v[i].path, 0x7f0000000000 + i * 0x1000, v[i].pgoff, &new_pgoff,
+	if (run_update_vma_map(v[i].path, 0x7f0000000000 + i * 0x1000, v[i].pgoff, &new_pgoff,
 			       &plugin_fd) == 1)
 		v[i].pgoff = new_pgoff;
 	return plugin_fd;
@@ -985,14 +1095,14 @@ static int play_dump_files(void)
 	char path[512];
 	int fd, ret, i;
 
-	ret = kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
+	ret = criu_plugins_init(CR_PLUGIN_STAGE__DUMP);
 	fd = open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC);
-	ret = ret ?: kfd_dump_file(fd, 60);
+	ret = ret ?: run_dump_ext_file(fd, 60);
 	close(fd);
 	for (i = 0; !ret && i < 2; i++) {
 		snprintf(path, sizeof(path), "%s/dev/dri/renderD%d", fake_root, 129 + i);
 		fd = open(path, O_RDWR | O_CLOEXEC);
-		ret = kfd_dump_file(fd, 61 + i);
+		ret = run_dump_ext_file(fd, 61 + i);
 		close(fd);
 	}
 	return ret;
@@ -1003,7 +1113,7 @@ static int play_dump(void)
 {
 	int ret = play_dump_files();
 
-	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, ret);
+	criu_plugins_fini(CR_PLUGIN_STAGE__DUMP, ret);
 	forget_gpus();
 	return ret;
 }
@@ -1138,7 +1248,7 @@ static bool play_dump_end(enum criu_convention c, const struct dump_end *e)
 		ret = -ENOEXEC;
 	write_pagemap(e->lazy);
 	if (!fini_last(c))
-		kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, ret);
+		criu_plugins_fini(CR_PLUGIN_STAGE__DUMP, ret);
 	if (!ret && e->scripts) {
 		if (e->scripts == SCRIPTS_SHELL)
 			setenv("CRTOOLS_SCRIPT_ACTION", "post-dump", 1);
@@ -1149,7 +1259,7 @@ static bool play_dump_end(enum criu_convention c, const struct dump_end *e)
 		pass = false;
 	}
 	if (fini_last(c))
-		kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, ret);
+		criu_plugins_fini(CR_PLUGIN_STAGE__DUMP, ret);
 	alive = ret || post_dump || e->alive;
 	if (alive && fake_kfd.paused) {
 		printf("# the task resumed with its GPU queues paused\n");
@@ -1197,7 +1307,7 @@ static void strip_minors(unsigned int id)
 {
 	KfdCriuMeta *meta;
 
-	if (read_meta(id, &meta)) {
+	if (kfd_criu_read_meta(id, &meta)) {
 		printf("# cannot read the image of file %u\n", id);
 		return;
 	}
@@ -1309,7 +1419,7 @@ static int play_restore(enum criu_convention c, const struct play_case *pc)
 	char cmd[320];
 	pid_t pid;
 
-	ret = kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	ret = criu_plugins_init(CR_PLUGIN_STAGE__RESTORE);
 	if (!ret && !plugin_found(c))
 		ret = -ENOEXEC;
 	memcpy(fake_kfd.moved, pc->moved, sizeof(pc->moved));
@@ -1321,13 +1431,13 @@ static int play_restore(enum criu_convention c, const struct play_case *pc)
 	ret = ret ?: pid < 0 ? pid : task_ret;
 	if (pid > 0)
 		fake_status(pid, pid);	/* criu's view of the task: no PID namespace */
-	ret = ret ?: kfd_resume_devices_late(pid);
+	ret = ret ?: run_resume_devices_late(pid);
 	if (release >= 0)
 		close(release);
 	if (pid > 0 && (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 			WEXITSTATUS(status)))
 		ret = ret ?: -ECHILD;
-	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, ret);
+	criu_plugins_fini(CR_PLUGIN_STAGE__RESTORE, ret);
 	unsetenv("KFD_CRIU_GPU_MAP");
 	snprintf(cmd, sizeof(cmd), "rm -rf %s/proc/%d", fake_root, pid);
 	if (pid > 0 && system(cmd))
@@ -1361,7 +1471,10 @@ static bool play_one_as_played(const void *pc)
 	return play_one(played, pc);
 }
 
-/* Dump and restore of each case, criu and its task as CRIU @c runs them */
+/*
+ * Dump and restore of each case, criu and its task as CRIU @c runs them,
+ * with both plugins loaded: every other case drm_reattach first.
+ */
 static void test_play(enum criu_convention c)
 {
 	const struct play_case *pc;
@@ -1378,7 +1491,9 @@ static void test_play(enum criu_convention c)
 			fake_pairing(pc->seen[0], pc->seen[1]);
 		snprintf(name, sizeof(name), "%s: dump and restore, %s",
 			 convention_name[c], pc->name);
+		load_both(i & 1);
 		ok(as_criu(c, play_one_as_played, pc), name);
+		load_both(false);
 		forget_gpus();
 		free(offsets);
 		offsets = NULL;
@@ -1580,7 +1695,7 @@ static uint32_t dumped_render_gpu(unsigned int id, bool unused)
 	KfdCriuMeta *meta;
 	uint32_t gpu = 0;
 
-	if (read_meta(id, &meta))
+	if (kfd_criu_read_meta(id, &meta))
 		return 0;
 	if (!unused && meta->has_render_gpu_id)
 		gpu = meta->render_gpu_id;
@@ -1597,7 +1712,7 @@ static uint32_t dumped_minor_gpu(unsigned int id, unsigned int minor)
 	uint32_t gpu = 0;
 	size_t i;
 
-	if (read_meta(id, &meta))
+	if (kfd_criu_read_meta(id, &meta))
 		return 0;
 	for (i = 0; i < meta->n_render_nodes; i++)
 		if (meta->render_nodes[i]->minor == minor)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DOC: host tests of the stateless DRM reattach (kfd_criu_drm.c)
+ * DOC: host tests of the stateless DRM reattach (drm_reattach.c)
  *
  * Included by kfd_criu_plugin_test.c after criu_play.c, whose fakes it
  * uses: render and card nodes are regular files of the fake root that
@@ -82,7 +82,7 @@ static int dump_drm_node(const char *name, unsigned int id, int flags)
 {
 	int fd = open_fake(name, flags), ret;
 
-	ret = kfd_dump_file(fd, id);
+	ret = run_dump_ext_file(fd, id);
 	close(fd);
 	return ret;
 }
@@ -92,7 +92,7 @@ static int handle_drm_vma(unsigned int minor)
 {
 	struct stat st = { .st_mode = S_IFCHR | 0666, .st_rdev = makedev(DRM_MAJOR, minor) };
 
-	return kfd_handle_device_vma(-1, &st);
+	return run_handle_device_vma(-1, &st);
 }
 
 /* The render minors kfdcriu-drm.img lists, as a restore reads them; -1: none */
@@ -114,7 +114,7 @@ static bool dumped_drm_node(unsigned int id, const char *driver, unsigned int mi
 	KfdCriuMeta *meta;
 	bool same;
 
-	if (read_meta(id, &meta))
+	if (kfd_criu_read_meta(id, &meta))
 		return false;
 	same = meta->drm_node && !strcmp(meta->drm_node->driver, driver) &&
 	       meta->drm_node->minor == minor && meta->has_open_flags &&
@@ -148,18 +148,18 @@ static void test_drm_dump_option(void)
 	uint32_t minors[NR_RENDER_MINORS];
 
 	drm_setup(NULL);
-	kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
+	criu_plugins_init(CR_PLUGIN_STAGE__DUMP);
 	ok(dump_drm_node("renderD128", 100, O_RDWR) == -ENOTSUP &&
-	   logged("file 100: renderD128 (vgem) is no KFD GPU's render node: not dumped; KFD_CRIU_DRM_REATTACH=1") &&
-	   read_meta(100, &(KfdCriuMeta *){ NULL }) == -ENOENT,
-	   "DRM reattach off: a render node of no KFD GPU is refused, the line names KFD_CRIU_DRM_REATTACH=1");
-	ok(handle_drm_vma(VGEM_MINOR) == -ENOTSUP && logged("KFD_CRIU_DRM_REATTACH=1") &&
+	   logged("file 100: renderD128 (vgem) is no KFD GPU's render node: not dumped; DRM_REATTACH_ENABLE=1") &&
+	   kfd_criu_read_meta(100, &(KfdCriuMeta *){ NULL }) == -ENOENT,
+	   "DRM reattach off: a render node of no KFD GPU is refused, the line names DRM_REATTACH_ENABLE=1");
+	ok(handle_drm_vma(VGEM_MINOR) == -ENOTSUP && logged("DRM_REATTACH_ENABLE=1") &&
 	   image_mapped_minors(minors) == 0,
 	   "... and so is its mapping, naming the option, and no mapping is listed");
-	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 1);
+	criu_plugins_fini(CR_PLUGIN_STAGE__DUMP, 1);
 
 	drm_setup("1");
-	kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
+	criu_plugins_init(CR_PLUGIN_STAGE__DUMP);
 	ok(!dump_drm_node("renderD128", 101, O_RDWR | O_APPEND) &&
 	   dumped_drm_node(101, "vgem", VGEM_MINOR, NULL, O_RDWR | O_APPEND) &&
 	   logged("file 101: renderD128 (vgem): dumped for a reattach") &&
@@ -173,12 +173,12 @@ static void test_drm_dump_option(void)
 	   !handle_drm_vma(I915_MINOR) && image_mapped_minors(minors) == 2 &&
 	   minors[0] == VGEM_MINOR && minors[1] == I915_MINOR,
 	   "... its mappings are taken: kfdcriu-drm.img lists each render node once");
-	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 0);
+	criu_plugins_fini(CR_PLUGIN_STAGE__DUMP, 0);
 	write_image(MAPPINGS_IMAGE, 10, 1);
-	kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
+	criu_plugins_init(CR_PLUGIN_STAGE__DUMP);
 	ok(faccessat(image_dir_fd, MAPPINGS_IMAGE, F_OK, 0) && errno == ENOENT,
 	   "a dump removes an older dump's kfdcriu-drm.img from the images directory");
-	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 0);
+	criu_plugins_fini(CR_PLUGIN_STAGE__DUMP, 0);
 	unsetenv(REATTACH_ENV);
 }
 
@@ -189,20 +189,20 @@ static void test_drm_kfd_unaffected(void)
 
 	drm_setup("1");
 	fake_kfd_switch(true);
-	kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
+	criu_plugins_init(CR_PLUGIN_STAGE__DUMP);
 	ok(!dump_render_node(103, 129) && dumped_render_gpu(103, false) == 4660 &&
 	   !dumped_drm_node(103, "", 129, NULL, 0) && !handle_drm_vma(129) &&
 	   image_mapped_minors(minors) <= 0 && fake_kfd.probes,
 	   "DRM reattach on: a KFD GPU's render node and mapping take the KFD way, as without it");
-	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 0);
+	criu_plugins_fini(CR_PLUGIN_STAGE__DUMP, 0);
 	hidden_node = 2;
 	fake_kfd_switch(false);
-	kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
+	criu_plugins_init(CR_PLUGIN_STAGE__DUMP);
 	ok(dump_drm_node("renderD128", 104, O_RDWR) == -ENOTSUP &&
-	   read_meta(104, &(KfdCriuMeta *){ NULL }) == -ENOENT && handle_drm_vma(VGEM_MINOR) ==
+	   kfd_criu_read_meta(104, &(KfdCriuMeta *){ NULL }) == -ENOENT && handle_drm_vma(VGEM_MINOR) ==
 	   -ENOTSUP && logged("a GPU hidden from this task"),
 	   "a topology that hides a GPU from criu: no render node is reattached, it may be that GPU's");
-	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 0);
+	criu_plugins_fini(CR_PLUGIN_STAGE__DUMP, 0);
 	hidden_node = -1;
 	unsetenv(REATTACH_ENV);
 }
@@ -214,17 +214,17 @@ static void test_drm_refusals(void)
 	bool told;
 
 	drm_setup("1");
-	kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
+	criu_plugins_init(CR_PLUGIN_STAGE__DUMP);
 	ok(dump_drm_node("card0", 105, O_RDWR) == -ENOTSUP &&
 	   logged("file 105: /dev/dri/card0 is a DRM card (display) node: never dumped") &&
-	   read_meta(105, &(KfdCriuMeta *){ NULL }) == -ENOENT,
+	   kfd_criu_read_meta(105, &(KfdCriuMeta *){ NULL }) == -ENOENT,
 	   "DRM reattach on: a card node is refused, named");
 	ok(handle_drm_vma(0) == -ENOTSUP && logged("a mapping of /dev/dri/card0, a DRM card"),
 	   "... and so is a mapping of it");
 	fake_drm_node("../../dmabuf", "");
 	ok(dump_drm_node("/dmabuf", 106, O_RDWR) == -ENOTSUP && logged("file 106: a dma-buf: never dumped"),
 	   "... a dma-buf is refused, named");
-	ret = pipe(fds) ? -errno : kfd_dump_file(fds[0], 107);
+	ret = pipe(fds) ? -errno : run_dump_ext_file(fds[0], 107);
 	ok(ret == -ENOTSUP && !last_log[0], "... and other files are quietly not the plugin's");
 	if (!ret || ret == -ENOTSUP) {
 		close(fds[0]);
@@ -232,7 +232,7 @@ static void test_drm_refusals(void)
 	}
 	setenv(REATTACH_ENV, "yes", 1);
 	ret = dump_drm_node("renderD128", 108, O_RDWR);
-	told = logged("KFD_CRIU_DRM_REATTACH=\"yes\": neither 0 nor 1, taken as 0");
+	told = logged("DRM_REATTACH_ENABLE=\"yes\": neither 0 nor 1, taken as 0");
 	last_log[0] = '\0';
 	ok(ret == -ENOTSUP && told && dump_drm_node("renderD128", 109, O_RDWR) == -ENOTSUP &&
 	   !logged("neither") && logged("file 109: renderD128 (vgem) is no KFD GPU's"),
@@ -243,7 +243,7 @@ static void test_drm_refusals(void)
 	   logged("file 110: criu --stream is not supported") && handle_drm_vma(VGEM_MINOR) == -EINVAL,
 	   "criu --stream: the render node file and its mappings are refused");
 	streamer_stop(false);
-	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 1);
+	criu_plugins_fini(CR_PLUGIN_STAGE__DUMP, 1);
 	unsetenv(REATTACH_ENV);
 }
 
@@ -283,9 +283,9 @@ static void test_drm_restore_file(void)
 
 	drm_setup(NULL);
 	fake_kfd_switch(true);
-	kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	criu_plugins_init(CR_PLUGIN_STAGE__RESTORE);
 	make_drm_image(111, "vgem", VGEM_MINOR, NULL, O_RDWR | O_APPEND | O_NONBLOCK);
-	fd = kfd_restore_file(111);
+	fd = run_restore_file(111);
 	ok(fd >= 0 && (fcntl(fd, F_GETFL) & (O_APPEND | O_NONBLOCK)) == (O_APPEND | O_NONBLOCK) &&
 	   fcntl(fd, F_GETFD) == FD_CLOEXEC && is_node(fd, "renderD128") &&
 	   logged("file 111: renderD128 (vgem) reattached as a fresh DRM file") &&
@@ -294,25 +294,25 @@ static void test_drm_restore_file(void)
 	remove_drm_node("renderD128");
 	fake_drm_node("renderD133", "vgem");
 	fake_sysfs_device(133, "platform", "vgem");
-	fd = kfd_restore_file(111);
+	fd = run_restore_file(111);
 	ok(is_node(fd, "renderD133") && logged("renderD128 (vgem) of the dump is renderD133 here"),
 	   "restore where the driver's render node has another minor: that one, said");
 	fake_drm_node("renderD132", "i915");
 	fake_sysfs_device(132, "pci", "0000:03:00.0");
 	make_drm_image(112, "i915", I915_MINOR, "0000:03:00.0", O_RDWR);
-	ok(is_node(kfd_restore_file(112), "renderD132"),
+	ok(is_node(run_restore_file(112), "renderD132"),
 	   "restore of a PCI GPU: the render node of the dumped PCI device, whatever its minor");
 	make_drm_image(113, "i915", 140, "0000:09:00.0", O_RDWR);
-	ok(is_node(kfd_restore_file(113), "renderD131"),
+	ok(is_node(run_restore_file(113), "renderD131"),
 	   "... and without that device, the first render node of the same driver");
 	make_drm_image(114, "xe", I915_MINOR, I915_SLOT, O_RDWR);
-	ok(kfd_restore_file(114) == -ENODEV &&
+	ok(run_restore_file(114) == -ENODEV &&
 	   logged("file 114: no render node of DRM driver xe on this machine (dumped: renderD131 at " I915_SLOT ")"),
 	   "no render node of the dumped driver: -ENODEV, naming driver and node");
 	make_drm_image(115, "vgem", 7, NULL, O_RDWR);
-	ok(kfd_restore_file(115) == -EBADMSG && logged("file 115: bad metadata"),
+	ok(run_restore_file(115) == -EBADMSG && logged("file 115: bad metadata"),
 	   "metadata with a minor of no render node: -EBADMSG");
-	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	criu_plugins_fini(CR_PLUGIN_STAGE__RESTORE, 0);
 	remove_drm_node("renderD132");
 	remove_drm_node("renderD133");
 	fake_kfd_switch(false);
@@ -322,11 +322,11 @@ static void test_drm_restore_file(void)
 static void take_drm_mappings(bool i915)
 {
 	setenv(REATTACH_ENV, "1", 1);
-	kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
+	criu_plugins_init(CR_PLUGIN_STAGE__DUMP);
 	handle_drm_vma(VGEM_MINOR);
 	if (i915)
 		handle_drm_vma(I915_MINOR);
-	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 0);
+	criu_plugins_fini(CR_PLUGIN_STAGE__DUMP, 0);
 	unsetenv(REATTACH_ENV);
 }
 
@@ -388,33 +388,33 @@ static void test_drm_vmas(enum criu_convention c)
 
 	drm_setup(NULL);
 	take_drm_mappings(false);
-	kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	criu_plugins_init(CR_PLUGIN_STAGE__RESTORE);
 	set_criu_convention(c);
 	snprintf(name, sizeof(name), "%s: a taken mapping gets zero-filled memory of renderD128 at its old offset, above CRIU's service fds",
 		 convention_name[c]);
-	ok(kfd_update_vma_map("/dev/dri/renderD128", 0x7f0000000000, off, &pgoff, &a) == 1 &&
+	ok(run_update_vma_map("/dev/dri/renderD128", 0x7f0000000000, off, &pgoff, &a) == 1 &&
 	   pgoff == off && is_zero_fill(a, VGEM_MINOR) && maps_zeros(a, off, 8192) &&
 	   a >= kfd_criu_fd_base(), name);
 	pgoff = off + 0x10000;
-	kfd_update_vma_map("/dev/dri/renderD128", 0x7f0000100000, pgoff, &pgoff, &b);
+	run_update_vma_map("/dev/dri/renderD128", 0x7f0000100000, pgoff, &pgoff, &b);
 	snprintf(name, sizeof(name), "%s: another mapping of it: the same memfd, %s", convention_name[c],
 		 c == CRIU_3_17 ? "the same fd" : "a new fd for CRIU to close");
 	ok(b >= 0 && same_inode(a, b) && (c == CRIU_3_17 ? a == b : a != b) &&
 	   maps_zeros(b, pgoff, 4096), name);
 	close_vma_fds(c, a, b);
-	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	criu_plugins_fini(CR_PLUGIN_STAGE__RESTORE, 0);
 	take_drm_mappings(true);
-	kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	criu_plugins_init(CR_PLUGIN_STAGE__RESTORE);
 	set_criu_convention(c);
 	snprintf(name, sizeof(name), "%s: two taken render nodes: a memfd each; others are left to the KFD code",
 		 convention_name[c]);
 	pgoff = off;
-	ok(kfd_update_vma_map("/dev/dri/renderD128", 0, off, &pgoff, &a) == 1 &&
-	   kfd_update_vma_map("/dev/dri/renderD131", 0, off, &pgoff, &d) == 1 &&
+	ok(run_update_vma_map("/dev/dri/renderD128", 0, off, &pgoff, &a) == 1 &&
+	   run_update_vma_map("/dev/dri/renderD131", 0, off, &pgoff, &d) == 1 &&
 	   is_zero_fill(d, I915_MINOR) && !same_inode(a, d) &&
-	   kfd_update_vma_map("/dev/dri/renderD140", 0, off, &pgoff, &b) == -ENOTSUP, name);
+	   run_update_vma_map("/dev/dri/renderD140", 0, off, &pgoff, &b) == -ENOTSUP, name);
 	close_vma_fds(c, a, d);
-	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	criu_plugins_fini(CR_PLUGIN_STAGE__RESTORE, 0);
 }
 
 /* Failures of UPDATE_VMA_MAP, and what RESUME_DEVICES_LATE logs */
@@ -427,8 +427,8 @@ static void test_drm_vma_failures(void)
 
 	drm_setup(NULL);
 	take_drm_mappings(false);
-	kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
-	ok(kfd_update_vma_map("/dev/dri/renderD128", 0x1000, pgoff, &pgoff, &fd) == 1 &&
+	criu_plugins_init(CR_PLUGIN_STAGE__RESTORE);
+	ok(run_update_vma_map("/dev/dri/renderD128", 0x1000, pgoff, &pgoff, &fd) == 1 &&
 	   pgoff == KFD_CRIU_REFUSED_PGOFF && fd == -1 &&
 	   logged("mapping at 0x1000 of /dev/dri/renderD128: no zero-filled memory for it: Value too large") &&
 	   logged("refused: its mmap fails"),
@@ -438,24 +438,24 @@ static void test_drm_vma_failures(void)
 	strcat(path, "/maps");
 	f = fopen(path, "w");
 	if (f) {
-		fputs("7f0000000000-7f0000002000 rw-s 100000000 00:01 7 /memfd:kfd_criu:renderD128 (deleted)\n"
+		fputs("7f0000000000-7f0000002000 rw-s 100000000 00:01 7 /memfd:drm_reattach:renderD128 (deleted)\n"
 		      "7f0000002000-7f0000003000 rw-p 00000000 00:00 0 \n"
-		      "7f0000003000-7f0000004000 r--s 100004000 00:01 7 /memfd:kfd_criu:renderD128 (deleted)\n"
+		      "7f0000003000-7f0000004000 r--s 100004000 00:01 7 /memfd:drm_reattach:renderD128 (deleted)\n"
 		      "7f0000004000-7f0000005000 rw-s 00000000 00:01 8 /memfd:other (deleted)\n", f);
 		fclose(f);
 	}
-	ok(kfd_resume_devices_late(5003) == -ENOTSUP &&
+	ok(run_resume_devices_late(5003) == -ENOTSUP &&
 	   logged("pid 5003: renderD128: 12288 bytes in 2 mapping(s) are zero-filled memory now"),
 	   "RESUME_DEVICES_LATE says how many bytes of each render node's mappings are zeros now");
-	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	criu_plugins_fini(CR_PLUGIN_STAGE__RESTORE, 0);
 	/* A varint cut short */
 	kfd_criu_write_image(MAPPINGS_IMAGE, "\x08\xff", 2);
-	kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	criu_plugins_init(CR_PLUGIN_STAGE__RESTORE);
 	pgoff = 0;
-	ok(kfd_update_vma_map("/dev/dri/renderD128", 0, 0, &pgoff, &fd) == 1 &&
+	ok(run_update_vma_map("/dev/dri/renderD128", 0, 0, &pgoff, &fd) == 1 &&
 	   pgoff == KFD_CRIU_REFUSED_PGOFF && logged("cannot read kfdcriu-drm.img"),
 	   "a damaged kfdcriu-drm.img refuses a render node mapping, naming it");
-	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, 0);
+	criu_plugins_fini(CR_PLUGIN_STAGE__RESTORE, 0);
 	unlinkat(image_dir_fd, MAPPINGS_IMAGE, 0);
 	snprintf(path, sizeof(path), "rm -rf %s/proc", fake_root);
 	if (system(path))
@@ -472,14 +472,14 @@ static int play_drm_dump(void)
 	int fd, ret;
 
 	setenv(REATTACH_ENV, "1", 1);
-	ret = kfd_plugin_init(CR_PLUGIN_STAGE__DUMP) ?: handle_drm_vma(129) ?:
+	ret = criu_plugins_init(CR_PLUGIN_STAGE__DUMP) ?: handle_drm_vma(129) ?:
 	      handle_drm_vma(VGEM_MINOR);
 	fd = open(KFD_DEV_PATH, O_RDWR | O_CLOEXEC);
-	ret = ret ?: kfd_dump_file(fd, 60);
+	ret = ret ?: run_dump_ext_file(fd, 60);
 	close(fd);
 	ret = ret ?: dump_render_node(61, 129) ?: dump_render_node(62, 130) ?:
 	      dump_drm_node("renderD128", 63, O_RDWR);
-	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, ret);
+	criu_plugins_fini(CR_PLUGIN_STAGE__DUMP, ret);
 	unsetenv(REATTACH_ENV);
 	forget_gpus();
 	return ret;
@@ -508,7 +508,7 @@ static int play_drm_restore_files(enum criu_convention c, int fds[4])
 	};
 	int i, ret;
 
-	ret = kfd_plugin_init(CR_PLUGIN_STAGE__RESTORE);
+	ret = criu_plugins_init(CR_PLUGIN_STAGE__RESTORE);
 	set_criu_convention(c);
 	memcpy(fake_kfd.moved, moved, sizeof(moved));
 	fake_kfd.nr_moved = ARRAY_SIZE(moved);
@@ -529,7 +529,7 @@ static int play_drm_restore(enum criu_convention c, struct play_vma *v, int n, i
 	ret = ret ?: play_open_vmas(c, v, n);
 	ret = ret ?: check_drm_vmas(v, n);
 	ret = ret ?: play_restorer(v, n);
-	return ret ?: kfd_resume_devices_late(4242);
+	return ret ?: run_resume_devices_late(4242);
 }
 
 /* A process with KFD state and vgem: KFD as before, vgem reattached */
@@ -560,7 +560,7 @@ static void test_drm_play(enum criu_convention c)
 	ok(!ret && fake_kfd.resumes == 1 && open_fds == before, name);
 	if (ret || open_fds != before)
 		printf("# returned %d; %d fds open before, %d after\n", ret, before, open_fds);
-	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, ret);
+	criu_plugins_fini(CR_PLUGIN_STAGE__RESTORE, ret);
 	forget_gpus();
 	free(offsets);
 	offsets = NULL;
@@ -598,7 +598,7 @@ static void test_drm_damaged_mappings(enum criu_convention c)
 	for (i = 0; i < 4; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
-	kfd_plugin_fini(CR_PLUGIN_STAGE__RESTORE, ret);
+	criu_plugins_fini(CR_PLUGIN_STAGE__RESTORE, ret);
 	unlinkat(image_dir_fd, MAPPINGS_IMAGE, 0);
 	forget_gpus();
 	free(offsets);
@@ -607,16 +607,17 @@ static void test_drm_damaged_mappings(enum criu_convention c)
 	fake_kfd_switch(false);
 }
 
-/* A dump that reattaches a render node needs kfd_criu to restore */
+/* A dump that reattaches a render node needs drm_reattach to restore */
 #if HARNESS_INVENTORY
 static void test_drm_inventory(void)
 {
 	drm_setup("1");
 	memset(inventory, 0, sizeof(inventory));
-	kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
-	ok(!dump_drm_node("renderD128", 116, O_RDWR) && !strcmp(inventory[0], "kfd_criu"),
-	   "CRIU 4.1 and later: a dump with a reattached render node lists kfd_criu in the inventory");
-	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 0);
+	criu_plugins_init(CR_PLUGIN_STAGE__DUMP);
+	ok(!dump_drm_node("renderD128", 116, O_RDWR) && !strcmp(inventory[0], "drm_reattach") &&
+	   !inventory[1][0],
+	   "CRIU 4.1 and later: a dump with a reattached render node lists drm_reattach, only, in the inventory");
+	criu_plugins_fini(CR_PLUGIN_STAGE__DUMP, 0);
 	memset(inventory, 0, sizeof(inventory));
 	unsetenv(REATTACH_ENV);
 }

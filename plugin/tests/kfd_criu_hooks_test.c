@@ -108,7 +108,7 @@ static void test_render_file_owner(void)
 	pid = fake_child_task(&render, 1);
 	ret = kfd_dump_file(render, 90);
 	warned = worst_level == LOG_WARN;
-	ok(ret == -ENOTSUP && read_meta(90, &meta) == -ENOENT && warned &&
+	ok(ret == -ENOTSUP && kfd_criu_read_meta(90, &meta) == -ENOENT && warned &&
 	   logged("file 90: renderD129, of KFD GPU 0x1234, is open in a process without /dev/kfd"),
 	   "a KFD GPU's render node file of a process without /dev/kfd (Mesa): declined, a warning says why");
 	end_child_task(pid);
@@ -198,7 +198,7 @@ static void test_first_of_boot_semaphore(void)
 	fake_shm_file(other, "x", 10, 0600);	/* another file's */
 	fake_kfd_switch(true);
 	play_dump();
-	if (!read_meta(60, &meta))
+	if (!kfd_criu_read_meta(60, &meta))
 		for (i = 0; i < meta->n_shm_files; i++)
 			if (!strcmp(meta->shm_files[i]->name, SHM_SEMAPHORE))
 				f = meta->shm_files[i];

@@ -9,15 +9,15 @@
  * order in which they win.
  */
 
-/* Writes the fake root's /etc/criu/kfd_criu.conf; NULL removes it */
-static void write_config(const char *text)
+/* Writes the fake root's /etc/criu/@plugin.conf; NULL removes it */
+static void write_config_of(const char *plugin, const char *text)
 {
 	char path[512];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/etc/criu", fake_root);
 	make_dirs(path);
-	strcat(path, "/kfd_criu.conf");
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s.conf", plugin);
 	if (!text) {
 		unlink(path);
 		return;
@@ -27,6 +27,12 @@ static void write_config(const char *text)
 		printf("# cannot write %s\n", path);
 	if (f)
 		fclose(f);
+}
+
+/* Writes the fake root's /etc/criu/kfd_criu.conf; NULL removes it */
+static void write_config(const char *text)
+{
+	write_config_of("kfd_criu", text);
 }
 
 /* The image gpu_id that local GPU @i takes at the start of a restore */
@@ -52,11 +58,14 @@ static void test_config_file(void)
 	   logged("kfd_criu.conf:4: expected NAME=VALUE") &&
 	   logged("kfd_criu.conf:5: unknown option \"nope\""),
 	   "config file: /etc/criu/kfd_criu.conf's gpu_map places an image GPU; bad lines are said and skipped");
-	write_config("drm_reattach=1\n");
-	kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
-	ok(reattach_wanted(), "config file: drm_reattach=1 turns the reattach on");
-	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 0);
+	write_config(NULL);
+	write_config_of("drm_reattach", "enable=1\n");
+	reattach_init(CR_PLUGIN_STAGE__DUMP);
+	ok(reattach_wanted() && logged("drm_reattach.conf:1: enable=1"),
+	   "config file: drm_reattach's own /etc/criu/drm_reattach.conf, enable=1, turns the reattach on");
+	reattach_fini(CR_PLUGIN_STAGE__DUMP, 0);
 	ok(!reattach_wanted(), "... for the criu command that read it only");
+	write_config_of("drm_reattach", NULL);
 	write_config("leave_running=0\n");
 	kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
 	if (pipe(fds))
@@ -73,7 +82,7 @@ static void test_config_file(void)
 /* The options criu 4.3 is given for this test: others' and ours */
 static char *plugin_options[] = {
 	"criu-plugin", "--amdgpu_plugin.gpu_map=1=2", "--kfd_criu.gpu_map=0x4321=17185",
-	"--kfd_criu.drm_reattach", "--kfd_criu.nope=1", NULL,
+	"--drm_reattach.enable", "--kfd_criu.nope=1", NULL,
 };
 
 /*
@@ -91,9 +100,9 @@ static bool plugin_option_wins(const void *unused)
 	set(ARRAY_SIZE(plugin_options) - 1, plugin_options);
 	pass = restore_image_gpu(1) == 0x4321 && logged("--plugin-option: gpu_map=0x4321=17185") &&
 	       logged("unknown option \"nope\"") && !logged("=1=2");
-	kfd_plugin_init(CR_PLUGIN_STAGE__DUMP);
+	reattach_init(CR_PLUGIN_STAGE__DUMP);
 	pass = pass && reattach_wanted();
-	kfd_plugin_fini(CR_PLUGIN_STAGE__DUMP, 0);
+	reattach_fini(CR_PLUGIN_STAGE__DUMP, 0);
 	return pass;
 }
 

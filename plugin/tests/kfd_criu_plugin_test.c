@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DOC: host unit tests of the kfd_criu plugin
+ * DOC: host unit tests of the kfd_criu and drm_reattach plugins
  *
- * The plugin's sources are built in here with /dev/null standing in for
+ * Both plugins' sources are built in here, drm_reattach's CR_PLUGIN_DESC
+ * under a name of its own (drm_reattach_desc), with /dev/null standing in for
  * /dev/kfd (KFD_DEV_PATH, set by the Makefile), and with stand-ins for the
  * two functions the criu binary exports to plugins: an images directory in
  * /tmp and a log that the checks can read. No GPU, KFD or CRIU is needed.
- * Given the built plugin's path, it also loads that the way criu does.
+ * Given the built plugins' paths (kfd_criu's, the stand-in for CRIU's
+ * amdgpu plugin, drm_reattach's), it also loads them the way criu does.
  * Prints TAP; exits 1 if any check fails.
  *
  * The plugin's ioctl(), stat() and openat() calls go to the harness
@@ -25,9 +27,21 @@
 long fake_syscall(long nr, ...);
 int fake_kill(int pid, int sig);
 #define read(fd, buf, len) fake_read(fd, buf, len)
-#include "../kfd_criu_plugin.c"
-#include "../kfd_criu_drm.c"
+#include "../plugin_common.c"
 #include "../kfd_criu_options.c"
+#include "../kfd_criu_plugin.c"
+#include "../kfd_criu_gpus.c"
+#include "../kfd_criu_shm.c"
+#include "../kfd_criu_dump_end.c"
+/*
+ * The second plugin, in the same program: its CR_PLUGIN_DESC under a name
+ * of its own, which its hooks' constructors fill.
+ */
+#define CR_PLUGIN_DESC drm_reattach_desc
+extern cr_plugin_desc_t drm_reattach_desc;
+#include "../drm_reattach.c"
+#include "../drm_reattach_maps.c"
+#undef CR_PLUGIN_DESC
 #undef ioctl
 #undef openat
 #undef stat
@@ -192,19 +206,19 @@ static void test_meta(void)
 	in.format_version = 3;
 	in.file_id = 42;
 	in.stream_size = 1ULL << 40;
-	ok(!kfd_criu_write_meta(42, &in) && !read_meta(42, &out) &&
+	ok(!kfd_criu_write_meta(42, &in) && !kfd_criu_read_meta(42, &out) &&
 	   out->format_version == 3 && out->file_id == 42 &&
 	   out->stream_size == 1ULL << 40 && !out->has_alias_of &&
 	   !out->has_render_gpu_id, "metadata round trip");
 	if (out)
 		kfd_criu_meta__free_unpacked(out, NULL);
-	ok(read_meta(43, &out) == -ENOENT && !out && !last_log[0],
+	ok(kfd_criu_read_meta(43, &out) == -ENOENT && !out && !last_log[0],
 	   "missing metadata reads as -ENOENT, not logged");
 	write_image("kfdcriu-44.img", 100, 0xff);
-	ok(read_meta(44, &out) == -EBADMSG && logged("kfdcriu-44.img"),
+	ok(kfd_criu_read_meta(44, &out) == -EBADMSG && logged("kfdcriu-44.img"),
 	   "garbage metadata is refused and logged");
 	write_image("kfdcriu-45.img", META_MAX_SIZE + 1, 0);
-	ok(read_meta(45, &out) == -EFBIG, "oversized metadata is refused");
+	ok(kfd_criu_read_meta(45, &out) == -EFBIG, "oversized metadata is refused");
 }
 
 static void test_restore_hook(void)
@@ -690,7 +704,7 @@ static void test_render_files(void)
 	fake_dumped_task();
 
 	fd = openat(image_dir_fd, "plain", O_RDWR | O_APPEND);
-	ok(!dump_render_file(fd, 21, 129) && !read_meta(21, &meta) &&
+	ok(!dump_render_file(fd, 21, 129) && !kfd_criu_read_meta(21, &meta) &&
 	   meta->has_render_gpu_id && meta->render_gpu_id == 4660 &&
 	   (meta->open_flags & O_APPEND) && meta->file_id == 21 &&
 	   !meta->stream_size,
@@ -698,7 +712,7 @@ static void test_render_files(void)
 	if (meta)
 		kfd_criu_meta__free_unpacked(meta, NULL);
 	ok(dump_render_file(fd, 22, 131) == -ENOTSUP &&
-	   read_meta(22, &meta) == -ENOENT,
+	   kfd_criu_read_meta(22, &meta) == -ENOENT,
 	   "a render node of no KFD GPU: -ENOTSUP, no image");
 	close(fd);
 	forget_gpus();
@@ -756,6 +770,7 @@ static void test_render_files(void)
 #include "kfd_criu_drm_test.c"
 #include "kfd_criu_options_test.c"
 #include "kfd_criu_hooks_test.c"
+#include "two_plugins_test.c"
 
 static void test_offsets(void)
 {
@@ -855,6 +870,7 @@ int main(int argc, char **argv)
 	test_drm_reattach();
 	test_options();
 	test_hooks();
+	test_two_plugins(argc > 1 ? argv[1] : NULL, argc > 3 ? argv[3] : NULL);
 	if (argc > 1) {
 		test_shared_object(argv[1]);
 		test_loaded_plugin_retry(argv[1]);

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DOC: kfd_criu_drm - stateless reattach of render nodes of no KFD GPU
+ * DOC: drm_reattach - CRIU plugin: stateless reattach of render nodes
  *
- * Opt-in, with KFD_CRIU_DRM_REATTACH=1 in the environment of the criu that
- * dumps. A render node file of a DRM device that is no KFD GPU's (an Intel
+ * A plugin of its own, for any vendor's render nodes; installed beside
+ * kfd_criu, it leaves KFD GPUs' render nodes to it. Opt-in, with the
+ * option enable=1 for the criu that dumps (DRM_REATTACH_ENABLE=1 in its
+ * environment, or kfd_criu_options.c's other channels; the older
+ * KFD_CRIU_DRM_REATTACH=1 still counts). A render node file of a DRM
+ * device that is no KFD GPU's (an Intel
  * iGPU that encodes video, vgem) is dumped as the device it was open on:
  * the driver's name, the PCI address of the device if it has one, the
  * minor, and the file's status flags. Nothing of the device's state is
@@ -18,9 +22,24 @@
  * UPDATE_VMA_MAP hands CRIU instead of the device. The process then does
  * not fault on its old pointers; what it reads there is not its data.
  *
- * KFD GPUs' render nodes never come here (the plugin restores them with
- * their state), and DRM card (KMS) nodes and dma-bufs stay refused: their
- * state is shared with the display or with other processes.
+ * Which plugin takes what, in either load order (CRIU asks plugins in the
+ * order it loaded them, the readdir() order of its plugin directory, and
+ * the first that does not answer -ENOTSUP takes a file or mapping):
+ *
+ * - /dev/kfd, and render nodes of KFD GPUs, are never drm_reattach's: a
+ *   render node counts as no KFD GPU's only if a KFD topology read now
+ *   shows no GPU of that minor and hides none (kfd_criu takes those of
+ *   tasks that hold /dev/kfd, with their state, as part of the KFD
+ *   process's GPU map; others stay refused);
+ * - a render node of no KFD GPU is never kfd_criu's;
+ * - at restore, a kfdcriu-<id>.img with a drm_node is drm_reattach's, any
+ *   other kfd_criu's; kfdcriu-drm.img, the mapped minors, is drm_reattach's
+ *   alone, and no KFD GPU had those minors at dump, which the /dev/kfd
+ *   file's own list of render minors says to kfd_criu.
+ *
+ * DRM card (KMS) nodes and dma-bufs stay refused: their state is shared
+ * with the display or with other processes. This file holds the hooks and
+ * the files; drm_reattach_maps.c the mappings.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -41,61 +60,45 @@
 #include <drm/drm.h>
 #include <linux/magic.h>
 
-#include "kfd_criu.h"
+#include "drm_reattach.h"
 
-#define REATTACH_ENV		"KFD_CRIU_DRM_REATTACH"
 #define DRIVER_NAME_MAX		64	/* "i915", "vgem": DRM's names are short */
 #define PCI_SLOT_MAX		32	/* "0000:00:02.0" */
-#define NODE_NAME_MAX		32	/* "renderD128" */
-#define NR_RENDER_MINORS	DRM_RENDER_NODES_MAX
-#define MAPPINGS_IMAGE		"kfdcriu-drm.img"
-#define MAPPINGS_IMAGE_MAX	(NR_RENDER_MINORS * 6 + 16)
-#define ZERO_FILL_NAME		"kfd_criu:renderD"	/* /memfd:kfd_criu:renderD128 */
-/*
- * How far past a mapping's offset its memfd reaches. CRIU gives a run of
- * mappings of one file the fd of the first, and UPDATE_VMA_MAP is not told
- * a mapping's length: the memfd covers more than any GEM object, which
- * costs nothing until touched.
- */
-#define ZERO_FILL_SPAN		(1ULL << 40)
-
-/* Linux 6.3; glibc's <sys/mman.h> of Debian 12 lacks it */
-#ifndef MFD_NOEXEC_SEAL
-#define MFD_NOEXEC_SEAL		0x0008U
-#endif
 
 enum drm_file_kind { DRM_FILE_NONE, DRM_FILE_RENDER, DRM_FILE_CARD, DRM_FILE_DMA_BUF };
 
-/*
- * The render minors whose mappings the dump took for a reattach: collected
- * while dumping, read from the images once when restoring. -1: not known.
- */
-static uint32_t mapped_minors[NR_RENDER_MINORS];
-static int nr_mapped_minors = -1;
-
-/**
- * struct zero_fill - the memory a restored task's mappings of one render
- * node get instead of the device
- * @minor: the dumped render minor
- * @fd: a memfd, kept open just above CRIU's service fds
- * @size: its size, past every mapping's offset so far
- */
-static struct zero_fill {
-	unsigned int minor;
-	int fd;
-	uint64_t size;
-} zero_fills[NR_RENDER_MINORS];
-static unsigned int nr_zero_fills;
 static bool bad_option_told;
+/* This dump listed the plugin in CRIU's inventory (4.1 and later) */
+static bool reattach_in_inventory;
+
+enum reattach_opt { REATTACH_OPT_ENABLE, REATTACH_OPT_MAX };
+
+static const char *const reattach_option_names[REATTACH_OPT_MAX] = {
+	[REATTACH_OPT_ENABLE] = "enable",
+};
+
+/* Its name when the reattach was part of kfd_criu */
+static const char *const reattach_old_env[REATTACH_OPT_MAX] = {
+	[REATTACH_OPT_ENABLE] = "KFD_CRIU_DRM_REATTACH",
+};
+
+/* --plugin-option drm_reattach.enable, DRM_REATTACH_ENABLE, drm_reattach.conf */
+static struct plugin_options reattach_options = {
+	.plugin = "drm_reattach",
+	.env_prefix = "DRM_REATTACH_",
+	.names = reattach_option_names,
+	.old_env = reattach_old_env,
+	.nr = REATTACH_OPT_MAX,
+};
 
 /*
- * Whether the stateless reattach is on: KFD_CRIU_DRM_REATTACH=1. Dropping
+ * Whether the stateless reattach is on: enable=1. Dropping
  * a device's state is never a default, so any other value is off; a value
  * that is neither 0 nor 1 is said once.
  */
-static bool reattach_wanted(void)
+bool reattach_wanted(void)
 {
-	const char *value = kfd_criu_option(KFD_OPT_DRM_REATTACH);
+	const char *value = kfd_criu_option(&reattach_options, REATTACH_OPT_ENABLE);
 
 	if (!value || !*value || !strcmp(value, "0"))
 		return false;
@@ -114,7 +117,7 @@ static bool dumped_render_minor_valid(unsigned int minor)
 }
 
 /* renderD<minor>, card<minor>, or the device number of another DRM node */
-static const char *node_name(unsigned int minor, char name[NODE_NAME_MAX])
+const char *node_name(unsigned int minor, char name[NODE_NAME_MAX])
 {
 	if (kfd_criu_render_minor(minor))
 		snprintf(name, NODE_NAME_MAX, "renderD%u", minor);
@@ -248,7 +251,7 @@ static int read_identity(int fd, unsigned int minor, KfdCriuDrmNode *node,
 
 /*
  * Render node file @fd, no KFD GPU's: its identity and status flags into
- * kfdcriu-<id>.img. The images then need kfd_criu to restore.
+ * kfdcriu-<id>.img. The images then need drm_reattach to restore.
  */
 static int dump_reattached_file(int fd, unsigned int id, unsigned int minor)
 {
@@ -270,7 +273,7 @@ static int dump_reattached_file(int fd, unsigned int id, unsigned int minor)
 	ret = kfd_criu_write_meta(id, &meta);
 	if (ret)
 		return ret == -ENOTSUP ? -EIO : ret;
-	kfd_criu_register_in_inventory();
+	kfd_criu_register_in_inventory(CR_PLUGIN_DESC.name, &reattach_in_inventory);
 	pr_info("file %u: %s (%s%s%s): dumped for a reattach as a fresh DRM file; its GEM objects, handles and contexts are not dumped\n",
 		id, node_name(minor, name), driver, slot[0] ? " at " : "", slot);
 	return 0;
@@ -289,7 +292,7 @@ static int dump_reattached_file(int fd, unsigned int id, unsigned int minor)
  * Return: 0 when dumped; -ENOTSUP when not the plugin's, so that CRIU
  * refuses it unless another plugin takes it; or another -errno.
  */
-int kfd_drm_dump_file(int fd, unsigned int id, const struct stat *st)
+static int kfd_drm_dump_file(int fd, unsigned int id, const struct stat *st)
 {
 	enum drm_file_kind kind = drm_file_kind(fd, st);
 	unsigned int minor = minor(st->st_rdev);
@@ -298,6 +301,10 @@ int kfd_drm_dump_file(int fd, unsigned int id, const struct stat *st)
 		return -ENOTSUP;
 	if (kind != DRM_FILE_RENDER)
 		return refuse_drm_file(id, kind, minor);
+	if (!kfd_criu_no_kfd_gpu_of_minor(minor)) {
+		pr_debug("file %u: renderD%u may be a KFD GPU's: kfd_criu's\n", id, minor);
+		return -ENOTSUP;
+	}
 	if (!reattach_wanted())
 		return refuse_render_file(fd, id, minor);
 	if (kfd_criu_images_streamed()) {
@@ -306,63 +313,6 @@ int kfd_drm_dump_file(int fd, unsigned int id, const struct stat *st)
 		return -EINVAL;
 	}
 	return dump_reattached_file(fd, id, minor);
-}
-
-/* Writes the render minors of the mappings this dump took into the images */
-static int write_mapped_minors(void)
-{
-	KfdCriuDrmMappings mappings = KFD_CRIU_DRM_MAPPINGS__INIT;
-	uint8_t buf[MAPPINGS_IMAGE_MAX];
-	size_t len;
-
-	mappings.n_minors = nr_mapped_minors;
-	mappings.minors = mapped_minors;
-	len = kfd_criu_drm_mappings__get_packed_size(&mappings);
-	if (len > sizeof(buf))
-		return -EMSGSIZE;
-	kfd_criu_drm_mappings__pack(&mappings, buf);
-	return kfd_criu_write_image(MAPPINGS_IMAGE, buf, len);
-}
-
-/* Whether the dump took the mappings of render minor @minor */
-static bool minor_mapped(unsigned int minor)
-{
-	int i;
-
-	for (i = 0; i < nr_mapped_minors && mapped_minors[i] != minor; i++)
-		;
-	return i < nr_mapped_minors;
-}
-
-/* Notes, once per render node, that the dump took its mappings */
-static int take_mappings(unsigned int minor)
-{
-	char name[NODE_NAME_MAX];
-	int ret;
-
-	if (nr_mapped_minors < 0)
-		nr_mapped_minors = 0;
-	if (minor_mapped(minor))
-		return 0;
-	if (kfd_criu_images_streamed()) {
-		pr_err("a mapping of %s: criu --stream is not supported: the plugin's image files would miss the streamer; dump to a directory\n",
-		       node_name(minor, name));
-		return -EINVAL;
-	}
-	if (nr_mapped_minors == NR_RENDER_MINORS) {
-		pr_err("a mapping of %s: more than %d render nodes mapped\n",
-		       node_name(minor, name), NR_RENDER_MINORS);
-		return -ENOSPC;
-	}
-	mapped_minors[nr_mapped_minors++] = minor;
-	ret = write_mapped_minors();
-	if (ret) {
-		nr_mapped_minors--;
-		return ret == -ENOTSUP ? -EIO : ret;
-	}
-	pr_info("mappings of %s, no KFD GPU's render node: their contents are not dumped; restored as zero-filled memory\n",
-		node_name(minor, name));
-	return 0;
 }
 
 /**
@@ -376,7 +326,7 @@ static int take_mappings(unsigned int minor)
  *
  * Return: 0 when taken, -ENOTSUP when not the plugin's, or another -errno.
  */
-int kfd_drm_handle_device_vma(const struct stat *st)
+static int kfd_drm_handle_device_vma(const struct stat *st)
 {
 	enum drm_file_kind kind = drm_file_kind(-1, st);
 	unsigned int minor = minor(st->st_rdev);
@@ -390,6 +340,8 @@ int kfd_drm_handle_device_vma(const struct stat *st)
 				REATTACH_ENV " reattaches render nodes only\n", node_name(minor, name));
 		return -ENOTSUP;
 	}
+	if (!kfd_criu_no_kfd_gpu_of_minor(minor))
+		return -ENOTSUP;	/* kfd_criu's */
 	if (reattach_wanted())
 		return take_mappings(minor);
 	pr_warn("a mapping of %s, no KFD GPU's render node: not dumped; "
@@ -485,7 +437,7 @@ static bool drm_meta_valid(const KfdCriuMeta *meta)
  *
  * Return: the new fd, or -errno (-ENODEV: no render node of the driver).
  */
-int kfd_drm_restore_file(const KfdCriuMeta *meta)
+static int kfd_drm_restore_file(const KfdCriuMeta *meta)
 {
 	const KfdCriuDrmNode *node = meta->drm_node;
 	unsigned int minor;
@@ -517,213 +469,136 @@ int kfd_drm_restore_file(const KfdCriuMeta *meta)
 	return fd;
 }
 
-/*
- * The render minors whose mappings the dump took, from the images, once.
- * Images without the list (a dump that took none) have none.
- */
-static int read_mapped_minors(void)
-{
-	KfdCriuDrmMappings *mappings;
-	char buf[MAPPINGS_IMAGE_MAX + 2];
-	ssize_t len;
-
-	if (nr_mapped_minors >= 0)
-		return 0;
-	len = kfd_criu_read_file(criu_get_image_dir(), MAPPINGS_IMAGE, buf, sizeof(buf));
-	nr_mapped_minors = len == -ENOENT ? 0 : -1;
-	if (len == -ENOENT)
-		return 0;
-	mappings = len < 0 || len > MAPPINGS_IMAGE_MAX ? NULL :
-		   kfd_criu_drm_mappings__unpack(NULL, len, (uint8_t *)buf);
-	if (!mappings || mappings->n_minors > NR_RENDER_MINORS) {
-		len = len < 0 ? len : -EBADMSG;
-		pr_err("cannot read " MAPPINGS_IMAGE ": %s\n", strerror(-len));
-		goto out;
-	}
-	memcpy(mapped_minors, mappings->minors, mappings->n_minors * sizeof(*mapped_minors));
-	nr_mapped_minors = mappings->n_minors;
-	len = 0;
-out:
-	if (mappings)
-		kfd_criu_drm_mappings__free_unpacked(mappings, NULL);
-	return len;
-}
-
-/* A new memfd for the mappings of dumped render minor @minor */
-static int new_zero_fill(unsigned int minor, struct zero_fill **fill)
-{
-	char name[NODE_NAME_MAX];
-	int fd, hidden, ret;
-
-	snprintf(name, sizeof(name), ZERO_FILL_NAME "%u", minor);
-	/* Never executable; kernels before 6.3 do not know the seal */
-	fd = memfd_create(name, MFD_CLOEXEC | MFD_NOEXEC_SEAL);
-	if (fd < 0 && errno == EINVAL)
-		fd = memfd_create(name, MFD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	hidden = fcntl(fd, F_DUPFD_CLOEXEC, kfd_criu_fd_base());
-	ret = hidden < 0 ? -errno : 0;
-	close(fd);
-	if (ret)
-		return ret;
-	*fill = &zero_fills[nr_zero_fills++];
-	**fill = (struct zero_fill){ .minor = minor, .fd = hidden };
-	return 0;
-}
-
-/*
- * The memfd that dumped render minor @minor's mappings get, large enough
- * for one at offset @pgoff. One memfd per render node: two mappings of one
- * buffer share memory again, those of two buffers (their offsets differ)
- * do not.
- */
-static int zero_fill_fd(unsigned int minor, uint64_t pgoff, int *fd)
-{
-	struct zero_fill *fill = NULL;
-	unsigned int i;
-	int ret;
-
-	if (pgoff > (uint64_t)INT64_MAX - ZERO_FILL_SPAN)
-		return -EOVERFLOW;
-	for (i = 0; i < nr_zero_fills && !fill; i++)
-		if (zero_fills[i].minor == minor)
-			fill = &zero_fills[i];
-	if (!fill) {
-		ret = nr_zero_fills < NR_RENDER_MINORS ? new_zero_fill(minor, &fill) : -ENOSPC;
-		if (ret)
-			return ret;
-	}
-	if (fill->size < pgoff + ZERO_FILL_SPAN) {
-		if (ftruncate(fill->fd, pgoff + ZERO_FILL_SPAN))
-			return -errno;
-		fill->size = pgoff + ZERO_FILL_SPAN;
-	}
-	*fd = fill->fd;
-	return 0;
-}
-
-/**
- * kfd_drm_update_vma_map() - UPDATE_VMA_MAP of a mapping that the dump took
- * for a stateless reattach
- * @path: the mapped file's path in the dump
- * @addr: the mapping's address
- * @pgoff: its offset in the file, in bytes
- * @new_pgoff: the offset to map at: @pgoff, in the memfd
- * @plugin_fd: the fd CRIU maps through, by kfd_criu_vma_fd()
- *
- * Runs in the restored task, which gets zero-filled memory of the
- * mapping's size and protection in place of the device's.
- *
- * Return: 1 (which CRIU needs to take @new_pgoff), also for a mapping
- * that is refused (kfd_criu_refuse_vma()); -ENOTSUP for a mapping the dump
- * did not take.
- */
-int kfd_drm_update_vma_map(const char *path, uint64_t addr, uint64_t pgoff,
-			   uint64_t *new_pgoff, int *plugin_fd)
-{
-	int minor = kfd_criu_render_minor_of_path(path), fd = -1, ret;
-
-	if (minor < 0)
-		return -ENOTSUP;
-	if (read_mapped_minors())
-		return kfd_criu_refuse_vma(path, addr, new_pgoff, plugin_fd);
-	if (!minor_mapped(minor))
-		return -ENOTSUP;
-	ret = zero_fill_fd(minor, pgoff, &fd) ?: kfd_criu_vma_fd(fd, plugin_fd);
-	if (ret) {
-		pr_err("mapping at %#" PRIx64 " of %s: no zero-filled memory for it: %s\n",
-		       addr, path, strerror(-ret));
-		return kfd_criu_refuse_vma(path, addr, new_pgoff, plugin_fd);
-	}
-	*new_pgoff = pgoff;
-	pr_debug("mapping at %#" PRIx64 " of %s: zero-filled memory at offset %#" PRIx64 "\n",
-		 addr, path, pgoff);
-	return 1;
-}
-
-/*
- * Adds the mapping of /proc/<pid>/maps line @line to @bytes and @count, by
- * the index of its render node in the dump's list, if it is zero-filled
- * memory of one.
- */
-static void count_zero_filled(const char *line, uint64_t *bytes, unsigned int *count)
-{
-	unsigned long long start, end;
-	unsigned int minor;
-	int path = 0, i;
-
-	if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &start, &end, &path) < 2 || !path)
-		return;
-	if (sscanf(line + path, "/memfd:" ZERO_FILL_NAME "%u", &minor) != 1 || end < start)
-		return;
-	for (i = 0; i < nr_mapped_minors && mapped_minors[i] != minor; i++)
-		;
-	if (i == nr_mapped_minors)
-		return;
-	bytes[i] += end - start;
-	count[i]++;
-}
-
-/**
- * kfd_drm_log_zero_filled() - say what a restored task's mappings lost
- * @pid: the task, in criu's PID namespace
- *
- * Runs in criu once the task's memory is in place (RESUME_DEVICES_LATE):
- * per dumped render node, how many bytes of its mappings are zero-filled
- * memory now. CRIU records mappings by path, so the count is per render
- * node of the task, whichever of its files of that node mapped them.
- */
-void kfd_drm_log_zero_filled(int pid)
-{
-	uint64_t bytes[NR_RENDER_MINORS] = { 0 };
-	unsigned int count[NR_RENDER_MINORS] = { 0 };
-	char path[PATH_MAX], *line = NULL;
-	size_t size = 0;
-	unsigned int i;
-	FILE *maps;
-
-	if (read_mapped_minors() || !nr_mapped_minors)
-		return;
-	snprintf(path, sizeof(path), "%s/proc/%d/maps", kfd_criu_root, pid);
-	maps = fopen(path, "re");
-	if (!maps)
-		return;
-	while (getline(&line, &size, maps) > 0)
-		count_zero_filled(line, bytes, count);
-	free(line);
-	fclose(maps);
-	for (i = 0; i < NR_RENDER_MINORS; i++)
-		if (count[i])
-			pr_warn("pid %d: renderD%u: %" PRIu64 " bytes in %u mapping(s) are zero-filled memory now: their device contents were not dumped ("
-				REATTACH_ENV ")\n", pid, mapped_minors[i], bytes[i], count[i]);
-}
-
-/**
- * kfd_drm_init() - start of a CRIU stage
- * @stage: the stage
- *
- * A dump into a directory that holds an older dump's list of taken
- * mappings must not leave it for the restore: it is removed.
- */
-void kfd_drm_init(int stage)
-{
-	if (stage != CR_PLUGIN_STAGE__DUMP && stage != CR_PLUGIN_STAGE__PRE_DUMP)
-		return;
-	if (unlinkat(criu_get_image_dir(), MAPPINGS_IMAGE, 0) && errno != ENOENT)
-		pr_warn("cannot remove the older " MAPPINGS_IMAGE ": %s\n", strerror(errno));
-}
-
 /**
  * kfd_drm_fini() - end of a CRIU stage: forget it
  */
-void kfd_drm_fini(void)
+static void kfd_drm_fini(void)
 {
-	unsigned int i;
-
-	for (i = 0; i < nr_zero_fills; i++)
-		close(zero_fills[i].fd);
-	nr_zero_fills = 0;
-	nr_mapped_minors = -1;
+	drm_maps_fini();
 	bad_option_told = false;
 }
+
+/* DUMP_EXT_FILE: render nodes of no KFD GPU; the other DRM files are said */
+static int reattach_dump_file(int fd, int id)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -ENOTSUP;
+	return kfd_drm_dump_file(fd, id, &st);
+}
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__DUMP_EXT_FILE, reattach_dump_file)
+
+/* HANDLE_DEVICE_VMA: mappings of render nodes of no KFD GPU */
+static int reattach_handle_device_vma(int fd __attribute__((unused)), const struct stat *st)
+{
+	return kfd_drm_handle_device_vma(st);
+}
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__HANDLE_DEVICE_VMA, reattach_handle_device_vma)
+
+/*
+ * RESTORE_EXT_FILE of file @id: an fd if its kfdcriu-<id>.img is a
+ * reattached render node's; -ENOTSUP for no image or kfd_criu's.
+ */
+static int reattach_restore_file(int id)
+{
+	KfdCriuMeta *meta;
+	int ret = kfd_criu_read_meta(id, &meta);
+
+	if (ret)
+		return ret == -ENOENT ? -ENOTSUP : ret;
+	if (!meta->drm_node) {
+		ret = -ENOTSUP;
+	} else if (kfd_criu_images_streamed()) {
+		pr_err("file %u: criu --stream is not supported\n", id);
+		ret = -EINVAL;
+	} else {
+		ret = kfd_drm_restore_file(meta);
+		ret = ret == -ENOTSUP ? -EIO : ret;
+	}
+	kfd_criu_meta__free_unpacked(meta, NULL);
+	return ret;
+}
+
+#ifdef KFD_CRIU_RESTORE_RETRY
+static CR_PLUGIN_HOOK__RESTORE_EXT_FILE_t reattach_restore_ext_file;
+#else
+static CR_PLUGIN_HOOK__RESTORE_EXT_FILE_t reattach_restore_without_retry;
+#endif
+
+/* With the retry flag: the plugin never retries */
+static int reattach_restore_ext_file(int id, bool *retry_needed)
+{
+	*retry_needed = false;
+	return reattach_restore_file(id);
+}
+
+/* Without it, for CRIU before 4.3: nothing past @id is read or written */
+static int reattach_restore_without_retry(int id)
+{
+	return reattach_restore_file(id);
+}
+
+/* At load, as the header says; init asks the criu that loaded the plugin */
+static void __attribute__((constructor)) reattach_register_restore_of_header(void)
+{
+	kfd_criu_register_restore_ext_file(&CR_PLUGIN_DESC, false, reattach_restore_ext_file,
+					   reattach_restore_without_retry);
+}
+
+/* UPDATE_VMA_MAP: mappings of the minors the dump took */
+static int reattach_update_vma_map(const char *path, const uint64_t addr,
+				   const uint64_t old_pgoff, uint64_t *new_pgoff, int *plugin_fd)
+{
+	return kfd_drm_update_vma_map(path, addr, old_pgoff, new_pgoff, plugin_fd);
+}
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__UPDATE_VMA_MAP, reattach_update_vma_map)
+
+/*
+ * RESUME_DEVICES_LATE: says what a task's mappings lost, and leaves the
+ * task to the other plugins: never the plugin's. CRIU stops at the first
+ * plugin that takes a task, so when kfd_criu was loaded first and resumed
+ * the task, this line is not printed (the mapping's own line is, at debug
+ * level, in the task).
+ */
+static int reattach_resume_devices_late(int pid)
+{
+	kfd_drm_log_zero_filled(pid);
+	return -ENOTSUP;
+}
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESUME_DEVICES_LATE, reattach_resume_devices_late)
+
+/*
+ * Refuses to share a criu with CRIU's amdgpu plugin, which takes every
+ * render node too; registers the RESTORE_EXT_FILE that the criu calls;
+ * takes the plugin off a 4.x restore's list of the plugins the images need.
+ */
+static int reattach_init(int stage)
+{
+	criu_plugin_get_options_t *get_options = kfd_criu_probe_criu();
+	static char stock[PATH_MAX];
+
+	kfd_criu_options_load(&reattach_options, get_options);
+	if (kfd_criu_stock_plugin_present(&CR_PLUGIN_DESC, stock)) {
+		pr_err("CRIU's amdgpu plugin %s is installed too: both take render nodes and the first found wins; give each its own plugin directory (CRIU's libdir) or remove one\n",
+		       stock);
+		return -EEXIST;
+	}
+	/* Only now: a refused init must leave the images as they are */
+	drm_maps_init(stage);
+	kfd_criu_register_restore_ext_file(&CR_PLUGIN_DESC, get_options, reattach_restore_ext_file,
+					   reattach_restore_without_retry);
+	if (stage == CR_PLUGIN_STAGE__RESTORE)
+		kfd_criu_take_off_inventory(CR_PLUGIN_DESC.name);
+	return 0;
+}
+
+/* The end of a stage: forget it */
+static void reattach_fini(int stage __attribute__((unused)), int ret __attribute__((unused)))
+{
+	kfd_drm_fini();
+	reattach_in_inventory = false;
+	kfd_criu_options_forget(&reattach_options);
+}
+
+CR_PLUGIN_REGISTER("drm_reattach", reattach_init, reattach_fini)
