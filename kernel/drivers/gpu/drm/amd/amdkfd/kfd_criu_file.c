@@ -131,7 +131,20 @@ static int kfd_criu_file_read(void *ctx, void *buf, size_t len)
 	return 0;
 }
 
-/* The checks kernel_read() and kernel_write() would WARN or log about */
+/*
+ * The checks kernel_read() and kernel_write() would WARN or log about,
+ * and O_APPEND for a write: with it, every write goes to the end of the
+ * file, whatever position it is given, so the image would not be at the
+ * caller's offset although image_size says it is. It is refused on every
+ * file, a stream too, as it asks for what the op does not do.
+ *
+ * The flags are read once, here: another holder of the file can still set
+ * O_NONBLOCK or O_APPEND with fcntl(F_SETFL) while the op runs. O_NONBLOCK
+ * then ends the op with -ETIMEDOUT (kfd_criu_file_errno()). After
+ * O_APPEND, the chunks still to be written land at the end of the file:
+ * the op succeeds and the image at the offset is incomplete, as it would
+ * be had that holder written over it.
+ */
 static int kfd_criu_file_check(const struct file *file, fmode_t mode)
 {
 	const struct file_operations *fops = file->f_op;
@@ -141,6 +154,8 @@ static int kfd_criu_file_check(const struct file *file, fmode_t mode)
 		return -EBADF;
 	/* A stream cannot stop half-way for EAGAIN or for alignment */
 	if (file->f_flags & (O_NONBLOCK | O_DIRECT))
+		return -EINVAL;
+	if (mode == FMODE_WRITE && (file->f_flags & O_APPEND))
 		return -EINVAL;
 	if (mode == FMODE_WRITE)
 		ok = (file->f_mode & FMODE_CAN_WRITE) && fops->write_iter &&
@@ -153,9 +168,12 @@ static int kfd_criu_file_check(const struct file *file, fmode_t mode)
 
 /*
  * Where the stream starts, as pwrite(2) and pread(2) decide: at @offset
- * on a file with positional I/O for @mode, else only at 0. A file that is
- * neither positional nor FMODE_STREAM (a socket) gets a position that
- * starts at 0 and is the op's own, as read(2) would pass it its f_pos.
+ * on a file with positional I/O for @mode, else only at 0. Pipes and
+ * sockets are FMODE_STREAM and get no position. A file that is neither
+ * positional nor FMODE_STREAM, one its driver opened with
+ * nonseekable_open() (a tty, a FUSE file with FOPEN_NONSEEKABLE), gets a
+ * position that starts at 0 and is the op's own, as read(2) would pass
+ * it its f_pos.
  */
 static int kfd_criu_file_start(struct kfd_criu_file_io *fio, fmode_t mode,
 			       u64 offset)
@@ -190,9 +208,10 @@ static int kfd_criu_file_start(struct kfd_criu_file_io *fio, fmode_t mode,
  *
  * Context: process context; may sleep.
  * Return: 0; -EBADF for a bad @fd or a file not open for @mode; -EINVAL
- * for a file the stream cannot use (O_NONBLOCK, O_DIRECT, no iterators)
- * or an @offset beyond the largest file offset; -ESPIPE for a non-zero
- * @offset on a file without positional I/O.
+ * for a file the stream cannot use (O_NONBLOCK, O_DIRECT, O_APPEND for
+ * %FMODE_WRITE, no iterators) or an @offset beyond the largest file
+ * offset; -ESPIPE for a non-zero @offset on a file without positional
+ * I/O.
  */
 int kfd_criu_file_get(struct kfd_criu_file_io *fio, int fd, fmode_t mode,
 		      u64 offset)

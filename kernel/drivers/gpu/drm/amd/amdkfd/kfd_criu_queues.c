@@ -36,6 +36,8 @@
  * pqm_set_gws(), as their ioctls do. Last, the dynamic state is written
  * into each XCC's new MQD through set_dyn_state(): the whitelist fields,
  * validated, and on GFX9 the control stack, checked for its length only.
+ * A GPU without room for a queue fails the restore with -ENOSPC, whichever
+ * limit of its queue manager the queue hit.
  *
  * Which ids a restored queue keeps:
  *
@@ -1024,6 +1026,25 @@ static bool kfd_criu_queue_cwsr_in_svm(struct kfd_process_device *pdd,
 					 len, le32_to_cpu(rec->gpu_index));
 }
 
+/*
+ * pqm_create_queue() tells of a GPU without room for the queue in three
+ * ways: -ENOSPC for the process's queue limit or no VMID left, -EPERM for
+ * the device's queue limit (max_num_of_queues_per_device) or, with
+ * sched_policy=1, a GPU it would oversubscribe, and -EBUSY for a compute
+ * queue without HWS when no HQD is left. RESTORE answers -ENOSPC for all
+ * of them; an SDMA queue's -EBUSY is its slot, taken, and stays so.
+ */
+static int kfd_criu_queue_create_errno(struct kfd_node *dev,
+				       enum kfd_queue_type type, int ret)
+{
+	if (ret == -EPERM)
+		return -ENOSPC;
+	if (ret == -EBUSY && type == KFD_QUEUE_TYPE_COMPUTE &&
+	    dev->dqm->sched_policy == KFD_SCHED_POLICY_NO_HWS)
+		return -ENOSPC;
+	return ret;
+}
+
 /* Creates the queue of record @n as the create ioctl would. */
 static int kfd_criu_queue_create(struct kfd_process *p,
 				 struct kfd_process_device *pdd,
@@ -1060,7 +1081,7 @@ static int kfd_criu_queue_create(struct kfd_process *p,
 			pr_warn_ratelimited("CRIU image: queue %u: SDMA slot %u is taken\n",
 					    ids.q_id, ids.sdma_id);
 		kfd_criu_run_unwind(p, kfd_criu_queue_put_buffers, &qb);
-		return ret;
+		return kfd_criu_queue_create_errno(pdd->dev, qp.type, ret);
 	}
 	q = pqm_get_user_queue(&p->pqm, ids.q_id);
 	if (q)
@@ -1084,9 +1105,11 @@ static int kfd_criu_queue_create(struct kfd_process *p,
  *
  * Context: p->mutex held.
  * Return: 0, -ENOMEM, -EBUSY for a queue id, doorbell or SDMA slot that
- * is taken, -ENODEV for GWS the GPU lacks, -EOPNOTSUPP for a GPU that
- * cannot restore queue state, -EINVAL for a GPU without VM or an SDMA
- * doorbell that does not exist here, or the errno of a creation step.
+ * is taken, -ENOSPC for a GPU without room for a queue (a queue limit of
+ * the process or the device, no VMID or, without HWS, no HQD left),
+ * -ENODEV for GWS the GPU lacks, -EOPNOTSUPP for a GPU that cannot
+ * restore queue state, -EINVAL for a GPU without VM or an SDMA doorbell
+ * that does not exist here, or the errno of a creation step.
  */
 int kfd_criu_queues_restore(struct kfd_process *p,
 			    struct kfd_criu_queues_image *img,

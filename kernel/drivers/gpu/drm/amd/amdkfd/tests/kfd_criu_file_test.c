@@ -7,8 +7,9 @@
  * reachable. Suite kfd_criu_file checks what the ops return for each
  * result of a read or write of the caller's file: end of file, a
  * restartable interruption, and the file's own errors, which pass
- * through only where they can mean nothing but the image file; and where
- * the stream starts, by the caller's offset, in files of each kind.
+ * through only where they can mean nothing but the image file; the file
+ * flags the ops refuse up front; and where the stream starts, by the
+ * caller's offset, in files of each kind.
  */
 
 #include <kunit/test.h>
@@ -47,6 +48,58 @@ static void kfd_criu_test_file_errno(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kfd_criu_file_errno(-EINVAL, -ENODATA, false), -EIO);
 }
 
+/* Iterators that kfd_criu_file_check() looks for and never calls */
+static ssize_t kfd_criu_test_no_iter(struct kiocb *iocb, struct iov_iter *iter)
+{
+	return -EIO;
+}
+
+static const struct file_operations kfd_criu_test_iter_fops = {
+	.read_iter = kfd_criu_test_no_iter,
+	.write_iter = kfd_criu_test_no_iter,
+};
+
+static int kfd_criu_test_check(struct file *file, unsigned int f_flags,
+			       fmode_t mode)
+{
+	file->f_flags = f_flags;
+	return kfd_criu_file_check(file, mode);
+}
+
+/*
+ * The file flags the stream cannot honour are refused up front: O_APPEND
+ * would put a CHECKPOINT's image at the end of the file, not at the
+ * caller's offset, and means nothing to RESTORE.
+ */
+static void kfd_criu_test_file_check(struct kunit *test)
+{
+	struct file *file;
+
+	file = kunit_kzalloc(test, sizeof(*file), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, file);
+	file->f_op = &kfd_criu_test_iter_fops;
+	file->f_mode = FMODE_READ | FMODE_WRITE | FMODE_CAN_READ |
+		       FMODE_CAN_WRITE | FMODE_PREAD | FMODE_PWRITE;
+
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_check(file, O_RDWR, FMODE_WRITE), 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_check(file, O_RDWR, FMODE_READ), 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_check(file, O_RDWR | O_APPEND,
+						  FMODE_WRITE), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_check(file, O_WRONLY | O_APPEND,
+						  FMODE_WRITE), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_check(file, O_RDWR | O_APPEND,
+						  FMODE_READ), 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_check(file, O_RDWR | O_NONBLOCK,
+						  FMODE_READ), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_check(file, O_RDWR | O_DIRECT,
+						  FMODE_WRITE), -EINVAL);
+
+	file->f_mode &= ~(FMODE_WRITE | FMODE_CAN_WRITE);
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_check(file, O_RDONLY, FMODE_WRITE),
+			-EBADF);
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_check(file, O_RDONLY, FMODE_READ), 0);
+}
+
 /* Only the f_mode bits matter to kfd_criu_file_start() */
 static int kfd_criu_test_start(struct kfd_criu_file_io *fio, struct file *file,
 			       fmode_t f_mode, fmode_t mode, u64 offset)
@@ -62,6 +115,8 @@ static void kfd_criu_test_file_start(struct kunit *test)
 {
 	const fmode_t regular = FMODE_READ | FMODE_WRITE | FMODE_LSEEK |
 				FMODE_PREAD | FMODE_PWRITE | FMODE_ATOMIC_POS;
+	const fmode_t stream = FMODE_READ | FMODE_WRITE | FMODE_STREAM;
+	const fmode_t tty = FMODE_READ | FMODE_WRITE;
 	struct kfd_criu_file_io fio;
 	struct file *file;
 
@@ -84,25 +139,30 @@ static void kfd_criu_test_file_start(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kfd_criu_test_start(&fio, file, FMODE_PREAD,
 						  FMODE_WRITE, 1), -ESPIPE);
 
-	/* A pipe: no position, offset 0 only */
-	KUNIT_EXPECT_EQ(test, kfd_criu_test_start(&fio, file, FMODE_STREAM,
+	/* A pipe or a socket, which stream_open() set up: offset 0 only */
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_start(&fio, file, stream,
 						  FMODE_WRITE, 0), 0);
 	KUNIT_EXPECT_NULL(test, fio.ppos);
-	KUNIT_EXPECT_EQ(test, kfd_criu_test_start(&fio, file, FMODE_STREAM,
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_start(&fio, file, stream,
 						  FMODE_READ, 1), -ESPIPE);
 
-	/* A socket: neither, a position of the op's own from 0 */
-	KUNIT_EXPECT_EQ(test, kfd_criu_test_start(&fio, file, 0, FMODE_READ, 0),
-			0);
+	/*
+	 * A tty, which nonseekable_open() left without positional I/O and
+	 * which is no FMODE_STREAM: a position of the op's own from 0
+	 */
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_start(&fio, file, tty, FMODE_READ,
+						  0), 0);
 	KUNIT_EXPECT_PTR_EQ(test, fio.ppos, &fio.pos);
 	KUNIT_EXPECT_EQ(test, fio.pos, 0);
-	KUNIT_EXPECT_EQ(test, kfd_criu_test_start(&fio, file, 0, FMODE_WRITE,
+	KUNIT_EXPECT_EQ(test, file->f_pos, 7);
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_start(&fio, file, tty, FMODE_WRITE,
 						  SZ_4K), -ESPIPE);
 }
 
 static struct kunit_case kfd_criu_file_test_cases[] = {
 	KUNIT_CASE(kfd_criu_test_io_errno),
 	KUNIT_CASE(kfd_criu_test_file_errno),
+	KUNIT_CASE(kfd_criu_test_file_check),
 	KUNIT_CASE(kfd_criu_test_file_start),
 	{}
 };

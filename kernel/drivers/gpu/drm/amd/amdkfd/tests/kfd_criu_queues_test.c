@@ -1092,6 +1092,10 @@ typedef int (*qf_set_dyn_fn)(struct mqd_manager *mm, void *mqd,
  * @gpu1: the family of the second fake GPU
  * @cwsr_svm_left: queues created without the SVM range of their CWSR area
  * @cwsr_svm_taken: of those, the ones whose range RESUME took since
+ * @max_queues_per_device: the queues each fake GPU may have, of every
+ *	process, as the module parameter max_num_of_queues_per_device
+ *	limits them
+ * @hqds_free: HQDs left for compute queues on fake GPUs without HWS
  */
 struct qf_fake {
 	unsigned int calls[QF_STEPS];
@@ -1106,6 +1110,8 @@ struct qf_fake {
 	enum qt_family_id gpu1;
 	unsigned int cwsr_svm_left;
 	unsigned int cwsr_svm_taken;
+	int max_queues_per_device;
+	unsigned int hqds_free;
 };
 
 static struct qf_fake *qf;
@@ -1116,12 +1122,14 @@ static struct qf_fake *qf;
  * @q: the queue
  * @pdd: its GPU
  * @holds: it holds its buffers, which destroying it gives back
+ * @hqd: it holds an HQD of its GPU without HWS
  */
 struct qf_queue {
 	struct process_queue_node pqn;
 	struct queue q;
 	struct kfd_process_device *pdd;
 	bool holds;
+	bool hqd;
 };
 
 static int qf_step(enum qf_step step)
@@ -1168,6 +1176,7 @@ static struct qf_queue *qf_queue_new(struct kfd_process *p,
 	set_bit(qid, p->pqm.queue_slot_bitmap);
 	if (!kfd_criu_queue_is_sdma(qp->type))
 		set_bit(doorbell, pdd->qpd.doorbell_bitmap);
+	pdd->dev->dqm->total_queue_count++;
 	qf->live++;
 	return fq;
 }
@@ -1178,6 +1187,9 @@ static void qf_queue_free(struct kfd_process *p, struct qf_queue *fq)
 	clear_bit(fq->q.properties.queue_id, p->pqm.queue_slot_bitmap);
 	if (!kfd_criu_queue_is_sdma(fq->q.properties.type))
 		clear_bit(fq->q.doorbell_id, fq->pdd->qpd.doorbell_bitmap);
+	fq->pdd->dev->dqm->total_queue_count--;
+	if (fq->hqd)
+		qf->hqds_free++;
 	if (fq->holds)
 		qf->held--;
 	kfree(fq->q.cu_mask);
@@ -1220,6 +1232,21 @@ static void qf_release_buffers(struct kfd_process_device *pdd,
 		qf->held--;
 }
 
+/*
+ * What the DQM's create_queue() refuses for want of room: a GPU with the
+ * most queues the module parameter allows (-EPERM), and without HWS, a
+ * compute queue when no HQD is left (-EBUSY, from allocate_hqd()).
+ */
+static int qf_room(struct kfd_node *dev, const struct queue_properties *qp)
+{
+	if (dev->dqm->total_queue_count >= qf->max_queues_per_device)
+		return -EPERM;
+	if (dev->dqm->sched_policy == KFD_SCHED_POLICY_NO_HWS &&
+	    qp->type == KFD_QUEUE_TYPE_COMPUTE && !qf->hqds_free)
+		return -EBUSY;
+	return 0;
+}
+
 /* As pqm_create_queue() with given ids: the queue holds its buffers. */
 static int qf_create(struct kfd_process *p, struct kfd_process_device *pdd,
 		     struct queue_properties *qp,
@@ -1240,9 +1267,15 @@ static int qf_create(struct kfd_process *p, struct kfd_process_device *pdd,
 	    (ids->doorbell_id >= KFD_MAX_NUM_OF_QUEUES_PER_PROCESS ||
 	     test_bit(ids->doorbell_id, pdd->qpd.doorbell_bitmap)))
 		return -EINVAL;
+	ret = qf_room(pdd->dev, qp);
+	if (ret)
+		return ret;
 	fq = qf_queue_new(p, pdd, qp, ids->q_id, ids->doorbell_id, QT_FILL);
 	if (!fq)
 		return -ENOMEM;
+	fq->hqd = pdd->dev->dqm->sched_policy == KFD_SCHED_POLICY_NO_HWS &&
+		  qp->type == KFD_QUEUE_TYPE_COMPUTE;
+	qf->hqds_free -= fq->hqd;
 	fq->q.sdma_id = ids->sdma_id;
 	/* As the DQM's create_queue(): a queue of an evicted process waits */
 	fq->q.properties.is_evicted = !!pdd->qpd.evicted;
@@ -1278,6 +1311,8 @@ static void qf_fake_new(struct kunit *test, enum qt_family_id gpu1)
 	qf->fail_step = QF_STEPS;
 	qf->guard_order = true;
 	qf->gpu1 = gpu1;
+	qf->max_queues_per_device = max_num_of_queues_per_device;
+	qf->hqds_free = UINT_MAX;
 	kunit_activate_static_stub(test, kfd_criu_queue_acquire_buffers,
 				   qf_acquire_buffers);
 	kunit_activate_static_stub(test, kfd_criu_queue_acquire_cwsr_svm,
@@ -2179,6 +2214,62 @@ static void qt_test_restore_checks_target(struct kunit *test)
 }
 
 /*
+ * A GPU without room for an image queue fails the restore with -ENOSPC,
+ * whichever way its queue manager says so: the device's queue limit
+ * (-EPERM from create_queue()) and, without HWS, no HQD left for a
+ * compute queue (-EBUSY from allocate_hqd()). The queues created before
+ * are gone again, and with room the same process takes the image. An
+ * -EBUSY that means a taken slot stays -EBUSY.
+ */
+static void qt_test_restore_without_room(struct kunit *test)
+{
+	/* A GFX10 beside the GFX 9.4.3: no MES, which needs HWS */
+	struct qf_env *e = qf_env_new_on(test, QT_GFX10);
+	struct device_queue_manager *dqm = e->nodes[1]->dqm;
+	struct kfd_process *p = qf_process(test, e->nodes);
+
+	/* Room on GPU 1 for the first of the image's three queues there */
+	KUNIT_ASSERT_EQ(test, dqm->total_queue_count, 3);
+	qf->max_queues_per_device = dqm->total_queue_count + 1;
+	memset(qf->calls, 0, sizeof(qf->calls));
+	KUNIT_EXPECT_EQ(test, qf_restore(e, p), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, qf->calls[QF_CREATE], 4);
+	qf_expect_nothing_left(test, &e->img, p, "device queue limit", 0);
+	qf->max_queues_per_device = max_num_of_queues_per_device;
+
+	/* GPU 1 without HWS: one HQD for its two compute queues */
+	dqm->sched_policy = KFD_SCHED_POLICY_NO_HWS;
+	qf->hqds_free = 1;
+	memset(qf->calls, 0, sizeof(qf->calls));
+	KUNIT_EXPECT_EQ(test, qf_restore(e, p), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, qf->calls[QF_CREATE], ARRAY_SIZE(qf_specs));
+	KUNIT_EXPECT_EQ(test, qf->hqds_free, 1);
+	qf_expect_nothing_left(test, &e->img, p, "no HQD left", 0);
+	qf->hqds_free = 2;
+	KUNIT_EXPECT_EQ(test, qf_restore(e, p), 0);
+	KUNIT_EXPECT_EQ(test, qf->hqds_free, 0);
+	/* A fresh process: the GWS of this one stays taken */
+	qf_process_release(p);
+	e->img.num_created = 0;
+	p = qf_process(test, e->nodes);
+
+	/* The SDMA-XGMI queue's slot on GPU 1, still without HWS, is taken */
+	qf->fail_step = QF_CREATE;
+	qf->fail_at = 3;
+	qf->fail_errno = -EBUSY;
+	memset(qf->calls, 0, sizeof(qf->calls));
+	KUNIT_EXPECT_EQ(test, qf_restore(e, p), -EBUSY);
+	qf_expect_nothing_left(test, &e->img, p, "SDMA slot taken", 0);
+	/* With HWS, no HQD is allocated: a compute queue's -EBUSY stays */
+	dqm->sched_policy = KFD_SCHED_POLICY_HWS;
+	qf->fail_at = 1;
+	memset(qf->calls, 0, sizeof(qf->calls));
+	KUNIT_EXPECT_EQ(test, qf_restore(e, p), -EBUSY);
+	qf_expect_nothing_left(test, &e->img, p, "compute -EBUSY with HWS", 0);
+	qf->fail_step = QF_STEPS;
+}
+
+/*
  * CHECKPOINT refuses what the image cannot carry, with nothing to free:
  * a queue that is not preempted, an SDMA queue created by engine id that
  * kept that type (only without HWS: create_queue_nocpsch() does not
@@ -2642,6 +2733,7 @@ static struct kunit_case kfd_criu_queues_test_cases[] = {
 	KUNIT_CASE_PARAM(qt_test_restore_on_fakes, qf_gpu1_gen_params),
 	KUNIT_CASE(qt_test_restore_unwinds_on_fakes),
 	KUNIT_CASE(qt_test_restore_checks_target),
+	KUNIT_CASE(qt_test_restore_without_room),
 	KUNIT_CASE(qt_test_snapshot_refusals),
 	KUNIT_CASE(qt_test_hostile_queue_records),
 	{}

@@ -10,8 +10,9 @@
  * XNACK mode and the runtime state. Further tests cover the legacy
  * interface with the old argument size, the op ordering errors, bad images
  * (each must leave the process without any KFD state), the largest event
- * age an image may carry, streams through pipes, arguments on a read-only
- * page and image files that fail (each op must change nothing),
+ * age an image may carry, streams through pipes, images at an offset of
+ * a file and a file opened for appending, arguments on a read-only page
+ * and image files that fail (each op must change nothing),
  * privileges (RESUME only by the target or its tracer), RESTORE through
  * the file of an owner that exited, and a legacy op that waited for the
  * process's lock while image mode paused it.
@@ -1594,6 +1595,50 @@ TEST(checkpoint_at_an_offset)
 	ASSERT_EQ(IMAGE_OFFSET, pread(fd, before, IMAGE_OFFSET, 0));
 	EXPECT_EQ(0, memcmp(before, junk, IMAGE_OFFSET))
 		TH_LOG("CHECKPOINT wrote before image_offset");
+	ASSERT_EQ(0, criu_image_op(kfd, KFD_CRIU_OP_UNPAUSE, -1, &args));
+	close(fd);
+	close(kfd);
+}
+
+/*
+ * CHECKPOINT refuses a file opened for appending, where every write goes
+ * to the end of the file whatever the offset: the image would not be at
+ * image_offset. It writes nothing, and the process stays paused, so a
+ * CHECKPOINT into the same file without O_APPEND then works.
+ */
+TEST(checkpoint_refuses_append)
+{
+	unsigned char junk[IMAGE_OFFSET], before[IMAGE_OFFSET];
+	struct events_plan self = { 0 };
+	struct kfd_ioctl_criu_args args;
+	struct stat st;
+	int kfd, fd;
+
+	if (!have_kfd())
+		SKIP(return, "no /dev/kfd");
+	kfd = kfd_open();
+	ASSERT_LE(0, kfd);
+	populate_events(kfd, &self);
+	fd = junk_file(junk);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fcntl(fd, F_SETFL, O_APPEND));
+
+	ASSERT_EQ(0, criu_image_op(kfd, KFD_CRIU_OP_PROCESS_INFO, -1, &args));
+	EXPECT_EQ(-EINVAL, criu_image_op_at(kfd, KFD_CRIU_OP_CHECKPOINT, fd, 0,
+					    &args));
+	ASSERT_EQ(0, fstat(fd, &st));
+	EXPECT_EQ(IMAGE_OFFSET, st.st_size)
+		TH_LOG("CHECKPOINT appended %lld bytes",
+		       (long long)st.st_size - IMAGE_OFFSET);
+	ASSERT_EQ(IMAGE_OFFSET, pread(fd, before, IMAGE_OFFSET, 0));
+	EXPECT_EQ(0, memcmp(before, junk, IMAGE_OFFSET))
+		TH_LOG("CHECKPOINT wrote into the file");
+
+	ASSERT_EQ(0, fcntl(fd, F_SETFL, 0));
+	EXPECT_EQ(0, criu_image_op_at(kfd, KFD_CRIU_OP_CHECKPOINT, fd,
+				      IMAGE_OFFSET, &args));
+	ASSERT_EQ(0, fstat(fd, &st));
+	EXPECT_EQ(IMAGE_OFFSET + args.image_size, (__u64)st.st_size);
 	ASSERT_EQ(0, criu_image_op(kfd, KFD_CRIU_OP_UNPAUSE, -1, &args));
 	close(fd);
 	close(kfd);
