@@ -234,8 +234,8 @@ static int kfd_criu_file_start(struct kfd_criu_file_io *fio, fmode_t mode,
  * Return: 0; -EBADF for a bad @fd or a file not open for @mode; -EINVAL
  * for a file the stream cannot use (O_NONBLOCK, O_DIRECT, O_APPEND for
  * %FMODE_WRITE, no iterators) or an @offset less than 64 KiB below the
- * largest file offset (LLONG_MAX), or beyond it; -ESPIPE for a non-zero @offset on a file without positional
- * I/O.
+ * largest file offset (LLONG_MAX), or beyond it; -ESPIPE for a non-zero
+ * @offset on a file without positional I/O.
  */
 int kfd_criu_file_get(struct kfd_criu_file_io *fio, int fd, fmode_t mode,
 		      u64 offset)
