@@ -754,7 +754,10 @@ static int kfd_criu_snapshot_locked(struct kfd_process *p,
 /*
  * The snapshot is streamed with no lock held, so nothing keeps the process
  * paused but the count of streaming CHECKPOINTs: UNPAUSE refuses to run
- * while it is not zero.
+ * while it is not zero. The image file is checked before the snapshot,
+ * so that a file the stream cannot use costs no snapshot and no window in
+ * which UNPAUSE is refused; its error still comes after those of the state
+ * and of the process, as if it were checked in turn.
  */
 static int kfd_criu_op_checkpoint(struct kfd_process *p,
 				  struct kfd_ioctl_criu_args *args)
@@ -762,38 +765,38 @@ static int kfd_criu_op_checkpoint(struct kfd_process *p,
 	struct kfd_criu_proc_image *img;
 	struct kfd_criu_file_io fio;
 	enum kfd_criu_state next;
-	int ret;
+	int ret, file_ret;
 
 	img = kzalloc(sizeof(*img), GFP_KERNEL_ACCOUNT);
 	if (!img)
 		return -ENOMEM;
+	file_ret = kfd_criu_file_get(&fio, args->image_fd, FMODE_WRITE,
+				     args->image_offset);
 
 	mutex_lock(&p->mutex);
 	ret = kfd_criu_next_state(p->criu_state, KFD_CRIU_OP_CHECKPOINT, &next);
 	if (!ret)
 		ret = kfd_criu_dump_supported_locked(p);
 	if (!ret)
+		ret = file_ret;
+	if (!ret)
 		ret = kfd_criu_snapshot_locked(p, img);
 	if (!ret)
 		p->criu_dumps++;
 	mutex_unlock(&p->mutex);
 	if (ret)
-		goto out_free_img;
+		goto out_put_file;
 
-	ret = kfd_criu_file_get(&fio, args->image_fd, FMODE_WRITE,
-				args->image_offset);
-	if (ret)
-		goto out_end_dump;
 	ret = kfd_criu_write_image(&fio.io, p, img);
 	args->image_size = fio.bytes;
 	args->format_version = KFD_CRIU_IMAGE_VERSION;
-	kfd_criu_file_put(&fio);
 
-out_end_dump:
 	mutex_lock(&p->mutex);
 	p->criu_dumps--;
 	mutex_unlock(&p->mutex);
-out_free_img:
+out_put_file:
+	if (!file_ret)
+		kfd_criu_file_put(&fio);
 	kfd_criu_proc_image_free(img);
 	kfree(img);
 	return ret;

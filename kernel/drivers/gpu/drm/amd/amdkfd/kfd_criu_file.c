@@ -32,6 +32,20 @@
 /* Most bytes handed to the VFS at once, so fatal signals are seen */
 #define KFD_CRIU_IO_CHUNK	SZ_64K
 
+/*
+ * The bytes of the next chunk: none past LLONG_MAX, where rw_verify_area()
+ * would refuse the whole chunk. 0 when the stream is at LLONG_MAX.
+ */
+static size_t kfd_criu_file_chunk(const struct kfd_criu_file_io *fio,
+				  size_t len)
+{
+	size_t n = min_t(size_t, len, KFD_CRIU_IO_CHUNK);
+
+	if (fio->ppos && n > (u64)(LLONG_MAX - *fio->ppos))
+		n = LLONG_MAX - *fio->ppos;
+	return n;
+}
+
 /**
  * kfd_criu_io_errno - the errno of a stream op for a read or write result
  * @ret: what kernel_read(), kernel_write() or an op returned, not positive
@@ -97,12 +111,15 @@ static int kfd_criu_file_write(void *ctx, const void *buf, size_t len)
 {
 	struct kfd_criu_file_io *fio = ctx;
 	ssize_t ret;
+	size_t n;
 
 	while (len) {
 		if (fatal_signal_pending(current))
 			return -EINTR;
-		ret = kernel_write(fio->file, buf, min_t(size_t, len, KFD_CRIU_IO_CHUNK),
-				   fio->ppos);
+		n = kfd_criu_file_chunk(fio, len);
+		if (!n)
+			return -EFBIG;
+		ret = kernel_write(fio->file, buf, n, fio->ppos);
 		if (ret <= 0)
 			return kfd_criu_file_errno(ret, -EIO, true);
 		buf += ret;
@@ -116,12 +133,15 @@ static int kfd_criu_file_read(void *ctx, void *buf, size_t len)
 {
 	struct kfd_criu_file_io *fio = ctx;
 	ssize_t ret;
+	size_t n;
 
 	while (len) {
 		if (fatal_signal_pending(current))
 			return -EINTR;
-		ret = kernel_read(fio->file, buf, min_t(size_t, len, KFD_CRIU_IO_CHUNK),
-				  fio->ppos);
+		n = kfd_criu_file_chunk(fio, len);
+		if (!n)
+			return -ENODATA;
+		ret = kernel_read(fio->file, buf, n, fio->ppos);
 		if (ret <= 0)
 			return kfd_criu_file_errno(ret, -ENODATA, false);
 		buf += ret;
@@ -138,7 +158,8 @@ static int kfd_criu_file_read(void *ctx, void *buf, size_t len)
  * caller's offset although image_size says it is. It is refused on every
  * file, a stream too, as it asks for what the op does not do.
  *
- * The flags are read once, here: another holder of the file can still set
+ * The flags are read once, here, without a lock, as fcntl(F_SETFL) writes
+ * them under the file's f_lock only: another holder of the file can set
  * O_NONBLOCK or O_APPEND with fcntl(F_SETFL) while the op runs. O_NONBLOCK
  * then ends the op with -ETIMEDOUT (kfd_criu_file_errno()). After
  * O_APPEND, the chunks still to be written land at the end of the file:
@@ -148,14 +169,15 @@ static int kfd_criu_file_read(void *ctx, void *buf, size_t len)
 static int kfd_criu_file_check(const struct file *file, fmode_t mode)
 {
 	const struct file_operations *fops = file->f_op;
+	unsigned int flags = READ_ONCE(file->f_flags);
 	bool ok;
 
 	if (!(file->f_mode & mode))
 		return -EBADF;
 	/* A stream cannot stop half-way for EAGAIN or for alignment */
-	if (file->f_flags & (O_NONBLOCK | O_DIRECT))
+	if (flags & (O_NONBLOCK | O_DIRECT))
 		return -EINVAL;
-	if (mode == FMODE_WRITE && (file->f_flags & O_APPEND))
+	if (mode == FMODE_WRITE && (flags & O_APPEND))
 		return -EINVAL;
 	if (mode == FMODE_WRITE)
 		ok = (file->f_mode & FMODE_CAN_WRITE) && fops->write_iter &&
@@ -173,7 +195,9 @@ static int kfd_criu_file_check(const struct file *file, fmode_t mode)
  * positional nor FMODE_STREAM, one its driver opened with
  * nonseekable_open() (a tty, a FUSE file with FOPEN_NONSEEKABLE), gets a
  * position that starts at 0 and is the op's own, as read(2) would pass
- * it its f_pos.
+ * it its f_pos. An offset less than a chunk below LLONG_MAX is refused, as
+ * rw_verify_area() would refuse its first chunk; an image that reaches
+ * LLONG_MAX later fails with -EFBIG (CHECKPOINT) or -ENODATA (RESTORE).
  */
 static int kfd_criu_file_start(struct kfd_criu_file_io *fio, fmode_t mode,
 			       u64 offset)
@@ -182,7 +206,7 @@ static int kfd_criu_file_start(struct kfd_criu_file_io *fio, fmode_t mode,
 	struct file *file = fio->file;
 
 	if (file->f_mode & positional) {
-		if (offset > LLONG_MAX)
+		if (offset > LLONG_MAX - KFD_CRIU_IO_CHUNK)
 			return -EINVAL;
 		fio->pos = offset;
 		fio->ppos = &fio->pos;
@@ -209,9 +233,9 @@ static int kfd_criu_file_start(struct kfd_criu_file_io *fio, fmode_t mode,
  * Context: process context; may sleep.
  * Return: 0; -EBADF for a bad @fd or a file not open for @mode; -EINVAL
  * for a file the stream cannot use (O_NONBLOCK, O_DIRECT, O_APPEND for
- * %FMODE_WRITE, no iterators) or an @offset beyond the largest file
- * offset; -ESPIPE for a non-zero @offset on a file without positional
- * I/O.
+ * %FMODE_WRITE, no iterators) or an @offset less than 64 KiB below the
+ * largest file offset (LLONG_MAX), or beyond it; -ESPIPE for a non-zero
+ * @offset on a file without positional I/O.
  */
 int kfd_criu_file_get(struct kfd_criu_file_io *fio, int fd, fmode_t mode,
 		      u64 offset)

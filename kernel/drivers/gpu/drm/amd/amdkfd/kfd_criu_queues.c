@@ -843,6 +843,37 @@ static int kfd_criu_queue_slot_free(u32 qid, enum kfd_criu_slot_kind kind,
 }
 
 /*
+ * Whether the SDMA slot @sdma_id of the GPU's device-wide bitmap of that
+ * queue type is free, as allocate_sdma_queue() will want it: no slot of
+ * the type left at all is a GPU without room for the queue (-ENOSPC, where
+ * allocate_sdma_queue() says -ENOMEM); a free slot but not this one, the
+ * pinned slot taken (-EBUSY).
+ */
+static int kfd_criu_queue_sdma_slot_free(struct kfd_node *dev, u32 qid,
+					 enum kfd_queue_type type, u32 sdma_id)
+{
+	struct device_queue_manager *dqm = dev->dqm;
+	const unsigned long *map;
+	int ret = 0;
+
+	dqm_lock(dqm);
+	map = type == KFD_QUEUE_TYPE_SDMA_XGMI ? dqm->xgmi_sdma_bitmap :
+						  dqm->sdma_bitmap;
+	if (bitmap_empty(map, KFD_MAX_SDMA_QUEUES))
+		ret = -ENOSPC;
+	else if (sdma_id >= KFD_MAX_SDMA_QUEUES || !test_bit(sdma_id, map))
+		ret = -EBUSY;
+	dqm_unlock(dqm);
+	if (ret == -ENOSPC)
+		pr_warn_ratelimited("CRIU image: queue %u: GPU 0x%x has no SDMA slot left\n",
+				    qid, dev->id);
+	else if (ret)
+		pr_warn_ratelimited("CRIU image: queue %u: SDMA slot %u is taken\n",
+				    qid, sdma_id);
+	return ret;
+}
+
+/*
  * Readies the GPU of a queue for it: checks that the GPU can take the
  * queue and that its ids are free, and allocates the GPU's doorbell page
  * as the create ioctl does (kfd_criu_gpus_unwind() frees it again with
@@ -888,11 +919,13 @@ static int kfd_criu_queue_ready_target(struct kfd_process *p,
 						le32_to_cpu(rec->doorbell_offset),
 						pdd->qpd.doorbell_bitmap);
 	ret = kfd_criu_queue_sdma_id(dev, rec, &sdma_id);
-	if (ret)
+	if (ret) {
 		pr_debug("CRIU image: queue %u: doorbell %u is no SDMA doorbell of engine %u here\n",
 			 qid, le32_to_cpu(rec->doorbell_offset),
 			 le32_to_cpu(rec->sdma_engine_id));
-	return ret;
+		return ret;
+	}
+	return kfd_criu_queue_sdma_slot_free(dev, qid, qp.type, sdma_id);
 }
 
 /*
@@ -1032,15 +1065,22 @@ static bool kfd_criu_queue_cwsr_in_svm(struct kfd_process_device *pdd,
  * the device's queue limit (max_num_of_queues_per_device) or, with
  * sched_policy=1, a GPU it would oversubscribe, and -EBUSY for a compute
  * queue without HWS when no HQD is left. RESTORE answers -ENOSPC for all
- * of them; an SDMA queue's -EBUSY is its slot, taken, and stays so.
+ * of them; an SDMA queue's -EBUSY is its slot, taken, and stays so. The
+ * target check saw the SDMA slots; should another process have taken
+ * them since, allocate_sdma_queue()'s -ENOMEM for no slot left is asked
+ * again of the bitmap.
  */
-static int kfd_criu_queue_create_errno(struct kfd_node *dev,
-				       enum kfd_queue_type type, int ret)
+static int kfd_criu_queue_create_errno(struct kfd_node *dev, u32 qid,
+				       enum kfd_queue_type type, u32 sdma_id,
+				       int ret)
 {
 	if (ret == -EPERM)
 		return -ENOSPC;
 	if (ret == -EBUSY && type == KFD_QUEUE_TYPE_COMPUTE &&
 	    dev->dqm->sched_policy == KFD_SCHED_POLICY_NO_HWS)
+		return -ENOSPC;
+	if (ret == -ENOMEM && kfd_criu_queue_is_sdma(type) &&
+	    kfd_criu_queue_sdma_slot_free(dev, qid, type, sdma_id) == -ENOSPC)
 		return -ENOSPC;
 	return ret;
 }
@@ -1081,7 +1121,8 @@ static int kfd_criu_queue_create(struct kfd_process *p,
 			pr_warn_ratelimited("CRIU image: queue %u: SDMA slot %u is taken\n",
 					    ids.q_id, ids.sdma_id);
 		kfd_criu_run_unwind(p, kfd_criu_queue_put_buffers, &qb);
-		return kfd_criu_queue_create_errno(pdd->dev, qp.type, ret);
+		return kfd_criu_queue_create_errno(pdd->dev, ids.q_id, qp.type,
+						   ids.sdma_id, ret);
 	}
 	q = pqm_get_user_queue(&p->pqm, ids.q_id);
 	if (q)

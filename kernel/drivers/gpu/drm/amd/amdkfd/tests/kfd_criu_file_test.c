@@ -159,11 +159,50 @@ static void kfd_criu_test_file_start(struct kunit *test)
 						  SZ_4K), -ESPIPE);
 }
 
+/*
+ * rw_verify_area() refuses a chunk that would pass LLONG_MAX with -EINVAL,
+ * which the stream would report as -EIO: an offset less than a chunk
+ * below it is refused up front, and a chunk never crosses it.
+ */
+static void kfd_criu_test_file_near_max(struct kunit *test)
+{
+	const fmode_t regular = FMODE_READ | FMODE_WRITE | FMODE_PREAD |
+				FMODE_PWRITE;
+	struct kfd_criu_file_io fio;
+	struct file *file;
+
+	file = kunit_kzalloc(test, sizeof(*file), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, file);
+
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_start(&fio, file, regular,
+						  FMODE_WRITE,
+						  LLONG_MAX - SZ_64K + 1),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_start(&fio, file, regular,
+						  FMODE_READ, LLONG_MAX),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kfd_criu_test_start(&fio, file, regular,
+						  FMODE_WRITE,
+						  LLONG_MAX - SZ_64K), 0);
+	KUNIT_EXPECT_EQ(test, fio.pos, LLONG_MAX - SZ_64K);
+
+	/* Later chunks stop at LLONG_MAX; a stream has no position */
+	KUNIT_EXPECT_EQ(test, kfd_criu_file_chunk(&fio, SZ_1M), SZ_64K);
+	fio.pos = LLONG_MAX - 10;
+	KUNIT_EXPECT_EQ(test, kfd_criu_file_chunk(&fio, SZ_1M), 10);
+	KUNIT_EXPECT_EQ(test, kfd_criu_file_chunk(&fio, 4), 4);
+	fio.pos = LLONG_MAX;
+	KUNIT_EXPECT_EQ(test, kfd_criu_file_chunk(&fio, SZ_1M), 0);
+	fio.ppos = NULL;
+	KUNIT_EXPECT_EQ(test, kfd_criu_file_chunk(&fio, SZ_1M), SZ_64K);
+}
+
 static struct kunit_case kfd_criu_file_test_cases[] = {
 	KUNIT_CASE(kfd_criu_test_io_errno),
 	KUNIT_CASE(kfd_criu_test_file_errno),
 	KUNIT_CASE(kfd_criu_test_file_check),
 	KUNIT_CASE(kfd_criu_test_file_start),
+	KUNIT_CASE(kfd_criu_test_file_near_max),
 	{}
 };
 

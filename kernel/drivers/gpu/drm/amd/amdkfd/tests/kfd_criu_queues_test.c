@@ -1247,6 +1247,21 @@ static int qf_room(struct kfd_node *dev, const struct queue_properties *qp)
 	return 0;
 }
 
+/*
+ * As allocate_sdma_queue() with a given slot: -ENOMEM when no slot of the
+ * type is left, -EBUSY when the slot is taken. The fake takes no slot.
+ */
+static int qf_sdma_slot(struct device_queue_manager *dqm,
+			enum kfd_queue_type type, u32 sdma_id)
+{
+	const unsigned long *map = type == KFD_QUEUE_TYPE_SDMA_XGMI ?
+				   dqm->xgmi_sdma_bitmap : dqm->sdma_bitmap;
+
+	if (bitmap_empty(map, KFD_MAX_SDMA_QUEUES))
+		return -ENOMEM;
+	return test_bit(sdma_id, map) ? 0 : -EBUSY;
+}
+
 /* As pqm_create_queue() with given ids: the queue holds its buffers. */
 static int qf_create(struct kfd_process *p, struct kfd_process_device *pdd,
 		     struct queue_properties *qp,
@@ -1268,6 +1283,8 @@ static int qf_create(struct kfd_process *p, struct kfd_process_device *pdd,
 	     test_bit(ids->doorbell_id, pdd->qpd.doorbell_bitmap)))
 		return -EINVAL;
 	ret = qf_room(pdd->dev, qp);
+	if (!ret && kfd_criu_queue_is_sdma(qp->type))
+		ret = qf_sdma_slot(pdd->dev->dqm, qp->type, ids->sdma_id);
 	if (ret)
 		return ret;
 	fq = qf_queue_new(p, pdd, qp, ids->q_id, ids->doorbell_id, QT_FILL);
@@ -1473,6 +1490,9 @@ static struct kfd_node *qf_node(struct kunit *test, u32 gpu)
 		db[i] = QF_SDMA_DB + QF_SDMA_STEP * i;
 	node->kfd->shared_resources.sdma_doorbell_idx = db;
 	mutex_init(&dqm->lock_hidden);
+	/* Every SDMA slot free: two engines of each kind, eight queues each */
+	bitmap_set(dqm->sdma_bitmap, 0, QF_ENGINES / 2 * 8);
+	bitmap_set(dqm->xgmi_sdma_bitmap, 0, QF_ENGINES / 2 * 8);
 	dqm->dev = node;
 	dqm->sched_policy = KFD_SCHED_POLICY_HWS;
 	dqm->ops.update_queue = qf_update_queue;
@@ -2270,6 +2290,62 @@ static void qt_test_restore_without_room(struct kunit *test)
 }
 
 /*
+ * The SDMA slots of the whole GPU, which other processes' queues take:
+ * none left of the queue's kind is a GPU without room (-ENOSPC, where
+ * allocate_sdma_queue() says -ENOMEM), the pinned slot alone taken is
+ * -EBUSY. Both fail before any queue exists. Should the slots go between
+ * that check and the creation, the creation's -ENOMEM is -ENOSPC too.
+ */
+static void qt_test_restore_without_sdma_slot(struct kunit *test)
+{
+	struct qf_env *e = qf_env_new(test);
+	struct device_queue_manager *dqm0 = e->nodes[0]->dqm;
+	struct device_queue_manager *dqm1 = e->nodes[1]->dqm;
+	struct kfd_process *p = qf_process(test, e->nodes);
+	DECLARE_BITMAP(saved, KFD_MAX_SDMA_QUEUES);
+
+	/* GPU 0: no PCIe SDMA slot left for queue 3 */
+	bitmap_copy(saved, dqm0->sdma_bitmap, KFD_MAX_SDMA_QUEUES);
+	bitmap_zero(dqm0->sdma_bitmap, KFD_MAX_SDMA_QUEUES);
+	memset(qf->calls, 0, sizeof(qf->calls));
+	KUNIT_EXPECT_EQ(test, qf_restore(e, p), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, qf->calls[QF_CREATE], 0);
+	qf_expect_nothing_left(test, &e->img, p, "no SDMA slot", 0);
+
+	/* Other slots free, but not slot 3 */
+	bitmap_copy(dqm0->sdma_bitmap, saved, KFD_MAX_SDMA_QUEUES);
+	clear_bit(qf_specs[3].sdma_id, dqm0->sdma_bitmap);
+	KUNIT_EXPECT_EQ(test, qf_restore(e, p), -EBUSY);
+	KUNIT_EXPECT_EQ(test, qf->calls[QF_CREATE], 0);
+	qf_expect_nothing_left(test, &e->img, p, "SDMA slot 3 taken", 0);
+	bitmap_copy(dqm0->sdma_bitmap, saved, KFD_MAX_SDMA_QUEUES);
+
+	/* GPU 1: no XGMI SDMA slot left for queue 4 */
+	bitmap_copy(saved, dqm1->xgmi_sdma_bitmap, KFD_MAX_SDMA_QUEUES);
+	bitmap_zero(dqm1->xgmi_sdma_bitmap, KFD_MAX_SDMA_QUEUES);
+	KUNIT_EXPECT_EQ(test, qf_restore(e, p), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, qf->calls[QF_CREATE], 0);
+	qf_expect_nothing_left(test, &e->img, p, "no XGMI SDMA slot", 0);
+	bitmap_copy(dqm1->xgmi_sdma_bitmap, saved, KFD_MAX_SDMA_QUEUES);
+
+	/* The slots go after the check: allocate_sdma_queue()'s -ENOMEM */
+	bitmap_zero(dqm0->sdma_bitmap, KFD_MAX_SDMA_QUEUES);
+	KUNIT_EXPECT_EQ(test, kfd_criu_queue_create_errno(e->nodes[0], 3,
+							  KFD_QUEUE_TYPE_SDMA,
+							  3, -ENOMEM), -ENOSPC);
+	bitmap_copy(dqm0->sdma_bitmap, saved, KFD_MAX_SDMA_QUEUES);
+	/* With slots left, an -ENOMEM is kernel memory */
+	KUNIT_EXPECT_EQ(test, kfd_criu_queue_create_errno(e->nodes[0], 3,
+							  KFD_QUEUE_TYPE_SDMA,
+							  3, -ENOMEM), -ENOMEM);
+
+	/* With the slots back the same process takes the image */
+	memset(qf->calls, 0, sizeof(qf->calls));
+	KUNIT_EXPECT_EQ(test, qf_restore(e, p), 0);
+	KUNIT_EXPECT_EQ(test, qf->calls[QF_CREATE], ARRAY_SIZE(qf_specs));
+}
+
+/*
  * CHECKPOINT refuses what the image cannot carry, with nothing to free:
  * a queue that is not preempted, an SDMA queue created by engine id that
  * kept that type (only without HWS: create_queue_nocpsch() does not
@@ -2734,6 +2810,7 @@ static struct kunit_case kfd_criu_queues_test_cases[] = {
 	KUNIT_CASE(qt_test_restore_unwinds_on_fakes),
 	KUNIT_CASE(qt_test_restore_checks_target),
 	KUNIT_CASE(qt_test_restore_without_room),
+	KUNIT_CASE(qt_test_restore_without_sdma_slot),
 	KUNIT_CASE(qt_test_snapshot_refusals),
 	KUNIT_CASE(qt_test_hostile_queue_records),
 	{}

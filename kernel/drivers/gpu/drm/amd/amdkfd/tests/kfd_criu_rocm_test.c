@@ -1730,6 +1730,7 @@ static void rt_test_op_side_effects(struct kunit *test)
 {
 	struct kfd_ioctl_criu_args args = {};
 	struct kfd_criu_test_stream *first;
+	struct process_queue_node *pqn;
 	struct kfd_process *src, *dst;
 	struct rt_events ev = {};
 	u32 room = 0;
@@ -1743,11 +1744,23 @@ static void rt_test_op_side_effects(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kfd_criu_op_process_info(src, &args), 0);
 	rt_expect_evictions(test, 0);
 
-	/* No image file: refused after the snapshot, nothing left counted */
+	/* No image file: refused, nothing left counted */
 	args.image_fd = -1;
 	KUNIT_EXPECT_EQ(test, kfd_criu_op_checkpoint(src, &args), -EBADF);
 	KUNIT_EXPECT_EQ(test, src->criu_dumps, 0);
 	KUNIT_EXPECT_EQ(test, src->criu_state, KFD_CRIU_STATE_PAUSED);
+	/*
+	 * And before the snapshot, which a queue that is not preempted
+	 * would fail with -EBUSY
+	 */
+	pqn = list_first_entry(&src->pqm.queues, struct process_queue_node,
+			       process_queue_list);
+	KUNIT_ASSERT_NOT_NULL(test, pqn->q);
+	pqn->q->properties.is_active = true;
+	KUNIT_EXPECT_EQ(test, kfd_criu_op_checkpoint(src, &args), -EBADF);
+	KUNIT_EXPECT_EQ(test, rt_checkpoint(src, first), -EBUSY);
+	pqn->q->properties.is_active = false;
+	KUNIT_EXPECT_EQ(test, src->criu_dumps, 0);
 
 	/* As while a CHECKPOINT streams */
 	src->criu_dumps = 1;
