@@ -756,8 +756,8 @@ static int kfd_criu_snapshot_locked(struct kfd_process *p,
  * paused but the count of streaming CHECKPOINTs: UNPAUSE refuses to run
  * while it is not zero. The image file is checked before the snapshot,
  * so that a file the stream cannot use costs no snapshot and no window in
- * which UNPAUSE is refused; its error still comes after those of the state
- * and of the process, as if it were checked in turn.
+ * which UNPAUSE is refused; its error comes after those of the process's
+ * state checks and before those of the snapshot.
  */
 static int kfd_criu_op_checkpoint(struct kfd_process *p,
 				  struct kfd_ioctl_criu_args *args)
