@@ -260,6 +260,15 @@ D13_SHA256_KBUILD=1b14c7bbe1e23e44be9dfb0844c75cb2b3897f68751172c9233cef5b4eae55
 D13_CRIU_VERSION=4.1.1-1
 D13_SHA256_CRIU=f3120d90b37d893879213d799c83696d6175ac8df3dc290e4e6c1fd0d2c2f82f
 D13_SHA256_LIBCOMPEL=1228c363e40e95892f0063d235b7f9795ad001b2317eb22f8750abc72fe3cf95
+# Trixie's container engine, the client of the lane's podman test
+# (vm/debian13/kfd_podman_test.sh): podman with runc as its runtime and
+# conmon as its monitor.
+D13_PODMAN_VERSION=5.4.2+ds1-2+b2
+D13_SHA256_PODMAN=e3987a9d1e6d46cbd4ee11bd067927a5f7f886e41c7a2dbe5b89a436905d44a0
+D13_RUNC_VERSION=1.1.15+ds1-2+deb13u1
+D13_SHA256_RUNC=011a9400344c6412f8fbb9184c03fd7051faa45612de0d9cfc907ec8a1a20005
+D13_CONMON_VERSION=2.1.12-4
+D13_SHA256_CONMON=5de1cc371415dc0a75d988d74b89789a86a6d541de3ccaf2214e548c584d1605
 # CRIU 4.3, which only experimental has, run beside trixie's 4.1 by the
 # lane's kfd_criu43 tests: unpacked, never installed, under D13_CRIU43_DIR
 # with the two libraries it needs newer than trixie's (sid's libnet9 and

@@ -49,13 +49,16 @@ D13_DEBS=(
 	"libhsakmt1 trixie $D13_HSAKMT_VERSION $D13_SHA256_HSAKMT D13_SHA256_HSAKMT"
 	"libhsakmt-dev trixie $D13_HSAKMT_VERSION $D13_SHA256_HSAKMT_DEV D13_SHA256_HSAKMT_DEV"
 	"rocminfo trixie $D13_ROCMINFO_VERSION $D13_SHA256_ROCMINFO D13_SHA256_ROCMINFO"
+	"podman trixie $D13_PODMAN_VERSION $D13_SHA256_PODMAN D13_SHA256_PODMAN"
+	"runc trixie-security $D13_RUNC_VERSION $D13_SHA256_RUNC D13_SHA256_RUNC"
+	"conmon trixie $D13_CONMON_VERSION $D13_SHA256_CONMON D13_SHA256_CONMON"
 )
 
 # The rest of the userland, from trixie as it is on the day: the
 # compiler and make (build-essential, and gcc-14 the headers ask for),
 # ccache for the module's objects, openssl for DKMS's signing key, a
-# static busybox for the guest's /init.
-D13_PACKAGES="build-essential,ccache,kmod,openssl,busybox-static,podman,runc,conmon,catatonit"
+# static busybox for the guest's /init, catatonit for podman's pods.
+D13_PACKAGES="build-essential,ccache,kmod,openssl,busybox-static,catatonit"
 
 # Modules the guest loads besides amdgpu's own dependencies, as the
 # Debian 12 lane (scripts/distro.sh) has them.
