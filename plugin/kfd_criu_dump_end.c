@@ -108,6 +108,33 @@ static bool lazy_dump(void)
 }
 
 /*
+ * Whether this criu serves an RPC client: started as "criu swrk FD" or
+ * "criu service", and once a request is taken, titled after it. The
+ * service names its work in its process title, e.g. "dump --rpc -t PID
+ * -D DIR" (criu/cr-service.c, __setproctitle()); Debian's criu sets titles
+ * with libbsd, whose setproctitle() makes /proc/self/cmdline the one
+ * string "criu: dump --rpc -t PID -D DIR" (seen under runc in the
+ * Debian 13 lane). A criu built without it keeps its arguments.
+ */
+static bool rpc_service(void)
+{
+	char path[512], cmd[256], word[16] = "";
+	ssize_t n, i;
+
+	snprintf(path, sizeof(path), "%s/proc/self/cmdline", kfd_criu_root);
+	n = kfd_criu_read_file(AT_FDCWD, path, cmd, sizeof(cmd));
+	for (i = 0; i < n; i++)
+		if (!cmd[i])
+			cmd[i] = ' ';
+	if (n <= 0)
+		return false;
+	if (strstr(cmd, " --rpc"))
+		return true;
+	return sscanf(cmd, "%*s %15s", word) == 1 &&
+	       (!strcmp(word, "swrk") || !strcmp(word, "service"));
+}
+
+/*
  * Whether CRIU may resume the dumped tasks although fini is told that the
  * dump succeeded: every release resumes them when a post-dump action
  * script fails, and passes fini only its own result (criu/cr-dump.c
@@ -119,16 +146,7 @@ static bool lazy_dump(void)
  */
 static bool scripts_may_resume(void)
 {
-	char path[512], cmd[64];
-	const char *arg;
-	ssize_t n;
-
-	if (getenv("CRTOOLS_SCRIPT_ACTION"))
-		return true;
-	snprintf(path, sizeof(path), "%s/proc/self/cmdline", kfd_criu_root);
-	n = kfd_criu_read_file(AT_FDCWD, path, cmd, sizeof(cmd));
-	arg = n > 0 ? cmd + strlen(cmd) + 1 : cmd + 1;
-	return arg < cmd + n && (!strcmp(arg, "swrk") || !strcmp(arg, "service"));
+	return getenv("CRTOOLS_SCRIPT_ACTION") || rpc_service();
 }
 
 /**

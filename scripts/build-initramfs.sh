@@ -132,6 +132,7 @@ add_debian13() {
 			die "$t is not in the Debian 13 userland (scripts/debian13.sh builds it)"
 		add_binary_with_libs "$root" "$t"
 	done
+	add_criu43 "$root"
 	mkdir -p "$root/opt/kfd-criu/debian13"
 	install -m 0755 "$TOP/vm/debian13/"*_test.sh "$TOP/vm/distro/kfd_module_test.sh" \
 		"$root/opt/kfd-criu/debian13/"
@@ -143,6 +144,61 @@ add_debian13() {
 		[ -e "$root/opt/kfd-criu/$rel" ] ||
 			die "test-manifest: debian13 $rel is not in the initramfs"
 	done
+	add_podman "$root"
+}
+
+# What podman (Debian 13's, with runc) needs in the guest to run and
+# checkpoint a container: its programs with their libraries, the
+# package's defaults, the guest's configuration (vm/debian13/containers)
+# and the image's root file system: the heartbeat alone (the e2e
+# programs are static), which the test imports with "podman import".
+# GNU tar and gzip are criu's: it saves a container's tmpfs mounts with
+# them (busybox's tar lacks the options criu gives).
+PODMAN_PROGRAMS="/usr/bin/podman /usr/sbin/runc /usr/bin/conmon /usr/lib/podman/netavark /usr/bin/tar /usr/bin/gzip"
+
+add_podman() {
+	local root=$1 p img
+
+	for p in $PODMAN_PROGRAMS; do
+		add_binary_with_libs "$root" "$p"
+	done
+	# before busybox's applets in /bin, which /init links only where free
+	install -m 0755 "$root/usr/bin/tar" "$root/bin/tar"
+	install -m 0755 "$root/usr/bin/gzip" "$root/bin/gzip"
+	install -D -m 0755 "$(userland_file /usr/libexec/podman/catatonit)" \
+		"$root/usr/libexec/podman/catatonit"
+	mkdir -p "$root/etc/containers" "$root/usr/share/containers" "$root/var/tmp"
+	cp "$(userland_file /usr/share/containers/containers.conf)" \
+		"$(userland_file /usr/share/containers/seccomp.json)" "$root/usr/share/containers/"
+	cp "$(userland_file /etc/containers/policy.json)" "$root/etc/containers/"
+	cp "$TOP/vm/debian13/containers/"*.conf "$root/etc/containers/"
+	img=$(mktemp -d "$BUILD_DIR/container.XXXXXX")
+	install -m 0755 "$BUILD_DIR/e2e/kfd_heartbeat" "$img/kfd_heartbeat"
+	mkdir -p "$img/dev" "$img/proc" "$img/sys" "$img/tmp" "$img/etc"
+	mkdir -p "$root/opt/kfd-criu/container"
+	tar -C "$img" -cf "$root/opt/kfd-criu/container/rootfs.tar" .
+	rm -rf "$img"
+}
+
+# CRIU 4.3 beside the userland's 4.1 (scripts/debian13.sh unpacks it):
+# its binary and the libraries newer than trixie's under D13_CRIU43_DIR,
+# the rest where ldd finds them, and D13_CRIU43_DIR/bin/criu, which runs
+# it with those libraries first.
+add_criu43() {
+	local root=$1 dir=$D13_CRIU43_DIR lib libs=$(criu43_lib_path)
+
+	[ -x "$USERLAND$dir/usr/sbin/criu" ] ||
+		die "CRIU $D13_CRIU43_VERSION is not in the Debian 13 userland (scripts/debian13.sh unpacks it)"
+	install -D -m 0755 "$USERLAND$dir/usr/sbin/criu" "$root$dir/usr/sbin/criu"
+	for lib in $(in_userland env LD_LIBRARY_PATH="$libs" ldd "$dir/usr/sbin/criu" |
+		     grep -o '/[^ ]*'); do
+		[ -e "$root$lib" ] || install -D -m 0755 "$(userland_file "$lib")" "$root$lib"
+	done
+	mkdir -p "$root$dir/bin"
+	printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$libs" \
+		"$dir/usr/sbin/criu" > "$root$dir/bin/criu"
+	chmod 0755 "$root$dir/bin/criu"
+	echo "$D13_CRIU43_VERSION" > "$root/etc/kfd-criu/criu43-version"
 }
 
 main() {

@@ -260,6 +260,31 @@ D13_SHA256_KBUILD=1b14c7bbe1e23e44be9dfb0844c75cb2b3897f68751172c9233cef5b4eae55
 D13_CRIU_VERSION=4.1.1-1
 D13_SHA256_CRIU=f3120d90b37d893879213d799c83696d6175ac8df3dc290e4e6c1fd0d2c2f82f
 D13_SHA256_LIBCOMPEL=1228c363e40e95892f0063d235b7f9795ad001b2317eb22f8750abc72fe3cf95
+# Trixie's container engine, the client of the lane's podman test
+# (vm/debian13/kfd_podman_test.sh): podman with runc as its runtime and
+# conmon as its monitor.
+D13_PODMAN_VERSION=5.4.2+ds1-2+b2
+D13_SHA256_PODMAN=e3987a9d1e6d46cbd4ee11bd067927a5f7f886e41c7a2dbe5b89a436905d44a0
+D13_RUNC_VERSION=1.1.15+ds1-2+deb13u1
+D13_SHA256_RUNC=011a9400344c6412f8fbb9184c03fd7051faa45612de0d9cfc907ec8a1a20005
+D13_CONMON_VERSION=2.1.12-4
+D13_SHA256_CONMON=5de1cc371415dc0a75d988d74b89789a86a6d541de3ccaf2214e548c584d1605
+# CRIU 4.3, which only experimental has, run beside trixie's 4.1 by the
+# lane's kfd_criu43 tests: unpacked, never installed, under D13_CRIU43_DIR
+# with the two libraries it needs newer than trixie's (sid's libnet9 and
+# libnl-3-200 3.11+). Each line: package suite version sha256 pin-variable.
+D13_CRIU43_VERSION=4.3-1~exp2
+D13_CRIU43_DIR=/opt/criu-4.3
+D13_CRIU43_DEBS=(
+	"criu experimental $D13_CRIU43_VERSION 66a5c280fd06496dd127c6f4f3d4ddff527c1fb722c0d70d64df380d1ea8f8d0 D13_CRIU43_DEBS"
+	"libcompel1 experimental $D13_CRIU43_VERSION c88d5ea44ae3d0aab48e99a5b335a652827ad3a119f88470b8a5fd7d301c38ca D13_CRIU43_DEBS"
+	"libnet9 sid 1.3+dfsg-3+b2 2a27e79bb376a1052a77b6373e17b3c2e71b2b2d15bc05d899f2a6318e5d36ea D13_CRIU43_DEBS"
+	"libnl-3-200 sid 3.12.0-2+b1 a5ca78bbb9d5cc067b78952c5d38b7caac831d42e94b85b91edf1f6f00dfd48a D13_CRIU43_DEBS"
+)
+# criu43_lib_path: where the unpacked 4.3 libraries are, for LD_LIBRARY_PATH
+criu43_lib_path() {
+	echo "$D13_CRIU43_DIR/usr/lib/x86_64-linux-gnu:$D13_CRIU43_DIR/lib/x86_64-linux-gnu"
+}
 # Trixie's ROCm userspace, the clients of the lane's ROCm test: ROCr
 # (libhsa-runtime64) 6.1.2 on libhsakmt 6.2.4, and rocminfo.
 D13_HSA_VERSION=6.1.2-3

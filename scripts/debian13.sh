@@ -49,13 +49,16 @@ D13_DEBS=(
 	"libhsakmt1 trixie $D13_HSAKMT_VERSION $D13_SHA256_HSAKMT D13_SHA256_HSAKMT"
 	"libhsakmt-dev trixie $D13_HSAKMT_VERSION $D13_SHA256_HSAKMT_DEV D13_SHA256_HSAKMT_DEV"
 	"rocminfo trixie $D13_ROCMINFO_VERSION $D13_SHA256_ROCMINFO D13_SHA256_ROCMINFO"
+	"podman trixie $D13_PODMAN_VERSION $D13_SHA256_PODMAN D13_SHA256_PODMAN"
+	"runc trixie-security $D13_RUNC_VERSION $D13_SHA256_RUNC D13_SHA256_RUNC"
+	"conmon trixie $D13_CONMON_VERSION $D13_SHA256_CONMON D13_SHA256_CONMON"
 )
 
 # The rest of the userland, from trixie as it is on the day: the
 # compiler and make (build-essential, and gcc-14 the headers ask for),
 # ccache for the module's objects, openssl for DKMS's signing key, a
-# static busybox for the guest's /init.
-D13_PACKAGES="build-essential,ccache,kmod,openssl,busybox-static"
+# static busybox for the guest's /init, catatonit for podman's pods.
+D13_PACKAGES="build-essential,ccache,kmod,openssl,busybox-static,catatonit"
 
 # Modules the guest loads besides amdgpu's own dependencies, as the
 # Debian 12 lane (scripts/distro.sh) has them.
@@ -104,6 +107,36 @@ check_unmounted_in() {
 
 	m=$(findmnt -rn -o TARGET | grep "^$1/" || true)
 	[ -z "$m" ] || die "something is still mounted under $1: $(echo $m)"
+}
+
+# unpack_criu43: experimental's CRIU 4.3 and the sid libraries it needs,
+# unpacked under D13_CRIU43_DIR in the userland (trixie's criu 4.1 stays
+# the installed one), once per set of pinned files; ldd in the userland
+# must then find every library 4.3 asks for.
+unpack_criu43() {
+	local dir=$D13_ROOT$D13_CRIU43_DIR entry pkg suite ver sum var debs= key deb
+
+	for entry in "${D13_CRIU43_DEBS[@]}"; do
+		read -r pkg suite ver sum var <<< "$entry"
+		debs+=" $(fetch_suite_deb "$suite" "$pkg" "$ver" "$sum" "$var")"
+	done
+	key=$(sha256sum $debs | cut -d' ' -f1 | sha256sum | cut -d' ' -f1)
+	[ "$(cat "$dir/.kfd-criu-stamp" 2>/dev/null)" != "$key" ] || return 0
+	rm -rf "$dir"
+	for deb in $debs; do
+		dpkg-deb -x "$deb" "$dir"
+	done
+	if criu43_ldd | grep 'not found'; then
+		die "CRIU $D13_CRIU43_VERSION misses the libraries above in the Debian 13 userland"
+	fi
+	echo "$key" > "$dir/.kfd-criu-stamp"
+	log "CRIU $D13_CRIU43_VERSION unpacked in the userland: $D13_CRIU43_DIR"
+}
+
+# criu43_ldd: what ldd says of the unpacked criu 4.3 in the userland.
+criu43_ldd() {
+	in_userland env LD_LIBRARY_PATH="$(criu43_lib_path)" \
+		ldd "$D13_CRIU43_DIR/usr/sbin/criu"
 }
 
 # The userland, made once per set of pinned packages and package list.
@@ -330,6 +363,7 @@ main() {
 	exec 8> "$D13_ROOT.lock"
 	flock 8
 	prepare_userland
+	unpack_criu43
 	[ "$what" != userland ] || return 0
 	install_module
 	[ "$what" != module ] || return 0

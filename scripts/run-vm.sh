@@ -143,6 +143,8 @@ main() {
 	# that int3 in enqueue_timer() and oopsed. One host thread for both
 	# vCPUs runs the same guest without it.
 	[ "$vmdir" != "$D13_DIR/vm" ] || [ "$accel" != tcg ] || accel=tcg,thread=single
+	# Its containers need a root pivot_root(2) accepts (vm/init)
+	[ "$vmdir" != "$D13_DIR/vm" ] || extra+=" kfdcriu.tmpfsroot=1"
 	mkdir -p "$vmdir"
 	case "$mode" in
 	check|mutate)

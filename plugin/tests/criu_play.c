@@ -1206,10 +1206,17 @@ static void write_pagemap(bool lazy)
 	close(fd);
 }
 
-/* /proc/self/cmdline of the criu played, below the fake root: criu swrk or criu dump */
+/*
+ * /proc/self/cmdline of the criu played, below the fake root: criu dump,
+ * or criu swrk once it took runc's dump request, which names it in its
+ * process title (criu/cr-service.c "dump --rpc -t %d -D %s"; Debian's
+ * criu 4.1.1 under runc 1.1 in the Debian 13 lane, with libbsd's
+ * setproctitle(): one string, "criu: " first)
+ */
 static void fake_cmdline(bool swrk)
 {
-	static const char rpc[] = "criu\0swrk\0003", cli[] = "criu\0dump\0-t\0004242";
+	static const char rpc[] = "criu: dump --rpc -t 4242 -D /images",
+			  cli[] = "criu\0dump\0-t\0004242";
 	char path[300];
 	int fd;
 

@@ -11,13 +11,25 @@
 # running, and the same images then restore: a refused restore changed
 # nothing. The e2e programs (worker, --leave-running, a dump of a
 # restored process, damaged images, no plugin) run in this lane as well.
+#
+# kfd_criu43_test.sh runs the same cases on experimental's CRIU 4.3
+# (KFD_CRIU4_BIN names the directory of its criu), and two of 4.3 alone:
+# the plugin's options given by --plugin-option, on the command line and
+# in a CRIU configuration file (how runc and podman pass options to the
+# criu they run), refuse the same GPU map as the environment does.
 
 . /opt/kfd-criu/e2e/lib.sh
 
 CONF=/etc/kfd-criu
 HEART=/opt/kfd-criu/e2e/kfd_heartbeat
 PLUGIN=/usr/lib/criu/kfd_criu_plugin.so
+VERSION_FILE=$CONF/criu-version
 PLAN=7
+if [ -n "${KFD_CRIU4_BIN:-}" ]; then
+	PATH=$KFD_CRIU4_BIN:$PATH
+	VERSION_FILE=$CONF/criu43-version
+	PLAN=9
+fi
 H=$WORK/h
 pid=
 
@@ -62,15 +74,23 @@ beating() {
 		{ tail -n 5 "$WORK/heart.log" | sed 's/^/# /'; return 1; }
 }
 
+# restore DIR [VAR=VALUE...] [-- CRIU OPTION...]: criu restore of DIR,
+# with VARs in its environment and OPTIONs on its command line.
 restore() {
-	local dir=$1
+	local dir=$1 vars=
+
 	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		vars="$vars $1"
+		shift
+	done
+	[ $# -eq 0 ] || shift
 	rm -f "$dir/restore.log"
-	env "$@" criu restore -D "$dir" -d -o restore.log -v4 > /dev/null 2>&1
+	env $vars criu restore -D "$dir" -d -o restore.log -v4 "$@" > /dev/null 2>&1
 }
 
-# refused DIR LINE VAR=VALUE: the restore fails, CRIU's log has LINE
-# (fixed text), and no process is left behind.
+# refused DIR LINE [VAR=VALUE...] [-- CRIU OPTION...]: the restore fails,
+# CRIU's log has LINE (fixed text), and no process is left behind.
 refused() {
 	local dir=$1 line=$2 rc=0
 	shift 2
@@ -84,13 +104,14 @@ refused() {
 	return $rc
 }
 
-# 1: the criu that runs is the userland's 4.1, not this lane's host's
+# 1: the criu that runs is the userland's (4.1, or the unpacked 4.3),
+# not this lane's host's
 criu --version > "$WORK/version" 2>&1
 rc=$?
 sed 's/^/# /' "$WORK/version"
-want=$(sed 's/-.*//' "$CONF/criu-version")
+want=$(sed 's/-.*//' "$VERSION_FILE")
 [ $rc -eq 0 ] && grep -qx "Version: $want" "$WORK/version"
-tap_result $? "criu is Debian 13's $want"
+tap_result $? "criu is Debian's $want"
 
 # 2: dump of the heartbeat, a KFD event signaled and waited for
 mkdir -p "$H"
@@ -102,13 +123,25 @@ criu dump -t "$pid" -D "$H" -o dump.log -v4 > /dev/null 2>&1 || { echo "# criu d
 wait_gone "$pid" || { echo "# pid $pid still runs after the dump"; rc=1; }
 ls "$H"/kfdcriu-*.stream > /dev/null 2>&1 || { echo "# no kfdcriu stream in the dump"; rc=1; }
 [ $rc -eq 0 ] || diag_log "$H/dump.log"
-tap_result $rc "criu 4.1 dumps kfd_heartbeat with the plugin and ends it"
+tap_result $rc "criu $want dumps kfd_heartbeat with the plugin and ends it"
 
 # 3, 4: GPU maps RESTORE cannot follow are refused, nothing left behind
 refused "$H" "no such GPU in this machine's KFD topology" KFD_CRIU_GPU_MAP=0x1234=0x5678
 tap_result $? "a GPU map to a GPU not in the topology fails the restore, with the plugin's line"
 refused "$H" "expected IMG=LOCAL" KFD_CRIU_GPU_MAP=0x1234
 tap_result $? "a malformed GPU map fails the restore, with the plugin's line"
+
+# 4.3 only: the same map as a plugin option, on the command line and in
+# a configuration file given by --config (runc's runc.conf, podman's)
+if [ $PLAN -eq 9 ]; then
+	refused "$H" "no such GPU in this machine's KFD topology" -- \
+		--plugin-option kfd_criu.gpu_map=0x1234=0x5678
+	tap_result $? "--plugin-option kfd_criu.gpu_map reaches the plugin: the same refusal"
+	echo "plugin-option kfd_criu.gpu_map=0x1234=0x5678" > "$WORK/criu.conf"
+	refused "$H" "no such GPU in this machine's KFD topology" -- \
+		--config "$WORK/criu.conf"
+	tap_result $? "plugin-option in a CRIU configuration file reaches the plugin: refused"
+fi
 
 # 5, 6: the images refused above restore, and the heart beats on
 rc=0
@@ -117,7 +150,7 @@ alive "$pid" || { echo "# pid $pid is not running"; rc=1; }
 grep -q "kfd_criu: pid $pid: resumed its KFD state" "$H/restore.log" ||
 	{ echo "# the plugin did not RESUME pid $pid"; rc=1; }
 [ $rc -eq 0 ] || diag_log "$H/restore.log"
-tap_result $rc "criu 4.1 restores it after the refusals, the plugin resumes it"
+tap_result $rc "criu $want restores it after the refusals, the plugin resumes it"
 beating
 tap_result $? "the restored heartbeat beats on: its KFD event came back"
 

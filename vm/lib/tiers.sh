@@ -215,7 +215,7 @@ run_debian13_mode() {
 	local dir=/tmp/results
 
 	rm -rf "$dir"
-	TIER_AS=debian13 FIRST="debian13/kfd_module_test.sh e2e/kfd_criu_dump_restore_test.sh" \
+	TIER_AS=debian13 FIRST="debian13/kfd_module_test.sh e2e/kfd_criu_dump_restore_test.sh debian13/kfd_criu43_worker_test.sh" \
 		run_lanes "$dir"
 	{
 		echo "### begin"
