@@ -2,9 +2,8 @@
 /*
  * DOC: kfd_criu - CRIU plugin for processes that hold /dev/kfd
  *
- * In CRIU image mode (KFD ioctl 1.18) the kernel writes a process's KFD state,
- * GPU buffers included, as one stream that the plugin moves to CRIU's images
- * and back. This file holds the CRIU hooks: they take /dev/kfd, and render
+ * In CRIU image mode the kernel writes a process's KFD state, GPU buffers
+ * included, as one stream that the plugin moves to CRIU's images and back. This file holds the CRIU hooks: they take /dev/kfd, and render
  * node files and mappings of KFD GPUs in tasks that hold /dev/kfd
  * (kfd_criu_gpus.c), and return -ENOTSUP for everything else, other DRM
  * files included, which the drm_reattach plugin may take. The end of a

@@ -7,7 +7,13 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-FRAGMENTS=(qemu-base.config debug.config kfd-criu.config)
+FRAGMENTS=("$TOP"/config/{qemu-base,debug,kfd-criu}.config)
+BASE_ARGS=()
+# Symbols config/ asks for that the base no longer has (7.3: sysctl is
+# always built); verify_config does not look for them.
+GONE_SYMBOLS=()
+BUILD_LOG=$BUILD_DIR/kernel-build.log
+OBJECTS_FILE=$CACHE_DIR/kernel-objects
 # Objects in the tree after a build of this config from scratch: 1,914
 # measured (kbuild compiled 1,894 of them); the cache's count of the last
 # build replaces it (expected_objects).
@@ -15,7 +21,7 @@ KERNEL_OBJECTS=1914
 
 usage() {
 	cat <<'TXT'
-Usage: scripts/build-kernel.sh [--prepare] [make-args...]
+Usage: scripts/build-kernel.sh [--prepare] [--base 7.3] [make-args...]
 
 Prepares build/linux (scripts/prepare-tree.sh), configures it from
 config/*.config on top of tinyconfig, checks that every requested symbol
@@ -23,6 +29,7 @@ took effect, installs the uAPI headers into build/headers and builds
 bzImage with ccache. Extra arguments go to the kernel's make (e.g. W=1).
 --prepare  stop before the bzImage build: the tree, its config and the
            uAPI headers, all that the host tier reads.
+--base 7.3 the 7.3 port's test kernel instead, in build/linux-7.3.
 TXT
 }
 
@@ -31,6 +38,9 @@ verify_config() {
 	local frag line sym bad=0
 	for frag in "${FRAGMENTS[@]}"; do
 		while IFS= read -r line; do
+			sym=${line#\# }
+			sym=${sym%%[= ]*}
+			[[ " ${GONE_SYMBOLS[*]} " != *" $sym "* ]] || continue
 			case "$line" in
 			CONFIG_*=*) grep -qxF "$line" "$KSRC/.config" || {
 				log "config: wanted '$line', got '$(grep -E "^(# )?${line%%=*}[= ]" "$KSRC/.config" || echo unset)'"
@@ -40,7 +50,7 @@ verify_config() {
 				grep -q "^$sym=" "$KSRC/.config" && {
 					log "config: wanted $sym unset, it is set"; bad=1; } ;;
 			esac
-		done < "$TOP/config/$frag"
+		done < "$frag"
 	done
 	[ "$bad" -eq 0 ] || die "kernel config does not match config/ (see above)"
 }
@@ -54,7 +64,7 @@ config_key() {
 
 	{
 		for f in "${FRAGMENTS[@]}"; do
-			cat "$TOP/config/$f"
+			cat "$f"
 		done
 		(cd "$KSRC" && find . -name 'Kconfig*' -type f -print0 |
 			LC_ALL=C sort -z | xargs -0 cat)
@@ -76,7 +86,7 @@ configure_kernel() {
 	(cd "$KSRC" &&
 	 make -s tinyconfig >/dev/null &&
 	 scripts/kconfig/merge_config.sh -m -O . .config \
-		$(printf "$TOP/config/%s " "${FRAGMENTS[@]}") >/dev/null &&
+		"${FRAGMENTS[@]}" >/dev/null &&
 	 make -s olddefconfig >/dev/null)
 	verify_config
 	echo "$key" > "$KSRC/.config-stamp"
@@ -88,7 +98,7 @@ warn_about_our_files() {
 	files=$(cd "$TOP/kernel" && find . -name '*.[ch]' -printf '%f\n' | sort -u |
 		paste -sd'|')
 	grep -E -A3 "($files):[0-9]+:[0-9]+: (warning|error)" \
-		"$BUILD_DIR/kernel-build.log" >&2 || true
+		"$BUILD_LOG" >&2 || true
 }
 
 # Objects (*.o) in the tree, objtool's and the host programs' included.
@@ -103,7 +113,7 @@ count_objects() {
 expected_objects() {
 	local full before
 
-	full=$(cat "$CACHE_DIR/kernel-objects" 2>/dev/null || true)
+	full=$(cat "$OBJECTS_FILE" 2>/dev/null || true)
 	case "$full" in ''|*[!0-9]*) full=$KERNEL_OBJECTS ;; esac
 	before=$(count_objects)
 	echo $((full > before ? full - before : 0))
@@ -117,6 +127,8 @@ expected_objects() {
 # command line, so that nothing of it reaches the series or the module.
 gcov_profile_args() {
 	local f
+
+	[ "${BASE_ARGS[*]}" != "--base 7.3" ] || return 0
 
 	{
 		(cd "$TOP/kernel" && find drivers/gpu/drm/amd -name '*.c' \
@@ -142,6 +154,8 @@ gcov_profile_args() {
 check_gcov_notes() {
 	local bad obj
 
+	# The 7.3 port's kernel profiles nothing (gcov_profile_args)
+	[ "${BASE_ARGS[*]}" != "--base 7.3" ] || return 0
 	grep -q '^CONFIG_GCOV_KERNEL=y' "$KSRC/.config" || return 0
 	bad=$("$TOP/scripts/coverage.py" --check-build --ksrc "$KSRC") && return
 	log "coverage notes that are not their objects': $(echo $bad); compiling them again"
@@ -149,36 +163,60 @@ check_gcov_notes() {
 		rm -f "$KSRC/$obj.o" "$KSRC/$obj.gcno"
 	done
 	CCACHE_DISABLE=1 make -C "$KSRC" -s -j"$(nproc)" CC="ccache gcc" \
-		$(gcov_profile_args) "$@" bzImage >> "$BUILD_DIR/kernel-build.log" 2>&1 ||
-		die "kernel build failed (full log: build/kernel-build.log)"
+		$(gcov_profile_args) "$@" bzImage >> "$BUILD_LOG" 2>&1 ||
+		die "kernel build failed (full log: ${BUILD_LOG#"$TOP"/})"
 	bad=$("$TOP/scripts/coverage.py" --check-build --ksrc "$KSRC") ||
 		die "coverage notes still not their objects': $(echo $bad)"
+}
+
+# select_base BASE: build the test kernel of BASE (6.12, or 7.3 for the
+# port in progress: build/linux-7.3 with port-7.3/kfd-criu.config in place
+# of config/kfd-criu.config, the uAPI headers in build/headers-7.3).
+select_base() {
+	case "$1" in
+	6.12) ;;
+	7.3)
+		BASE_ARGS=(--base 7.3)
+		KSRC=$PORT73_KSRC
+		KHDR=$BUILD_DIR/headers-7.3
+		export CCACHE_BASEDIR=$KSRC
+		FRAGMENTS=("$TOP"/config/{qemu-base,debug}.config "$TOP/port-7.3/kfd-criu.config")
+		BUILD_LOG=$BUILD_DIR/kernel-build-7.3.log
+		OBJECTS_FILE=$CACHE_DIR/kernel-objects-7.3
+		GONE_SYMBOLS=(CONFIG_PROC_SYSCTL) ;;
+	*) usage >&2; exit 2 ;;
+	esac
 }
 
 main() {
 	local prepare_only=0 expected
 
-	case "${1:-}" in
-	-h|--help) usage; exit 0 ;;
-	--prepare) prepare_only=1; shift ;;
-	esac
-	"$TOP/scripts/prepare-tree.sh"
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		-h|--help) usage; exit 0 ;;
+		--prepare) prepare_only=1 ;;
+		--base) select_base "${2:-}"; shift ;;
+		*) break ;;
+		esac
+		shift
+	done
+	"$TOP/scripts/prepare-tree.sh" "${BASE_ARGS[@]}"
 	configure_kernel
 	make -C "$KSRC" -s headers_install INSTALL_HDR_PATH="$KHDR" >/dev/null
 	[ "$prepare_only" -eq 0 ] || return 0
 	mkdir -p "$CCACHE_DIR"
 	expected=$(expected_objects)
-	log "building bzImage (make -j$(nproc)), log in build/kernel-build.log"
+	log "building bzImage (make -j$(nproc)), log in ${BUILD_LOG#"$TOP"/}"
 	# Compiler noise from upstream files (KASAN frame sizes) goes to the
 	# log; on failure progress.py prints the compiler's error from it.
 	"$TOP/scripts/progress.py" kbuild --label kernel --total "$expected" \
-		--output "$BUILD_DIR/kernel-build.log" -- \
+		--output "$BUILD_LOG" -- \
 		make -C "$KSRC" -j"$(nproc)" CC="ccache gcc" \
 		$(gcov_profile_args) "$@" bzImage ||
-		die "kernel build failed (full log: build/kernel-build.log)"
+		die "kernel build failed (full log: ${BUILD_LOG#"$TOP"/})"
 	check_gcov_notes "$@"
-	count_objects > "$CACHE_DIR/kernel-objects.$$"
-	mv -f "$CACHE_DIR/kernel-objects.$$" "$CACHE_DIR/kernel-objects"
+	count_objects > "$OBJECTS_FILE.$$"
+	mv -f "$OBJECTS_FILE.$$" "$OBJECTS_FILE"
 	warn_about_our_files
 	log "kernel ready: $KSRC/arch/x86/boot/bzImage"
 }

@@ -27,9 +27,11 @@ Exits non-zero if anything failed or an expected tier did not run.
              them).
 --coverage   the debug lane only (kernel, test programs, VM), then the
              coverage of our kernel code in it, per file (make coverage).
-(--host-tests, --fuzz-after, --distro-build and --debian13-build are
-internal: the background parts of the host tier and of the stock-kernel
-lanes.)
+Every run but --no-vm also builds the 7.3 port's test kernel and runs
+KUnit on it (kunit-7.3 tier; README, "The 7.3 port").
+(--host-tests, --fuzz-after, --distro-build, --debian13-build and
+--port73-build are internal: the background parts of the host tier and
+of the other lanes.)
 TXT
 }
 
@@ -326,6 +328,49 @@ run_debian13_vm() {
 	return "$rc"
 }
 
+# The 7.3 port's lane: its test kernel (scripts/build-kernel.sh --base 7.3:
+# Debian's 7.3 with port-7.3/ applied, the debug lane's config) builds
+# beside the other lanes, at the lowest priority, and boots to run every
+# KUnit suite once more (kunit-7.3 tier). Without a GPU a 7.3 process has
+# no KFD state the guest tiers could carry (a signal event needs a GPU
+# event page there), so they run on 6.12 only.
+PORT73_BUILD_LOG=$BUILD_DIR/port73-build.log
+
+start_port73_build() {
+	PORT73_BUILD_START=$SECONDS
+	rm -f "$BUILD_DIR/vm-7.3/console.log"
+	log "7.3 port's test kernel: building in the background"
+	setsid nice -n 19 "$0" --port73-build > "$PORT73_BUILD_LOG" 2>&1 &
+	PORT73_BUILD_PID=$!
+}
+
+wait_port73_build() {
+	local rc=0
+
+	await "$PORT73_BUILD_PID" "7.3 port's test kernel: still building" "$PORT73_BUILD_LOG"
+	wait "$PORT73_BUILD_PID" || rc=$?
+	PORT73_BUILD_PID=
+	if [ "$rc" -ne 0 ]; then
+		sed 's/^/  /' "$PORT73_BUILD_LOG"
+		log "7.3 port's test kernel: failed with status $rc"
+		return "$rc"
+	fi
+	grep -v '^kernel: [0-9]' "$PORT73_BUILD_LOG" | sed 's/^/  /'
+	log "7.3 port's test kernel: done $((SECONDS - PORT73_BUILD_START)) s after it started"
+}
+
+run_port73_vm() {
+	local vmdir=$BUILD_DIR/vm-7.3 start=$SECONDS rc=0
+
+	mkdir -p "$vmdir"
+	"$TOP/scripts/progress.py" vm --label "7.3 KUnit VM run" --output "$vmdir/run.log" \
+		--console "$vmdir/console.log" -- \
+		"$TOP/scripts/run-vm.sh" --base 7.3 --mode check --timeout 600 || rc=$?
+	sed 's/^/  /' "$vmdir/run.log"
+	log "7.3 KUnit VM run: $((SECONDS - start)) s"
+	return "$rc"
+}
+
 # What the debug lane executed of our kernel code (scripts/coverage.py),
 # after the verdict: the table goes to build/coverage/, the figure here.
 # No counters fail the check, as a tier that did not run does.
@@ -364,6 +409,7 @@ stop_background() {
 	[ -z "${HOST_PID:-}" ] || kill -- "-$HOST_PID" 2>/dev/null || true
 	[ -z "${DISTRO_BUILD_PID:-}" ] || kill -- "-$DISTRO_BUILD_PID" 2>/dev/null || true
 	[ -z "${D13_BUILD_PID:-}" ] || kill -- "-$D13_BUILD_PID" 2>/dev/null || true
+	[ -z "${PORT73_BUILD_PID:-}" ] || kill -- "-$PORT73_BUILD_PID" 2>/dev/null || true
 }
 
 HOST_TAPS="--host-tap $BUILD_DIR/host-codec.tap --host-tap $BUILD_DIR/host-plugin.tap"
@@ -382,7 +428,7 @@ VERDICT="--manifest $TOP/scripts/test-manifest --corpus $TOP/fuzz/corpus"
 VERDICT+=" --seed-images empty,selftest,types,many"
 
 main() {
-	local vm=1 distro=1 coverage=0 rc=0 drc=0 d13rc=0 verdict=0
+	local vm=1 distro=1 coverage=0 rc=0 drc=0 d13rc=0 p73rc=0 verdict=0
 	local -a distro_logs=()
 	case "${1:-}" in
 	-h|--help) usage; exit 0 ;;
@@ -409,6 +455,12 @@ main() {
 		echo 19 > /proc/self/autogroup 2>/dev/null || true
 		rm -f "$D13_DIR/vm/initramfs.cpio.gz"
 		"$TOP/scripts/debian13.sh" --initramfs-only
+		return
+		;;
+	--port73-build)
+		# Internal: start_port73_build runs this in its own session.
+		echo 19 > /proc/self/autogroup 2>/dev/null || true
+		"$TOP/scripts/build-kernel.sh" --base 7.3
 		return
 		;;
 	--fuzz-after)
@@ -451,6 +503,7 @@ main() {
 		start_distro_build
 		start_debian13_build
 	fi
+	start_port73_build
 	run_vm || rc=$?
 	[ "$rc" -eq 0 ] || log "QEMU exited with status $rc (124: timeout)"
 	# The host tier, starved by the VM's two vCPUs, finishes beside the
@@ -477,11 +530,18 @@ main() {
 			      --debian13-results "$D13_DIR/vm/results.log")
 	else
 		log "distro and Debian 13 lanes: not run (--no-distro)"
-		distro_logs=(--expect host,kunit,selftests,e2e)
+		distro_logs=(--expect host,kunit,kunit-7.3,selftests,e2e)
 	fi
+	if wait_port73_build; then
+		run_port73_vm || p73rc=$?
+	else
+		verdict=1
+	fi
+	[ "$p73rc" -eq 0 ] || log "7.3 lane: QEMU exited with status $p73rc (124: timeout)"
 	wait_host_tier
 	"$TOP/scripts/parse-results.py" $HOST_TAPS $VERDICT \
 		--console "$BUILD_DIR/vm/console.log" \
+		--kunit73-console "$BUILD_DIR/vm-7.3/console.log" \
 		--results "$BUILD_DIR/vm/results.log" "${distro_logs[@]}" || verdict=$?
 	report_coverage || verdict=1
 	return "$verdict"

@@ -88,6 +88,19 @@ items() {
 	series_patch_names | sed 's/^/p /'
 }
 
+# The series leaves the KFD ioctl version alone (series_version_claims):
+# each line that changes it is an error, in the form of check_item's.
+version_claims() {
+	local claims
+
+	[ $# -eq 0 ] || return 0
+	# shellcheck disable=SC2046 # one word per patch path
+	claims=$(series_version_claims $(series_patch_names | sed "s|^|$TOP/patches/|"))
+	[ -n "$claims" ] || return 0
+	echo "$claims" | sed 's|^|ERROR: the KFD ioctl version is upstream'"'"'s to set: |'
+	echo "@@counts $(echo "$claims" | wc -l) 0 0 0"
+}
+
 main() {
 	local start=$SECONDS out
 	case "${1:-}" in
@@ -103,6 +116,7 @@ main() {
 	export SERIES_CHECKPATCH_ARGS_STR="${SERIES_CHECKPATCH_ARGS[*]}"
 	out=$(items "$@" | nice xargs -P2 -L1 bash -c \
 		'SERIES_CHECKPATCH_ARGS=($SERIES_CHECKPATCH_ARGS_STR); check_item "$0" "$1"')
+	out+=$'\n'$(version_claims "$@")
 	echo "$out" | grep -v '^@@counts ' || true
 	echo "$out" | awk -v t=$((SECONDS - start)) '
 		/^@@counts / { n++; e += $2; w += $3; c += $4; d += $5 }

@@ -28,6 +28,15 @@ KERNEL_PKG=linux-source-6.12
 KERNEL_PKG_VERSION=$PIN_PKG_VERSION
 KERNEL_PKG_SHA256=$PIN_SHA256_SOURCE
 
+# The 7.3 port in progress (port-7.3/, README "The 7.3 port"): Debian's
+# newest mainline, linux-source-7.3 from trixie-backports, pinned. It
+# stands in for amd-staging-drm-next, where the series is to be applied.
+PORT73_PKG=linux-source-7.3
+PORT73_VERSION=7.3.4-1~bpo13+1
+PORT73_SUITE=trixie-backports
+PORT73_SHA256=703e369ddd4cce971452f5a593ee55df3a5c10c83caf0fa0df039633ed181ee3
+PORT73_KSRC=$BUILD_DIR/linux-7.3
+
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE_DIR/ccache}
 export CCACHE_BASEDIR=$KSRC
 export CCACHE_NOHASHDIR=true

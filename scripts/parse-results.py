@@ -20,7 +20,7 @@ import argparse
 import re
 import sys
 
-TIERS = ("host", "kunit", "selftests", "e2e", "distro", "debian13")
+TIERS = ("host", "kunit", "kunit-7.3", "selftests", "e2e", "distro", "debian13")
 # The tiers whose programs the distro lane runs again, on the stock kernel
 DISTRO_RERUNS = ("selftests", "e2e")
 TS_RE = re.compile(r"^\[\s*\d+\.\d+\]\s?")
@@ -148,7 +148,7 @@ def parse_ktap(console, tier, problems, path):
             continue
         m = re.match(r"^#\s*Subtest:\s*(\S+)", text)
         if m and depth == 1:
-            suite = program("kunit", m.group(1))
+            suite = program(tier.name, m.group(1))
             continue
         status, name = classify(text)
         if not status:
@@ -163,7 +163,7 @@ def parse_ktap(console, tier, problems, path):
     if suites_planned is None:
         return
     if suites_done < suites_planned:
-        problems.append(f"kunit: {suites_planned} suites planned, only "
+        problems.append(f"{tier.name}: {suites_planned} suites planned, only "
                         f"{suites_done} reported (a suite crashed or hung; "
                         f"see {path})")
         tier.add("fail", "kunit suites incomplete")
@@ -270,6 +270,8 @@ def read_manifest(path):
     The distro tier runs every selftests and e2e program again, named
     TIER/PROGRAM, with the same cases, except those on a "debug-only
     TIER/PROGRAM REASON" line; its own programs have lines of their own.
+    The kunit-7.3 tier runs every KUnit suite again, on the 7.3 port's
+    kernel, with the same cases unless a kunit-7.3 line says otherwise.
     """
     out = {}
     debug_only = set()
@@ -289,6 +291,8 @@ def read_manifest(path):
         reasons = [r.strip() for r in parts[3].split("|")] if len(parts) > 3 else []
         out[(parts[0], parts[1])] = (int(parts[2]), [r for r in reasons if r])
     for (tier, name), entry in list(out.items()):
+        if tier == "kunit":
+            out.setdefault(("kunit-7.3", name), entry)
         rel = f"{tier}/{name}"
         if tier in DISTRO_RERUNS and rel not in debug_only:
             out[("distro", rel)] = entry
@@ -432,6 +436,23 @@ def console_splats(console):
     return hits
 
 
+def check_kunit73(path, tier, problems):
+    """The 7.3 port's kernel: its KUnit suites, and no splat."""
+    console = read_lines(path)
+    if console is None:
+        problems.append("kunit-7.3 VM: no console log (QEMU did not start?)")
+        return
+    parse_ktap(console, tier, problems, path)
+    for splat in console_splats(console):
+        problems.append(f"kernel splat on the 7.3 kernel's console, in "
+                        f"{path}:\n  " + splat)
+    if not any("kfdcriu-probe-ok" in l for l in console):
+        tail = "\n  ".join(console[-30:])
+        problems.append("kunit-7.3 VM: the guest did not reach /init after "
+                        f"KUnit (hang, panic or timeout); the last lines of "
+                        f"{path}:\n  " + tail)
+
+
 def check_distro_lane(args, tiers, problems):
     """The stock kernel's run: its TAP, that it finished, no splat."""
     check_stock_lane("distro", args.distro_console, args.distro_results,
@@ -474,6 +495,8 @@ def main():
                     help="kernel log of the Debian 13 lane's VM")
     ap.add_argument("--debian13-results",
                     help="results port of the Debian 13 lane's VM")
+    ap.add_argument("--kunit73-console",
+                    help="kernel log of the 7.3 port's KUnit VM")
     ap.add_argument("--expect", default=",".join(TIERS),
                     help="tiers that must have run (comma separated)")
     ap.add_argument("--manifest",
@@ -529,6 +552,8 @@ def main():
             problems.append(f"kmemleak: {len(leaks)} leaked objects, in {args.results}:\n  " +
                             "\n  ".join(kmemleak_reports(results)[1][:60]))
 
+    if args.kunit73_console is not None:
+        check_kunit73(args.kunit73_console, tiers["kunit-7.3"], problems)
     if args.distro_results is not None:
         check_distro_lane(args, tiers, problems)
     for path in args.distro_tap:

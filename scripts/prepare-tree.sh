@@ -3,7 +3,8 @@
 #
 # Fetch the pinned 6.12 base, unpack it into build/linux and lay our work
 # on top: copy kernel/ over the tree and apply patches/series, without
-# fuzz. Idempotent:
+# fuzz. With --base 7.3, the same for the port in progress: Debian's 7.3
+# into build/linux-7.3, with port-7.3/series. Idempotent:
 # a stamp keyed on every input makes a re-run free, and only files whose
 # content changes are rewritten, so make rebuilds only what it must.
 set -euo pipefail
@@ -11,16 +12,40 @@ set -euo pipefail
 
 usage() {
 	cat <<'TXT'
-Usage: scripts/prepare-tree.sh [--force]
+Usage: scripts/prepare-tree.sh [--force] [--base 7.3]
 
 Downloads linux-source-6.12 (pinned version, checksum verified), unpacks it
 into build/linux, copies kernel/ over it and applies patches/series.
---force  redo the overlay even when the stamp says it is current.
+--force     redo the overlay even when the stamp says it is current.
+--base 7.3  the 7.3 port instead: linux-source-7.3 (pinned, from
+            trixie-backports) into build/linux-7.3, with port-7.3/series.
 TXT
 }
 
 fetch_source_deb() {
-	fetch_pinned_deb "$KERNEL_PKG" "$KERNEL_PKG_VERSION" "$KERNEL_PKG_SHA256"
+	if [ "$BASE" = 7.3 ]; then
+		fetch_suite_deb "$PORT73_SUITE" "$PORT73_PKG" "$PORT73_VERSION" \
+			"$PORT73_SHA256" PORT73_SHA256
+	else
+		fetch_pinned_deb "$KERNEL_PKG" "$KERNEL_PKG_VERSION" "$KERNEL_PKG_SHA256"
+	fi
+}
+
+# select_base BASE: where the tree of BASE goes and what is laid on it.
+select_base() {
+	BASE=$1
+	case "$BASE" in
+	6.12)
+		PATCH_DIR=$TOP/patches
+		PRISTINE=$BUILD_DIR/pristine
+		MANIFEST=$BUILD_DIR/overlay.manifest ;;
+	7.3)
+		KSRC=$PORT73_KSRC
+		PATCH_DIR=$TOP/port-7.3
+		PRISTINE=$BUILD_DIR/pristine-7.3
+		MANIFEST=$BUILD_DIR/overlay-7.3.manifest ;;
+	*) usage >&2; exit 2 ;;
+	esac
 }
 
 unpack_base() {
@@ -30,7 +55,7 @@ unpack_base() {
 		return
 	fi
 	log "unpacking $(basename "$deb") into $KSRC"
-	rm -rf "$KSRC" "$BUILD_DIR/pristine" "$BUILD_DIR/overlay.manifest"
+	rm -rf "$KSRC" "$PRISTINE" "$MANIFEST"
 	tmp=$(mktemp -d "$BUILD_DIR/unpack.XXXXXX")
 	dpkg-deb --fsys-tarfile "$deb" |
 		tar -x -C "$tmp" --wildcards './usr/src/linux-source-*.tar.xz'
@@ -43,7 +68,7 @@ unpack_base() {
 overlay_key() {
 	{
 		cat "$KSRC/.base-stamp" "$0" "$TOP/scripts/common.sh"
-		(cd "$TOP" && find kernel patches -type f | LC_ALL=C sort |
+		(cd "$TOP" && find kernel "${PATCH_DIR#"$TOP"/}" -type f | LC_ALL=C sort |
 		 xargs -r sha256sum)
 	} | sha256sum | cut -d' ' -f1
 }
@@ -53,8 +78,8 @@ patched_files() {
 	local p
 	while read -r p; do
 		case "$p" in ''|'#'*) continue ;; esac
-		sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$TOP/patches/$p"
-	done < "$TOP/patches/series"
+		sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$PATCH_DIR/$p"
+	done < "$PATCH_DIR/series"
 }
 
 # Build the overlay in a staging directory from pristine copies, so a
@@ -64,18 +89,18 @@ stage_overlay() {
 	mkdir -p "$stage"
 	for f in $(patched_files | sort -u); do
 		mkdir -p "$stage/$(dirname "$f")"
-		if [ -f "$BUILD_DIR/pristine/$f" ]; then
-			cp "$BUILD_DIR/pristine/$f" "$stage/$f"
+		if [ -f "$PRISTINE/$f" ]; then
+			cp "$PRISTINE/$f" "$stage/$f"
 		elif [ -f "$KSRC/$f" ]; then
 			cp "$KSRC/$f" "$stage/$f"
 		fi
 	done
-	(cd "$TOP/kernel" && find . -type f | cpio -pdm --quiet "$stage")
+	(cd "$TOP/kernel" && find . -type f | cpio -pdmu --quiet "$stage")
 	while read -r p; do
 		case "$p" in ''|'#'*) continue ;; esac
-		[ -f "$TOP/patches/$p" ] || die "patches/series names missing $p"
+		[ -f "$PATCH_DIR/$p" ] || die "${PATCH_DIR#"$TOP"/}/series names missing $p"
 		stage_patch "$stage" "$p"
-	done < "$TOP/patches/series"
+	done < "$PATCH_DIR/series"
 	rm -f "$stage.log"
 }
 
@@ -85,7 +110,7 @@ stage_overlay() {
 # such a patch fails here and is to be refreshed. A dry run first, so that
 # the error tells fuzz from a patch that does not apply at all.
 stage_patch() {
-	local stage=$1 p=$2 file=$TOP/patches/$2
+	local stage=$1 p=$2 file=$PATCH_DIR/$2
 	local -a args=(-d "$stage" -p1 -s --no-backup-if-mismatch -r -)
 
 	if ! patch "${args[@]}" -F0 --dry-run < "$file" > "$stage.log" 2>&1; then
@@ -105,38 +130,43 @@ stage_patch() {
 # Copy staged files whose content differs; put back pristine copies of
 # files an earlier overlay touched and this one does not.
 install_overlay() {
-	local stage=$1 f new=$BUILD_DIR/overlay.manifest.new
+	local stage=$1 f new=$MANIFEST.new
 	(cd "$stage" && find . -type f | sed 's|^\./||' | LC_ALL=C sort) > "$new"
 	for f in $(cat "$new"); do
-		if [ -f "$KSRC/$f" ] && [ ! -f "$BUILD_DIR/pristine/$f" ] &&
-		   ! grep -qxF "$f" "$BUILD_DIR/overlay.manifest" 2>/dev/null; then
-			mkdir -p "$BUILD_DIR/pristine/$(dirname "$f")"
-			cp -p "$KSRC/$f" "$BUILD_DIR/pristine/$f"
+		if [ -f "$KSRC/$f" ] && [ ! -f "$PRISTINE/$f" ] &&
+		   ! grep -qxF "$f" "$MANIFEST" 2>/dev/null; then
+			mkdir -p "$PRISTINE/$(dirname "$f")"
+			cp -p "$KSRC/$f" "$PRISTINE/$f"
 		fi
 		if ! cmp -s "$stage/$f" "$KSRC/$f"; then
 			mkdir -p "$KSRC/$(dirname "$f")"
 			cp "$stage/$f" "$KSRC/$f"
 		fi
 	done
-	[ -f "$BUILD_DIR/overlay.manifest" ] || touch "$BUILD_DIR/overlay.manifest"
-	for f in $(comm -23 "$BUILD_DIR/overlay.manifest" "$new"); do
-		if [ -f "$BUILD_DIR/pristine/$f" ]; then
-			cp "$BUILD_DIR/pristine/$f" "$KSRC/$f"
+	[ -f "$MANIFEST" ] || touch "$MANIFEST"
+	for f in $(comm -23 "$MANIFEST" "$new"); do
+		if [ -f "$PRISTINE/$f" ]; then
+			cp "$PRISTINE/$f" "$KSRC/$f"
 		else
 			rm -f "$KSRC/$f"
 		fi
 	done
-	mv "$new" "$BUILD_DIR/overlay.manifest"
+	mv "$new" "$MANIFEST"
 }
 
 main() {
 	local force=0 deb key
-	case "${1:-}" in
-	-h|--help) usage; exit 0 ;;
-	--force) force=1 ;;
-	"") ;;
-	*) usage >&2; exit 2 ;;
-	esac
+
+	select_base 6.12
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		-h|--help) usage; exit 0 ;;
+		--force) force=1 ;;
+		--base) select_base "${2:-}"; shift ;;
+		*) usage >&2; exit 2 ;;
+		esac
+		shift
+	done
 	mkdir -p "$BUILD_DIR"
 	deb=$(fetch_source_deb)
 	unpack_base "$deb"

@@ -9,7 +9,8 @@ set -euo pipefail
 
 usage() {
 	cat <<'TXT'
-Usage: scripts/run-vm.sh [--distro | --debian13] [--mode check|demo|bench|shell|mutate]
+Usage: scripts/run-vm.sh [--distro | --debian13 | --base 7.3]
+                         [--mode check|demo|bench|shell|mutate]
                          [--timeout SECONDS] [--append KERNEL-ARGS]
 
 check  (default) run the guest tiers, logs in build/vm/, exit with QEMU's
@@ -25,6 +26,10 @@ mutate only the mutation campaign, logs as for check (make mutate)
 --debian13 boots Debian 13's stock kernel with the Debian 13 lane's
        initramfs (scripts/debian13.sh), logs in build/debian13/vm/; check
        mode runs the debian13 tier there (kfdcriu.mode=debian13)
+--base 7.3 boots the 7.3 port's test kernel (scripts/build-kernel.sh
+       --base 7.3) with the debug lane's initramfs, logs in build/vm-7.3/;
+       check mode runs KUnit at boot and powers off (kfdcriu.mode=probe):
+       without a GPU, 7.3 has no KFD state for the guest tiers to carry
 In demo, bench and shell modes the kernel log goes to build/vm/console.log
 as in check mode, and the guest talks to this terminal on a serial port of
 its own; V=1 or VERBOSE=1 puts the kernel log on this terminal instead.
@@ -106,7 +111,7 @@ SPLAT_RE='BUG: |WARNING: |Kernel panic|Oops|general protection fault|UBSAN: '
 main() {
 	local mode=check timeout=900 accel vmdir=$BUILD_DIR/vm extra= rc=0
 	local kunit=$KUNIT_ARGS quiet=0 kernel=$KSRC/arch/x86/boot/bzImage
-	local guest_mode cpu=
+	local guest_mode cpu= initrd=
 	local -a serial
 	while [ $# -gt 0 ]; do
 		case "$1" in
@@ -121,6 +126,13 @@ main() {
 			kernel=$D13_ROOT/boot/vmlinuz-$D13_KVER
 			kunit=
 			;;
+		--base)
+			[ "${2:-}" = 7.3 ] || { usage >&2; exit 2; }
+			vmdir=$BUILD_DIR/vm-7.3
+			kernel=$PORT73_KSRC/arch/x86/boot/bzImage
+			initrd=$BUILD_DIR/vm/initramfs.cpio.gz
+			shift
+			;;
 		--mode) mode=$2; shift ;;
 		--timeout) timeout=$2; shift ;;
 		--append) extra=" $2"; shift ;;
@@ -130,6 +142,8 @@ main() {
 	done
 	accel=$(pick_accel)
 	guest_mode=$mode
+	[ -n "$initrd" ] || initrd=$vmdir/initramfs.cpio.gz
+	[ "$vmdir" != "$BUILD_DIR/vm-7.3" ] || [ "$mode" != check ] || guest_mode=probe
 	if [ "$vmdir" = "$DISTRO_DIR/vm" ] || [ "$vmdir" = "$D13_DIR/vm" ]; then
 		[ "$mode" != check ] || guest_mode=distro
 		[ "$vmdir" != "$D13_DIR/vm" ] || [ "$mode" != check ] ||
@@ -173,7 +187,7 @@ main() {
 	timeout --foreground -k 10 "$timeout" \
 		qemu-system-x86_64 -accel "$accel" $cpu -m 2048 -smp 2 \
 		-kernel "$kernel" \
-		-initrd "$vmdir/initramfs.cpio.gz" \
+		-initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 kfdcriu.mode=$guest_mode $kunit$extra" \
 		-display none -monitor none -no-reboot -nic none \
 		"${serial[@]}" || rc=$?

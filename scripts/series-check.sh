@@ -134,6 +134,20 @@ check_scope() {
 	echo "$n files, all under drivers/gpu/drm/amd, the kfd uAPI header, Documentation, MAINTAINERS, selftests"
 }
 
+# The KFD ioctl version is upstream's to set (series_version_claims).
+check_version() {
+	local claims
+
+	# shellcheck disable=SC2046 # one word per patch path
+	claims=$(series_version_claims $(series_patches))
+	if [ -n "$claims" ]; then
+		echo "$claims"
+		echo "the series changes the KFD ioctl version, which upstream sets at merge"
+		return 1
+	fi
+	echo "KFD_IOCTL_MAJOR_VERSION and KFD_IOCTL_MINOR_VERSION left as the base has them"
+}
+
 # The make goals that build what patch $1 touches.
 patch_build_dirs() {
 	local f
@@ -551,6 +565,7 @@ main() {
 	mkdir -p "$LOGS"
 
 	run_check scope check_scope || true
+	run_check version check_version || true
 	run_check base check_base || exit 1
 	run_check config configure || exit 1
 	kernel_doc_baseline

@@ -37,6 +37,14 @@ series_patch_names() {
 	done < "$TOP/patches/series"
 }
 
+# series_version_claims PATCH...: the lines of the PATCHes that change
+# the KFD ioctl version. Upstream gives minor versions out in merge
+# order and ROCr enables features by the number it reads, so the series
+# takes none: userspace finds image mode by its probe (the uAPI DOC).
+series_version_claims() {
+	grep -Hn '^[-+]#define KFD_IOCTL_M\(AJ\|IN\)OR_VERSION' "$@" || true
+}
+
 # Prints the pinned linux-source .deb, downloading it when missing. The
 # series is only meaningful on the pinned base, so there is no fallback.
 series_source_deb() {

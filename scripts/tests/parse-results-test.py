@@ -8,7 +8,8 @@ host program's exit status or sanitizer report ignored, a fuzzer that ran
 nothing, a base image that differs from its seed, a program that never
 ran or is not in the manifest, a case count that shrank, kmemleak
 missing, a distro or Debian 13 lane that skipped a program, did not finish or
-splatted) is the same set with one thing broken, and must give exit 1
+splatted, a 7.3 KUnit run that lost a suite, miscounted, splatted or never
+reached /init) is the same set with one thing broken, and must give exit 1
 with a line that names it. Prints TAP.
 """
 
@@ -47,6 +48,18 @@ def good_logs():
             "[    1.000000]     # test_bos_hostile_records: 5 hostile images: 5 refused, 0 accepted",
             "[    1.000000]     ok 2 case_two # SKIP slow here",
             "[    1.000000] ok 1 suite_a",
+        ],
+        "kunit73-console.log": [
+            "[    1.000000] Linux version 7.3.4",
+            "[    1.000000] KTAP version 1",
+            "[    1.000000] 1..1",
+            "[    1.000000]     KTAP version 1",
+            "[    1.000000]     # Subtest: suite_a",
+            "[    1.000000]     1..2",
+            "[    1.000000]     ok 1 case_one",
+            "[    1.000000]     ok 2 case_two # SKIP",
+            "[    1.000000] ok 1 suite_a",
+            "kfdcriu-probe-ok",
         ],
         "results.log": [
             "### begin",
@@ -104,7 +117,7 @@ def good_logs():
             "# tier program cases allowed-skip-reasons",
             "host host-one 2",
             "host host-fuzz 1",
-            "kunit suite_a 2 slow",
+            "kunit suite_a 2 slow|<empty>",
             "selftests prog_a 2",
             "selftests gpu_prog 3 no GPU in the KFD topology",
             "e2e e2e_prog 1",
@@ -192,7 +205,7 @@ def case_fewer_cases(logs):
 
 
 def case_kunit_skip_not_allowed(logs):
-    replace(logs, "manifest", "kunit suite_a 2 slow", "kunit suite_a 2")
+    replace(logs, "manifest", "kunit suite_a 2 slow|<empty>", "kunit suite_a 2")
 
 
 def case_kmemleak_missing(logs):
@@ -258,6 +271,24 @@ def case_debian13_not_run(logs):
     logs["debian13-results.log"] = []
 
 
+def case_kunit73_suite_lost(logs):
+    logs["kunit73-console.log"] = [l for l in logs["kunit73-console.log"]
+                                   if "    " not in l and "ok 1 suite_a" not in l]
+
+
+def case_kunit73_fewer_cases(logs):
+    logs["manifest"].append("kunit-7.3 suite_a 3")
+
+
+def case_kunit73_splat(logs):
+    logs["kunit73-console.log"].insert(
+        -1, "[    9.000000] BUG: KASAN: slab-use-after-free in kfd_criu_restore")
+
+
+def case_kunit73_no_init(logs):
+    drop(logs, "kunit73-console.log", "kfdcriu-probe-ok")
+
+
 def case_sweep_miscounted(logs):
     replace(logs, "console.log",
             "[    1.000000]     # gt_test_hostile_gpu_records: 10 hostile images: 7 refused, 3 accepted",
@@ -318,6 +349,14 @@ CASES = [
      "kernel splat on the debian13 lane's console"),
     (case_debian13_not_run, 1, "a Debian 13 lane that ran nothing",
      "debian13: the tier did not run at all"),
+    (case_kunit73_suite_lost, 1, "a 7.3 KUnit run that reported no suite",
+     "kunit-7.3: suite_a did not run"),
+    (case_kunit73_fewer_cases, 1, "a 7.3 KUnit suite with another count than its line",
+     "kunit-7.3: suite_a reported 2 cases, the test manifest says 3"),
+    (case_kunit73_splat, 1, "a kernel splat on the 7.3 kernel",
+     "kernel splat on the 7.3 kernel's console"),
+    (case_kunit73_no_init, 1, "a 7.3 kernel that never reached /init after KUnit",
+     "kunit-7.3 VM: the guest did not reach /init"),
     (case_sweep_miscounted, 1, "a sweep whose figures do not add up",
      "kunit sweep gpu: 7 refused and 4 accepted of 10 images"),
 ]
@@ -344,6 +383,7 @@ def run_case(fn):
                "--distro-tap", p(d, "kernel-hook.tap"),
                "--debian13-console", p(d, "debian13-console.log"),
                "--debian13-results", p(d, "debian13-results.log"),
+               "--kunit73-console", p(d, "kunit73-console.log"),
                "--manifest", p(d, "manifest"),
                "--corpus", p(d, "corpus"), "--seed-images", "seed"]
         r = subprocess.run(cmd, capture_output=True, text=True)

@@ -784,9 +784,8 @@ int kfd_criu_events_check(struct kfd_process *p,
  *
  * Context: p->mutex held, mmap lock of @mm not held.
  * Return: 0, -ENOMEM, -EBUSY if @p has events or a signal page, -ENODEV if
- * the GPUs of @p cannot run with the image's XNACK mode, -EOPNOTSUPP for
- * an enabled runtime on a process with GPUs, or the errno of mapping the
- * event page BO or of an id allocation.
+ * the GPUs of @p cannot run with the image's XNACK mode, or the errno of
+ * mapping the event page BO or of an id allocation.
  */
 int kfd_criu_events_restore(struct file *devkfd, struct kfd_process *p,
 			    struct mm_struct *mm,

@@ -98,7 +98,6 @@ static int et_restore(struct kfd_process *p, struct mm_struct *mm,
 	return ret;
 }
 
-/* @p has exactly the events and the signal slots of @t. */
 /*
  * @p has exactly the events and the signal slots of @t. Expectations
  * only: an assertion would end the test with p->event_mutex held.

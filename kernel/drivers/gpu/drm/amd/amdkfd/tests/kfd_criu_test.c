@@ -152,7 +152,7 @@ static void kfd_criu_args_image_flag(struct kfd_ioctl_criu_args *args)
 	args->flags = BIT(31);
 }
 
-/* What selected image mode before 1.18 was final: a flag, now refused */
+/* What selected image mode before its uAPI was final: a flag, now refused */
 static void kfd_criu_args_flag_on_legacy_op(struct kfd_ioctl_criu_args *args)
 {
 	args->op = KFD_CRIU_OP_PROCESS_INFO;

@@ -51,7 +51,7 @@
 /* A gpu_id no GPU of the test VM has */
 #define ABSENT_GPU_ID		0x1234
 
-/* struct kfd_ioctl_criu_args as binaries built before KFD 1.18 know it */
+/* struct kfd_ioctl_criu_args as binaries built without image mode know it */
 struct criu_args_v1_17 {
 	__u64 devices;
 	__u64 bos;

@@ -566,7 +566,7 @@ FIXTURE_TEARDOWN(kfd)
 		close(self->fd);
 }
 
-/* Binaries built before 1.18 get the 6.12 behaviour, padding and all. */
+/* Binaries built without image mode get the legacy ioctl, padding and all. */
 TEST_F(kfd, legacy_old_struct_size)
 {
 	struct criu_args_v1_17 old;

@@ -2,11 +2,10 @@
 /*
  * DOC: KFD ioctl version
  *
- * The image mode of AMDKFD_IOC_CRIU_OP comes with KFD ioctl version 1.18.
- * Userspace detects image mode with a probe, since other features raise
- * the minor version too, but the version stays what documents the uAPI:
- * the running kernel must report exactly the version its uAPI header
- * declares.
+ * The image mode of AMDKFD_IOC_CRIU_OP leaves the KFD ioctl version as
+ * the base kernel has it: upstream gives minor versions out in merge
+ * order, and userspace finds image mode with a probe. The running kernel
+ * must still report exactly the version its uAPI header declares.
  */
 
 #include <errno.h>
