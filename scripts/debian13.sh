@@ -250,7 +250,7 @@ install_module() {
 	remove_modules
 	rm -rf "$D13_ROOT/usr/src/$MODULE_PKG-"*
 	mkdir -p "$D13_ROOT$src"
-	rsync -a --delete "$BUILD_DIR/dkms-src/" "$D13_ROOT$src/"
+	rsync -a --delete "$BUILD_DIR/dkms-src-$D13_KVER/" "$D13_ROOT$src/"
 	in_userland dkms add -m "$MODULE_PKG" -v "$MODULE_PKG_VERSION" >&2
 	timed "DKMS build in the Debian 13 userland" dkms_build
 	umount_chroot

@@ -9,9 +9,12 @@
 # stock_module_key SYSROOT KVER FILE...: a digest of the staged module
 # sources (the KUnit tests are not in the module: the stock kernel does
 # not build them) and of FILE..., the scripts and stamps that decide how
-# it is built. The staged sources go to build/dkms-src.
+# it is built. The staged sources go to build/dkms-src-KVER: the two
+# lanes build at the same time, and a directory both staged into was
+# changing under the other's digest (a file write_if_changed() had just
+# renamed made sha256sum, and so the lane, fail).
 stock_module_key() {
-	local root=$1 kver=$2 dir=$BUILD_DIR/dkms-src cfg
+	local root=$1 kver=$2 dir=$BUILD_DIR/dkms-src-$2 cfg
 
 	shift 2
 	cfg=$root/boot/config-$kver
