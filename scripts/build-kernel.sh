@@ -8,7 +8,8 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 FRAGMENTS=("$TOP"/config/{qemu-base,debug,kfd-criu}.config)
-BASE_ARGS=()
+# The base tree: 6.12, or 7.3 for the port in progress (select_base)
+BASE=6.12
 # Symbols config/ asks for that the base no longer has (7.3: sysctl is
 # always built); verify_config does not look for them.
 GONE_SYMBOLS=()
@@ -128,7 +129,7 @@ expected_objects() {
 gcov_profile_args() {
 	local f
 
-	[ "${BASE_ARGS[*]}" != "--base 7.3" ] || return 0
+	[ "$BASE" = 6.12 ] || return 0
 
 	{
 		(cd "$TOP/kernel" && find drivers/gpu/drm/amd -name '*.c' \
@@ -155,7 +156,7 @@ check_gcov_notes() {
 	local bad obj
 
 	# The 7.3 port's kernel profiles nothing (gcov_profile_args)
-	[ "${BASE_ARGS[*]}" != "--base 7.3" ] || return 0
+	[ "$BASE" = 6.12 ] || return 0
 	grep -q '^CONFIG_GCOV_KERNEL=y' "$KSRC/.config" || return 0
 	bad=$("$TOP/scripts/coverage.py" --check-build --ksrc "$KSRC") && return
 	log "coverage notes that are not their objects': $(echo $bad); compiling them again"
@@ -173,10 +174,10 @@ check_gcov_notes() {
 # port in progress: build/linux-7.3 with port-7.3/kfd-criu.config in place
 # of config/kfd-criu.config, the uAPI headers in build/headers-7.3).
 select_base() {
+	BASE=$1
 	case "$1" in
 	6.12) ;;
 	7.3)
-		BASE_ARGS=(--base 7.3)
 		KSRC=$PORT73_KSRC
 		KHDR=$BUILD_DIR/headers-7.3
 		export CCACHE_BASEDIR=$KSRC
@@ -200,7 +201,7 @@ main() {
 		esac
 		shift
 	done
-	"$TOP/scripts/prepare-tree.sh" "${BASE_ARGS[@]}"
+	"$TOP/scripts/prepare-tree.sh" --base "$BASE"
 	configure_kernel
 	make -C "$KSRC" -s headers_install INSTALL_HDR_PATH="$KHDR" >/dev/null
 	[ "$prepare_only" -eq 0 ] || return 0
