@@ -7,7 +7,7 @@ SHELL := /bin/bash
 TOP := $(CURDIR)
 BUILD := $(TOP)/build
 # The reroll count of the exported series (git format-patch -v)
-SERIES_VERSION ?= 3
+SERIES_VERSION ?= 4
 
 .PHONY: help deps tree kernel headers test-programs initramfs check check-host coverage \
 	demo bench bench-codec vm clean distclean fuzz mutate kfdcrit install \
@@ -33,7 +33,7 @@ help:
 	@echo "make install     install kfdcrit and its manual (PREFIX=/usr, DESTDIR=)"
 	@echo "make series      export the patch series to build/series (git format-patch)"
 	@echo "make series-check  git am, build every patch, checkpatch, W=1, sparse, clang, docs"
-	@echo "make checkpatch  checkpatch --strict and kernel-doc on kernel/ and patches/"
+	@echo "make checkpatch  checkpatch --strict and kernel-doc on kernel/ and patches/ (the 7.3 series)"
 	@echo "make clean       remove build outputs but keep the unpacked tree"
 	@echo "make distclean   remove build/ entirely"
 

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Configure and build the test kernel: tinyconfig plus config/*.config,
+# Configure and build the test kernel: tinyconfig plus the base's config
+# fragments (config_fragments_of),
 # every requested symbol verified, bzImage built through ccache, uAPI
 # headers installed for the userspace tests.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-FRAGMENTS=("$TOP"/config/{qemu-base,debug,kfd-criu}.config)
-# The base tree: 6.12, or 7.3 for the port in progress (select_base)
+# The base tree: 6.12 (the backport, which the debug lane boots), or 7.3
+# (the series' own base) with --base 7.3
 BASE=6.12
+mapfile -t FRAGMENTS < <(config_fragments_of "$BASE")
 # Symbols config/ asks for that the base no longer has (7.3: sysctl is
 # always built); verify_config does not look for them.
 GONE_SYMBOLS=()
@@ -25,12 +27,12 @@ usage() {
 Usage: scripts/build-kernel.sh [--prepare] [--base 7.3] [make-args...]
 
 Prepares build/linux (scripts/prepare-tree.sh), configures it from
-config/*.config on top of tinyconfig, checks that every requested symbol
-took effect, installs the uAPI headers into build/headers and builds
+config/ (and backport/6.12/kfd-criu.config) on top of tinyconfig, checks
+that every requested symbol took effect, installs the uAPI headers into build/headers and builds
 bzImage with ccache. Extra arguments go to the kernel's make (e.g. W=1).
 --prepare  stop before the bzImage build: the tree, its config and the
            uAPI headers, all that the host tier reads.
---base 7.3 the 7.3 port's test kernel instead, in build/linux-7.3.
+--base 7.3 the test kernel of the series' base instead, in build/linux-7.3.
 TXT
 }
 
@@ -135,7 +137,7 @@ gcov_profile_args() {
 		(cd "$TOP/kernel" && find drivers/gpu/drm/amd -name '*.c' \
 			-not -path '*/tests/*')
 		sed -n 's|^+++ b/\(drivers/gpu/drm/amd/.*\.c\)$|\1|p' \
-			"$TOP"/patches/*.patch
+			"$BACKPORT_612"/*.patch
 	} | sort -u | while read -r f; do
 		case "$f" in
 		drivers/gpu/drm/amd/amdkfd/*)
@@ -155,7 +157,7 @@ gcov_profile_args() {
 check_gcov_notes() {
 	local bad obj
 
-	# The 7.3 port's kernel profiles nothing (gcov_profile_args)
+	# The 7.3 kernel profiles nothing (gcov_profile_args)
 	[ "$BASE" = 6.12 ] || return 0
 	grep -q '^CONFIG_GCOV_KERNEL=y' "$KSRC/.config" || return 0
 	bad=$("$TOP/scripts/coverage.py" --check-build --ksrc "$KSRC") && return
@@ -170,9 +172,8 @@ check_gcov_notes() {
 		die "coverage notes still not their objects': $(echo $bad)"
 }
 
-# select_base BASE: build the test kernel of BASE (6.12, or 7.3 for the
-# port in progress: build/linux-7.3 with port-7.3/kfd-criu.config in place
-# of config/kfd-criu.config, the uAPI headers in build/headers-7.3).
+# select_base BASE: build the test kernel of BASE (6.12, or 7.3, the
+# series' base: build/linux-7.3, the uAPI headers in build/headers-7.3).
 select_base() {
 	BASE=$1
 	case "$1" in
@@ -181,10 +182,10 @@ select_base() {
 		KSRC=$PORT73_KSRC
 		KHDR=$BUILD_DIR/headers-7.3
 		export CCACHE_BASEDIR=$KSRC
-		FRAGMENTS=("$TOP"/config/{qemu-base,debug}.config "$TOP/port-7.3/kfd-criu.config")
+		mapfile -t FRAGMENTS < <(config_fragments_of "$BASE")
 		BUILD_LOG=$BUILD_DIR/kernel-build-7.3.log
 		OBJECTS_FILE=$CACHE_DIR/kernel-objects-7.3
-		GONE_SYMBOLS=(CONFIG_PROC_SYSCTL) ;;
+		mapfile -t GONE_SYMBOLS < <(gone_symbols_of "$BASE") ;;
 	*) usage >&2; exit 2 ;;
 	esac
 }

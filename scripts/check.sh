@@ -27,8 +27,8 @@ Exits non-zero if anything failed or an expected tier did not run.
              them).
 --coverage   the debug lane only (kernel, test programs, VM), then the
              coverage of our kernel code in it, per file (make coverage).
-Every run but --no-vm also builds the 7.3 port's test kernel and runs
-KUnit on it (kunit-7.3 tier; README, "The 7.3 port").
+Every run but --no-vm also builds the 7.3 test kernel and runs
+KUnit on it (kunit-7.3 tier; README, "Two bases").
 (--host-tests, --fuzz-after, --distro-build, --debian13-build and
 --port73-build are internal: the background parts of the host tier and
 of the other lanes.)
@@ -328,8 +328,8 @@ run_debian13_vm() {
 	return "$rc"
 }
 
-# The 7.3 port's lane: its test kernel (scripts/build-kernel.sh --base 7.3:
-# Debian's 7.3 with port-7.3/ applied, the debug lane's config) builds
+# The 7.3 lane: its test kernel (scripts/build-kernel.sh --base 7.3:
+# Debian's 7.3 with patches/ applied, the debug lane's config) builds
 # beside the other lanes, at the lowest priority, and boots to run every
 # KUnit suite once more (kunit-7.3 tier). Without a GPU a 7.3 process has
 # no KFD state the guest tiers could carry (a signal event needs a GPU
@@ -339,7 +339,7 @@ PORT73_BUILD_LOG=$BUILD_DIR/port73-build.log
 start_port73_build() {
 	PORT73_BUILD_START=$SECONDS
 	rm -f "$BUILD_DIR/vm-7.3/console.log"
-	log "7.3 port's test kernel: building in the background"
+	log "7.3 test kernel: building in the background"
 	setsid nice -n 19 "$0" --port73-build > "$PORT73_BUILD_LOG" 2>&1 &
 	PORT73_BUILD_PID=$!
 }
@@ -347,16 +347,16 @@ start_port73_build() {
 wait_port73_build() {
 	local rc=0
 
-	await "$PORT73_BUILD_PID" "7.3 port's test kernel: still building" "$PORT73_BUILD_LOG"
+	await "$PORT73_BUILD_PID" "7.3 test kernel: still building" "$PORT73_BUILD_LOG"
 	wait "$PORT73_BUILD_PID" || rc=$?
 	PORT73_BUILD_PID=
 	if [ "$rc" -ne 0 ]; then
 		sed 's/^/  /' "$PORT73_BUILD_LOG"
-		log "7.3 port's test kernel: failed with status $rc"
+		log "7.3 test kernel: failed with status $rc"
 		return "$rc"
 	fi
 	grep -v '^kernel: [0-9]' "$PORT73_BUILD_LOG" | sed 's/^/  /'
-	log "7.3 port's test kernel: done $((SECONDS - PORT73_BUILD_START)) s after it started"
+	log "7.3 test kernel: done $((SECONDS - PORT73_BUILD_START)) s after it started"
 }
 
 run_port73_vm() {

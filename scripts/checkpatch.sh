@@ -31,7 +31,7 @@ SCRATCH=$BUILD_DIR/checkpatch
 # paths of kernel/ resolve, and .git and include/ are the pinned tree's.
 checkpatch_kernel_file() {
 	(cd "$SCRATCH" && "$TOOLS/scripts/checkpatch.pl" "${SERIES_CHECKPATCH_ARGS[@]}" \
-		--file "$1" 2>&1) || true
+		--file "$1" 2>&1 | series_checkpatch_filter) || true
 }
 
 make_scratch() {
@@ -48,7 +48,7 @@ make_scratch() {
 
 checkpatch_patch() {
 	(cd "$SCRATCH" && "$TOOLS/scripts/checkpatch.pl" "${SERIES_CHECKPATCH_ARGS[@]}" \
-		--no-signoff "$TOP/patches/$1" 2>&1) || true
+		--no-signoff "$TOP/patches/$1" 2>&1 | series_checkpatch_filter) || true
 }
 
 kernel_doc() {
@@ -88,14 +88,16 @@ items() {
 	series_patch_names | sed 's/^/p /'
 }
 
-# The series leaves the KFD ioctl version alone (series_version_claims):
-# each line that changes it is an error, in the form of check_item's.
+# The series and its 6.12 backport leave the KFD ioctl version alone
+# (series_version_claims): each line that changes it is an error, in the
+# form of check_item's.
 version_claims() {
 	local claims
 
 	[ $# -eq 0 ] || return 0
 	# shellcheck disable=SC2046 # one word per patch path
-	claims=$(series_version_claims $(series_patch_names | sed "s|^|$TOP/patches/|"))
+	claims=$(series_version_claims $(series_patch_names | sed "s|^|$TOP/patches/|") \
+		"$BACKPORT_612"/*.patch)
 	[ -n "$claims" ] || return 0
 	echo "$claims" | sed 's|^|ERROR: the KFD ioctl version is upstream'"'"'s to set: |'
 	echo "@@counts $(echo "$claims" | wc -l) 0 0 0"

@@ -28,14 +28,48 @@ KERNEL_PKG=linux-source-6.12
 KERNEL_PKG_VERSION=$PIN_PKG_VERSION
 KERNEL_PKG_SHA256=$PIN_SHA256_SOURCE
 
-# The 7.3 port in progress (port-7.3/, README "The 7.3 port"): Debian's
-# newest mainline, linux-source-7.3 from trixie-backports, pinned. It
-# stands in for amd-staging-drm-next, where the series is to be applied.
+# The series' base (README, "Two bases"): Debian's newest mainline,
+# linux-source-7.3 from trixie-backports, pinned. It stands in for
+# amd-staging-drm-next, where maintainers apply the series.
 PORT73_PKG=linux-source-7.3
 PORT73_VERSION=7.3.4-1~bpo13+1
 PORT73_SUITE=trixie-backports
 PORT73_SHA256=703e369ddd4cce971452f5a593ee55df3a5c10c83caf0fa0df039633ed181ee3
 PORT73_KSRC=$BUILD_DIR/linux-7.3
+
+# What is laid on each base after kernel/: the series' patches on 7.3,
+# the backport layer on 6.12 (the same upstream-file changes, and a diff
+# that gives the new files their 6.12 shape).
+BACKPORT_612=$TOP/backport/6.12
+
+# patch_dir_of BASE: the directory of the patches and series file of BASE.
+patch_dir_of() {
+	case "$1" in
+	7.3) echo "$TOP/patches" ;;
+	6.12) echo "$BACKPORT_612" ;;
+	*) die "no base $1 (6.12 or 7.3)" ;;
+	esac
+}
+
+# config_fragments_of BASE: the test kernel's config fragments on BASE,
+# which go on tinyconfig in this order.
+config_fragments_of() {
+	echo "$TOP/config/qemu-base.config"
+	echo "$TOP/config/debug.config"
+	case "$1" in
+	7.3) echo "$TOP/config/kfd-criu.config" ;;
+	6.12) echo "$BACKPORT_612/kfd-criu.config" ;;
+	*) die "no base $1 (6.12 or 7.3)" ;;
+	esac
+}
+
+# gone_symbols_of BASE: symbols of config/debug.config that BASE no
+# longer has; olddefconfig drops them, and nothing asks for them there.
+gone_symbols_of() {
+	case "$1" in
+	7.3) echo CONFIG_PROC_SYSCTL ;;
+	esac
+}
 
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE_DIR/ccache}
 export CCACHE_BASEDIR=$KSRC

@@ -68,9 +68,12 @@ def our_new_files(top):
 
 
 def patched_files(top):
-    """Upstream files under the amd tree that patches/ change."""
+    """Upstream files under the amd tree that the 6.12 backport changes.
+
+    The debug lane, whose kernel make coverage reads, boots 6.12.
+    """
     files = set()
-    pdir = os.path.join(top, "patches")
+    pdir = os.path.join(top, "backport", "6.12")
     for name in sorted(os.listdir(pdir)):
         if not name.endswith(".patch"):
             continue

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Export what maintainers receive: our kernel/ files and patches/ as a
-# git format-patch series against the pinned 6.12 base, one logical change
+# git format-patch series against the pinned 7.3 base, one logical change
 # per patch, in the order and with the messages of scripts/series.d/.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -12,7 +12,7 @@ usage() {
 	cat <<'TXT'
 Usage: scripts/make-series.sh [-v N] [--rfc]
 
-Commits the pristine 6.12 tree in build/series-work/linux (tagged "base",
+Commits the pristine 7.3 tree in build/series-work/linux (tagged "base",
 reproducible), then one commit per scripts/series.d/*.commit, and writes
 "git format-patch --cover-letter --base" output to build/series/ (the
 cover letter text comes from scripts/series.d/cover-letter.txt). Checks

@@ -437,7 +437,7 @@ def console_splats(console):
 
 
 def check_kunit73(path, tier, problems):
-    """The 7.3 port's kernel: its KUnit suites, and no splat."""
+    """The 7.3 kernel: its KUnit suites, and no splat."""
     console = read_lines(path)
     if console is None:
         problems.append("kunit-7.3 VM: no console log (QEMU did not start?)")
@@ -496,7 +496,7 @@ def main():
     ap.add_argument("--debian13-results",
                     help="results port of the Debian 13 lane's VM")
     ap.add_argument("--kunit73-console",
-                    help="kernel log of the 7.3 port's KUnit VM")
+                    help="kernel log of the 7.3 KUnit VM")
     ap.add_argument("--expect", default=",".join(TIERS),
                     help="tiers that must have run (comma separated)")
     ap.add_argument("--manifest",

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Fetch the pinned 6.12 base, unpack it into build/linux and lay our work
-# on top: copy kernel/ over the tree and apply patches/series, without
-# fuzz. With --base 7.3, the same for the port in progress: Debian's 7.3
-# into build/linux-7.3, with port-7.3/series. Idempotent:
+# Fetch a pinned base, unpack it and lay our work on top: copy kernel/
+# over the tree and apply the base's series without fuzz. 6.12 (the
+# default, which the debug lane and the DKMS module build) goes into
+# build/linux with the backport layer, backport/6.12/series; 7.3, the
+# series' own base, into build/linux-7.3 with patches/series. Idempotent:
 # a stamp keyed on every input makes a re-run free, and only files whose
 # content changes are rewritten, so make rebuilds only what it must.
 set -euo pipefail
@@ -15,10 +16,10 @@ usage() {
 Usage: scripts/prepare-tree.sh [--force] [--base 7.3]
 
 Downloads linux-source-6.12 (pinned version, checksum verified), unpacks it
-into build/linux, copies kernel/ over it and applies patches/series.
+into build/linux, copies kernel/ over it and applies backport/6.12/series.
 --force     redo the overlay even when the stamp says it is current.
---base 7.3  the 7.3 port instead: linux-source-7.3 (pinned, from
-            trixie-backports) into build/linux-7.3, with port-7.3/series.
+--base 7.3  the series' base instead: linux-source-7.3 (pinned, from
+            trixie-backports) into build/linux-7.3, with patches/series.
 TXT
 }
 
@@ -36,12 +37,12 @@ select_base() {
 	BASE=$1
 	case "$BASE" in
 	6.12)
-		PATCH_DIR=$TOP/patches
+		PATCH_DIR=$(patch_dir_of "$BASE")
 		PRISTINE=$BUILD_DIR/pristine
 		MANIFEST=$BUILD_DIR/overlay.manifest ;;
 	7.3)
 		KSRC=$PORT73_KSRC
-		PATCH_DIR=$TOP/port-7.3
+		PATCH_DIR=$(patch_dir_of "$BASE")
 		PRISTINE=$BUILD_DIR/pristine-7.3
 		MANIFEST=$BUILD_DIR/overlay-7.3.manifest ;;
 	*) usage >&2; exit 2 ;;

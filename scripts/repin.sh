@@ -17,7 +17,7 @@ VERSION is a version of Debian's linux-source-6.12 package (for example
 
 1. downloads the candidate's linux-source-6.12 and its stock kernel's
    image, headers and kbuild packages, and takes their checksums;
-2. applies kernel/ and patches/series to the candidate's tree with no
+2. applies kernel/ and backport/6.12/series to the candidate's tree with no
    fuzz (patch -F0), in a scratch directory, naming any patch that needs
    fuzz or does not apply;
 3. writes the candidate's pins into scripts/common.sh (the module's
@@ -78,8 +78,8 @@ check_apply() {
 	files=$(while read -r p; do
 			case "$p" in ''|'#'*) continue ;; esac
 			sed -n 's|^--- a/\([^[:space:]]*\).*|linux-source-6.12/\1|p' \
-				"$TOP/patches/$p"
-		done < "$TOP/patches/series" | sort -u)
+				"$BACKPORT_612/$p"
+		done < "$BACKPORT_612/series" | sort -u)
 	dpkg-deb --fsys-tarfile "$deb" |
 		tar -x -C "$tmp" --wildcards './usr/src/linux-source-*.tar.xz'
 	mkdir -p "$tmp/tree"
@@ -92,7 +92,7 @@ check_apply() {
 	while read -r p; do
 		case "$p" in ''|'#'*) continue ;; esac
 		if ! patch -d "$tmp/tree" -p1 -F0 --no-backup-if-mismatch -r - \
-		     < "$TOP/patches/$p" > "$tmp/out" 2>&1; then
+		     < "$BACKPORT_612/$p" > "$tmp/out" 2>&1; then
 			sed 's/^/  /' "$tmp/out" >&2
 			log "FAIL: $p does not apply without fuzz"
 			rc=1
@@ -101,7 +101,7 @@ check_apply() {
 		if grep -q 'offset' "$tmp/out"; then
 			log "$p: applies, with offsets: $(grep -c offset "$tmp/out") hunks"
 		fi
-	done < "$TOP/patches/series"
+	done < "$BACKPORT_612/series"
 	rm -rf "$tmp"
 	return "$rc"
 }

@@ -26,7 +26,7 @@ mutate only the mutation campaign, logs as for check (make mutate)
 --debian13 boots Debian 13's stock kernel with the Debian 13 lane's
        initramfs (scripts/debian13.sh), logs in build/debian13/vm/; check
        mode runs the debian13 tier there (kfdcriu.mode=debian13)
---base 7.3 boots the 7.3 port's test kernel (scripts/build-kernel.sh
+--base 7.3 boots the 7.3 test kernel (scripts/build-kernel.sh
        --base 7.3) with the debug lane's initramfs, logs in build/vm-7.3/;
        check mode runs KUnit at boot and powers off (kfdcriu.mode=probe):
        without a GPU, 7.3 has no KFD state for the guest tiers to carry

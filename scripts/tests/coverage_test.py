@@ -91,7 +91,7 @@ def write(path, text):
 
 
 class Tree:
-    """top/ (kernel/, patches/), ksrc/, pristine/, built and run once."""
+    """top/ (kernel/, backport/6.12/), ksrc/, pristine/, built and run once."""
 
     def __init__(self, base, run_args=()):
         self.top = os.path.join(base, "top")
@@ -104,7 +104,7 @@ class Tree:
             write(os.path.join(root, KFD, "tests/kfd_new_test.c"), NEW_TEST_C)
         write(os.path.join(self.pristine, KFD, "kfd_old.c"), OLD_PRISTINE_C)
         write(os.path.join(self.ksrc, KFD, "kfd_old.c"), OLD_FINAL_C)
-        write(os.path.join(self.top, "patches", "0001-x.patch"),
+        write(os.path.join(self.top, "backport", "6.12", "0001-x.patch"),
               f"--- a/{KFD}/kfd_old.c\n+++ b/{KFD}/kfd_old.c\n")
         write(os.path.join(self.ksrc, "main.c"), MAIN_C)
         objs = []

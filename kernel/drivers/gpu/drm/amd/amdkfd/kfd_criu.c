@@ -557,20 +557,40 @@ static int kfd_criu_read_metadata(struct kfd_criu_image_reader *r,
 	return ret;
 }
 
+/* Whether one of the image's BOs is the event page */
+static bool kfd_criu_has_event_page_bo(const struct kfd_criu_proc_image *img)
+{
+	u32 i;
+
+	for (i = 0; i < img->bos.num_bos; i++)
+		if (le32_to_cpu(img->bos.bos[i].flags) & KFD_CRIU_BO_EVENT_PAGE)
+			return true;
+	return false;
+}
+
 /*
  * The slots of an event page BO, which kfd_criu_validate_bo() makes
  * %KFD_CRIU_SIGNAL_PAGE_MAX bytes, are in a SIGNAL_PAGE record as large.
  */
 static int kfd_criu_check_event_page(const struct kfd_criu_proc_image *img)
 {
-	u32 i;
-
-	for (i = 0; i < img->bos.num_bos; i++)
-		if ((le32_to_cpu(img->bos.bos[i].flags) &
-		     KFD_CRIU_BO_EVENT_PAGE) &&
-		    img->events.signal_page_size != KFD_CRIU_SIGNAL_PAGE_MAX)
-			return -EINVAL;
+	if (kfd_criu_has_event_page_bo(img) &&
+	    img->events.signal_page_size != KFD_CRIU_SIGNAL_PAGE_MAX)
+		return -EINVAL;
 	return 0;
+}
+
+/*
+ * Slots without an event page BO were in a kernel signal page, which this
+ * kernel does not have: a well-formed image it cannot restore. Checked
+ * after everything else, so that a malformed image is -EINVAL here too.
+ */
+static int kfd_criu_check_signal_page(const struct kfd_criu_proc_image *img)
+{
+	if (!img->events.signal_page_size || kfd_criu_has_event_page_bo(img))
+		return 0;
+	pr_warn_ratelimited("CRIU image: signal slots in a kernel signal page, which this kernel does not have\n");
+	return -EOPNOTSUPP;
 }
 
 /*
@@ -604,7 +624,7 @@ static int kfd_criu_validate_image(struct kfd_criu_proc_image *img,
 	if (sec == KFD_CRIU_SEC_END &&
 	    img->bos.cursor.bo_index != img->bos.num_bos)
 		return -EINVAL;
-	return 0;
+	return kfd_criu_check_signal_page(img);
 }
 
 static void kfd_criu_info_locked(struct kfd_process *p,
@@ -767,7 +787,7 @@ static int kfd_criu_op_checkpoint(struct kfd_process *p,
 	enum kfd_criu_state next;
 	int ret, file_ret;
 
-	img = kzalloc(sizeof(*img), GFP_KERNEL_ACCOUNT);
+	img = kzalloc_obj(*img, GFP_KERNEL_ACCOUNT);
 	if (!img)
 		return -ENOMEM;
 	file_ret = kfd_criu_file_get(&fio, args->image_fd, FMODE_WRITE,
@@ -992,7 +1012,10 @@ static int kfd_criu_restore_gpu_state(struct kfd_process *p,
 	if (ret)
 		goto out_gpus;
 	kfd_criu_traps_restore(p, &img->traps, &ctx->gst);
-	ctx->old_xnack = kfd_criu_runtime_restore(p, &img->events.process);
+	ret = kfd_criu_runtime_restore(p, &img->events.process,
+				       &ctx->old_xnack);
+	if (ret)
+		goto out_traps;
 	ret = kfd_criu_bos_restore(p, &img->bos, &ctx->gst);
 	if (ret)
 		goto out_runtime;
@@ -1013,6 +1036,7 @@ out_bos:
 	kfd_criu_bos_unwind(p, &img->bos, &ctx->gst);
 out_runtime:
 	kfd_criu_runtime_unwind(p, &img->events.process, ctx->old_xnack);
+out_traps:
 	kfd_criu_traps_unwind(p, &img->traps, &ctx->gst);
 out_gpus:
 	kfd_criu_gpus_unwind(p, &ctx->gst);
@@ -1091,7 +1115,7 @@ static int kfd_criu_restore_locked(struct file *filep, struct kfd_process *p,
 	ret = kfd_criu_restore_gpu_state(p, ctx, args);
 	if (ret)
 		goto out_restore_queues;
-	ret = kfd_criu_events_restore(filep, p, mm, &ctx->img.events,
+	ret = kfd_criu_events_restore(filep, p, &ctx->img.events,
 				      kfd_criu_bos_event_page(p, &ctx->img.bos,
 							      &ctx->gst));
 	if (ret) {
@@ -1171,7 +1195,7 @@ static int kfd_criu_op_restore(struct file *filep, struct kfd_process *p,
 	mm = kfd_criu_restore_mm(p);
 	if (!mm)
 		return -ESRCH;
-	ctx = kvzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
+	ctx = kvzalloc_obj(*ctx, GFP_KERNEL_ACCOUNT);
 	if (!ctx) {
 		ret = -ENOMEM;
 		goto out_mmput;

@@ -69,13 +69,13 @@ int kfd_criu_events_validate(const struct kfd_criu_events_image *img);
 int kfd_criu_events_check(struct kfd_process *p,
 			  const struct kfd_criu_events_image *img);
 int kfd_criu_events_restore(struct file *devkfd, struct kfd_process *p,
-			    struct mm_struct *mm,
 			    const struct kfd_criu_events_image *img,
 			    u64 event_page);
 void kfd_criu_events_count(struct kfd_process *p, u32 *num_events,
 			   u32 *signal_page_size);
-bool kfd_criu_runtime_restore(struct kfd_process *p,
-			      const struct kfd_criu_process_rec *rec);
+int kfd_criu_runtime_restore(struct kfd_process *p,
+			     const struct kfd_criu_process_rec *rec,
+			     bool *old_xnack);
 void kfd_criu_runtime_unwind(struct kfd_process *p,
 			     const struct kfd_criu_process_rec *rec,
 			     bool old_xnack);

@@ -16,7 +16,7 @@
  * pages only once the copy completed (delayed destroy).
  *
  * A piece of a VRAM BO is copied by the buffer functions ring, the copy
- * engine TTM uses for its own moves (amdgpu_ttm_copy_mem_to_mem()), which
+ * engine TTM uses for its own moves (amdgpu_ttm_copy_mem()), which
  * walks VRAM that is not contiguous and reaches VRAM the CPU cannot see.
  * The copy does not sync to the BO's fences through the ring: the KFD
  * eviction fence would then evict the process. What the copy must follow
@@ -101,7 +101,7 @@ int kfd_criu_bo_bounce_alloc(void *dev, u32 size, void **bounce, void **cpu)
 
 	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_bo_bounce_alloc, dev, size, bounce,
 				   cpu);
-	b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
+	b = kzalloc_obj(*b, GFP_KERNEL_ACCOUNT);
 	if (!b)
 		return -ENOMEM;
 	if (amdgpu_amdkfd_reserve_mem_limit(adev, size,
@@ -248,11 +248,10 @@ static int kfd_criu_bo_copy_engine(struct amdgpu_bo *bo, u64 offset,
 		ret = -EIO;
 		goto out;
 	}
-	ret = amdgpu_ttm_copy_mem_to_mem(adev, to_bo ? &gtt : &vram,
-					 to_bo ? &vram : &gtt, len, false,
-					 NULL, &next);
+	ret = amdgpu_ttm_copy_mem(adev, to_bo ? &gtt : &vram,
+				  to_bo ? &vram : &gtt, len, false, &next);
 	if (next) {
-		/* One ring: the last fence of a piece signals after the others */
+		/* One entity: the last fence signals after the others */
 		dma_fence_put(*fence);
 		*fence = next;
 	}

@@ -223,7 +223,7 @@ static int kfd_criu_bo_restore_xfer_new(struct kfd_criu_bos_image *img,
 {
 	struct kfd_criu_bo_restore_xfer *rx;
 
-	rx = kzalloc(sizeof(*rx), GFP_KERNEL_ACCOUNT);
+	rx = kzalloc_obj(*rx, GFP_KERNEL_ACCOUNT);
 	if (!rx)
 		return -ENOMEM;
 	rx->img = img;
@@ -1149,7 +1149,7 @@ static int kfd_criu_bo_destroy(struct kfd_process *p,
 
 /*
  * The kernel map of the event page BO took its eviction fence off
- * (amdgpu_amdkfd_gpuvm_map_gtt_bo_to_kernel(): a pinned BO cannot be
+ * (amdgpu_amdkfd_gpuvm_map_bo_to_kernel(): a pinned BO cannot be
  * evicted), and the unmap in the events unwind unpinned it without giving
  * the fence back. A BO the unwind cannot free stays in the running
  * process: without the fence, amdgpu would move it without evicting the

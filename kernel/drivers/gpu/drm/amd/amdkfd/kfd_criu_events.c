@@ -5,30 +5,25 @@
  *
  * Serializes what a KFD process without GPUs holds: its XNACK mode, the
  * runtime-enable state, its events (id, type, auto-reset, signaled state,
- * age and exception data) and the contents of its signal page. The signal
- * page is a kernel page, or, as ROCm has it on every GPU, a GTT BO of the
- * process (its event page), which the BO code marks in its record
- * (%KFD_CRIU_BO_EVENT_PAGE) and restores with its contents; restore makes
- * it the event page again, which resets its slots, and then writes the
- * slots of the image.
+ * age and exception data) and the contents of its signal slots. The slots
+ * live in a BO of the process (its event page, a GTT BO as ROCm makes it),
+ * which the BO code marks in its record (%KFD_CRIU_BO_EVENT_PAGE) and
+ * restores with its contents; restore makes it the event page again,
+ * which resets its slots, and then writes the slots of the image.
  *
  * Dump snapshots that state under p->event_mutex into kernel memory, so the
  * stream is written without holding any lock. Restore works in phases:
  * collect the records into kernel memory (bounded by %KFD_CRIU_MAX_EVENTS),
  * validate them as a set, allocate every &struct kfd_event, and only then
- * take p->event_mutex and create the signal page and the events under
+ * take p->event_mutex, map the event page and create the events under
  * their original ids. The only steps that can still fail there are the id
  * and slot allocations; on failure everything created is destroyed again,
  * so the process is left exactly as it was. The process record is applied
  * last, after nothing can fail.
  *
- * The restore holds the mmap lock of the process for reading while the
- * signal page may still be freed again: kfd_event_mmap() runs under the
- * mmap lock held for writing, so it cannot map a page that an error later
- * frees. Lock order: p->mutex, p->event_mutex, mmap lock. An event page
- * BO is mapped under p->event_mutex before the mmap lock is taken: the
- * map takes the process's process_info->lock, which nests outside the
- * mmap lock (the userptr paths take it first).
+ * Lock order: p->mutex, p->event_mutex, then what mapping the event page
+ * BO takes (the process's process_info->lock and the BO's reservation);
+ * nothing takes p->event_mutex under those.
  */
 
 #include <linux/idr.h>
@@ -460,7 +455,7 @@ static struct kfd_event *kfd_criu_event_from_rec(const struct kfd_criu_event_rec
 	struct kfd_hsa_hw_exception_data *hw;
 	struct kfd_event *ev;
 
-	ev = kzalloc(sizeof(*ev), GFP_KERNEL_ACCOUNT);
+	ev = kzalloc_obj(*ev, GFP_KERNEL_ACCOUNT);
 	if (!ev)
 		return NULL;
 
@@ -559,10 +554,12 @@ static int kfd_criu_event_add(struct file *devkfd, struct kfd_process *p,
 /*
  * Makes the restored BO @handle names the event page, as
  * AMDKFD_IOC_CREATE_EVENT does with an event_page_offset: it maps the BO
- * into the kernel and resets every slot.
+ * into the kernel and resets every slot. The event tests put a page of
+ * their own in its place through a static stub.
  */
 static int kfd_criu_event_page_map_locked(struct kfd_process *p, u64 handle)
 {
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_event_page_map_locked, p, handle);
 	lockdep_assert_held(&p->mutex);
 	lockdep_assert_held(&p->event_mutex);
 
@@ -576,6 +573,7 @@ static void kfd_criu_event_page_unmap_locked(struct kfd_process *p,
 	struct kfd_process_device *pdd;
 	struct kgd_mem *mem = NULL;
 
+	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_event_page_unmap_locked, p, handle);
 	lockdep_assert_held(&p->mutex);
 
 	pdd = kfd_process_device_data_by_id(p, GET_GPU_ID(handle));
@@ -584,33 +582,24 @@ static void kfd_criu_event_page_unmap_locked(struct kfd_process *p,
 							  GET_IDR_HANDLE(handle));
 	kfd_event_signal_page_free_locked(p);
 	if (!WARN_ON(!mem))
-		amdgpu_amdkfd_gpuvm_unmap_gtt_bo_from_kernel(mem);
+		amdgpu_amdkfd_gpuvm_unmap_bo_from_kernel(mem);
 }
 
 /*
- * Creates the kernel signal page, unless the event page is a BO that is
- * in place already, and the events. On error everything created is
+ * Creates the events, in the event page BO that is in place already when
+ * the image has signal slots. On error everything created is
  * destroyed again and the events in @evs still belong to the caller; on
  * success they belong to the process and @evs holds only NULLs.
  */
 static int kfd_criu_events_install_locked(struct file *devkfd,
 					  struct kfd_process *p,
 					  const struct kfd_criu_events_image *img,
-					  bool kernel_page,
 					  struct kfd_event **evs)
 {
 	u32 i;
 	int ret;
 
 	lockdep_assert_held(&p->event_mutex);
-
-	if (kernel_page) {
-		ret = kfd_event_signal_page_alloc_locked(p);
-		if (ret)
-			return ret;
-		/* Lets the restored process allocate ids as it could before */
-		p->signal_mapped_size = img->signal_page_size;
-	}
 
 	for (i = 0; i < img->num_events; i++) {
 		ret = kfd_criu_event_add(devkfd, p, evs[i],
@@ -631,24 +620,18 @@ out_destroy_events:
 		kfd_event_destroy_locked(p, evs[i]);
 		evs[i] = NULL;
 	}
-	if (kernel_page)
-		kfd_event_signal_page_free_locked(p);
 	return ret;
 }
 
 /*
- * The event page BO is mapped before the mmap lock is taken: mapping it
- * takes process_info->lock, which nests outside the mmap lock.
  * kfd_kmap_event_page() runs under p->event_mutex here, where the create
  * ioctl holds only p->mutex; nothing takes p->event_mutex under
  * process_info->lock or a BO reservation.
  */
 static int kfd_criu_events_install(struct file *devkfd, struct kfd_process *p,
-				   struct mm_struct *mm,
 				   const struct kfd_criu_events_image *img,
 				   u64 event_page, struct kfd_event **evs)
 {
-	bool kernel_page = img->signal_page && !event_page;
 	int ret;
 
 	mutex_lock(&p->event_mutex);
@@ -656,14 +639,17 @@ static int kfd_criu_events_install(struct file *devkfd, struct kfd_process *p,
 		ret = -EBUSY;
 		goto out_unlock;
 	}
+	/* kfd_criu_check_event_page() refused slots without an event page */
+	if (WARN_ON_ONCE(img->signal_page && !event_page)) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
 	if (event_page) {
 		ret = kfd_criu_event_page_map_locked(p, event_page);
 		if (ret)
 			goto out_unlock;
 	}
-	mmap_read_lock(mm);
-	ret = kfd_criu_events_install_locked(devkfd, p, img, kernel_page, evs);
-	mmap_read_unlock(mm);
+	ret = kfd_criu_events_install_locked(devkfd, p, img, evs);
 	if (ret && event_page)
 		kfd_criu_event_page_unmap_locked(p, event_page);
 out_unlock:
@@ -709,24 +695,35 @@ static void kfd_criu_set_xnack(struct kfd_process *p, bool enabled)
  * before the restore creates buffers and queues;
  * kfd_criu_runtime_unwind() undoes them.
  *
+ * @old_xnack: receives the XNACK mode @p had, for kfd_criu_runtime_unwind()
+ *
  * Context: p->mutex held.
- * Return: the XNACK mode @p had, for kfd_criu_runtime_unwind().
+ * Return: 0, or the error of programming a GPU (the MES debug mode), as
+ * RUNTIME_ENABLE reports it; nothing is left to unwind then.
  */
-bool kfd_criu_runtime_restore(struct kfd_process *p,
-			      const struct kfd_criu_process_rec *rec)
+int kfd_criu_runtime_restore(struct kfd_process *p,
+			     const struct kfd_criu_process_rec *rec,
+			     bool *old_xnack)
 {
-	bool old_xnack = p->xnack_enabled;
+	struct kfd_runtime_info old = p->runtime_info;
+	int ret;
 
 	lockdep_assert_held(&p->mutex);
 
+	*old_xnack = p->xnack_enabled;
 	kfd_criu_set_xnack(p, le32_to_cpu(rec->xnack_enabled));
 	if (le32_to_cpu(rec->runtime_state) != DEBUG_RUNTIME_STATE_ENABLED)
-		return old_xnack;
+		return 0;
 	p->runtime_info.runtime_state = DEBUG_RUNTIME_STATE_ENABLED;
 	p->runtime_info.r_debug = le64_to_cpu(rec->r_debug);
 	p->runtime_info.ttmp_setup = le32_to_cpu(rec->ttmp_setup);
-	kfd_runtime_enable_devices(p);
-	return old_xnack;
+	ret = kfd_runtime_enable_devices(p);
+	if (ret) {
+		/* As RUNTIME_ENABLE: a failed enable changes no state */
+		p->runtime_info = old;
+		kfd_criu_set_xnack(p, *old_xnack);
+	}
+	return ret;
 }
 
 /**
@@ -744,7 +741,12 @@ void kfd_criu_runtime_unwind(struct kfd_process *p,
 	lockdep_assert_held(&p->mutex);
 
 	if (le32_to_cpu(rec->runtime_state) == DEBUG_RUNTIME_STATE_ENABLED) {
-		kfd_runtime_disable_devices(p, true);
+		int ret = kfd_runtime_disable_devices(p, true);
+
+		/* As RUNTIME_DISABLE would, the unwind goes on */
+		if (ret)
+			pr_warn_ratelimited("CRIU image: disabling the runtime on the GPUs failed: %d\n",
+					    ret);
 		p->runtime_info.runtime_state = DEBUG_RUNTIME_STATE_DISABLED;
 		p->runtime_info.r_debug = 0;
 	}
@@ -774,21 +776,20 @@ int kfd_criu_events_check(struct kfd_process *p,
 /**
  * kfd_criu_events_restore - give a process the state of a validated image
  * @devkfd: the process's /dev/kfd file
- * @p: the process; it must have no events and no signal page
- * @mm: the address space of @p, referenced by the caller
- * @img: state that passed kfd_criu_events_validate()
+ * @p: the process; it must have no events and no event page
+ * @img: state that passed kfd_criu_events_validate() and, as part of the
+ *	whole image, kfd_criu_check_signal_page()
  * @event_page: the handle of the restored BO that becomes the event page
- *	(kfd_criu_bos_event_page()), 0 for a kernel signal page
+ *	(kfd_criu_bos_event_page()), 0 when the image has no signal slots
  *
  * All or nothing: on error @p is left as it was.
  *
- * Context: p->mutex held, mmap lock of @mm not held.
- * Return: 0, -ENOMEM, -EBUSY if @p has events or a signal page, -ENODEV if
- * the GPUs of @p cannot run with the image's XNACK mode, or the errno of
- * mapping the event page BO or of an id allocation.
+ * Context: p->mutex held.
+ * Return: 0, -ENOMEM, -EBUSY if @p has events or an event page, -ENODEV
+ * if the GPUs of @p cannot run with the image's XNACK mode, or the errno
+ * of mapping the event page BO or of an id allocation.
  */
 int kfd_criu_events_restore(struct file *devkfd, struct kfd_process *p,
-			    struct mm_struct *mm,
 			    const struct kfd_criu_events_image *img,
 			    u64 event_page)
 {
@@ -804,7 +805,7 @@ int kfd_criu_events_restore(struct file *devkfd, struct kfd_process *p,
 	if (ret)
 		return ret;
 
-	ret = kfd_criu_events_install(devkfd, p, mm, img, event_page, evs);
+	ret = kfd_criu_events_install(devkfd, p, img, event_page, evs);
 	kfd_criu_events_put(evs, img->num_events);
 	return ret;
 }

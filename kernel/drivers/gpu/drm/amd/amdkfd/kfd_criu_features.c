@@ -45,6 +45,17 @@
  *	describe
  * @KFD_CRIU_FEAT_RESET_QUEUE: the driver reset a hung queue of the process
  * @KFD_CRIU_FEAT_POISON: the process consumed poisoned GPU memory
+ * @KFD_CRIU_FEAT_CONTEXTS: the process is a secondary KFD context, or has
+ *	some (AMDKFD_IOC_CREATE_PROCESS): an image holds one KFD process,
+ *	and a dump of the primary alone would drop the others' state
+ * @KFD_CRIU_FEAT_SIGBUS_DELAY: a SIGBUS delay or suppression for poison
+ *	(AMDGPU_PROC_OPTIONS_OP_KFD_SIGBUS_DELAY), which the image lacks
+ * @KFD_CRIU_FEAT_GPU_PAGE_FAULT: the process took a GPU page fault
+ * @KFD_CRIU_FEAT_PTL: the process asked PTL to stay disabled on a GPU
+ * @KFD_CRIU_FEAT_PROFILER: the process holds a GPU's profiler
+ *	(AMDKFD_IOC_PROFILER), which it must release first
+ * @KFD_CRIU_FEAT_METADATA_RING: a queue with a metadata ring, whose
+ *	size the queue record does not have
  * @KFD_CRIU_FEAT_NR: number of features
  */
 enum kfd_criu_feature {
@@ -63,6 +74,12 @@ enum kfd_criu_feature {
 	KFD_CRIU_FEAT_PRE_GFX9,
 	KFD_CRIU_FEAT_RESET_QUEUE,
 	KFD_CRIU_FEAT_POISON,
+	KFD_CRIU_FEAT_CONTEXTS,
+	KFD_CRIU_FEAT_SIGBUS_DELAY,
+	KFD_CRIU_FEAT_GPU_PAGE_FAULT,
+	KFD_CRIU_FEAT_PTL,
+	KFD_CRIU_FEAT_PROFILER,
+	KFD_CRIU_FEAT_METADATA_RING,
 	KFD_CRIU_FEAT_NR
 };
 
@@ -107,6 +124,16 @@ static const struct kfd_criu_feature_desc kfd_criu_features[KFD_CRIU_FEAT_NR] = 
 					-EOPNOTSUPP, true },
 	[KFD_CRIU_FEAT_POISON] = { "consumed GPU memory poison", -EOPNOTSUPP,
 				   true },
+	[KFD_CRIU_FEAT_CONTEXTS] = { "KFD contexts beside the primary one",
+				     -EOPNOTSUPP, true },
+	[KFD_CRIU_FEAT_SIGBUS_DELAY] = { "a SIGBUS delay for poison",
+					 -EOPNOTSUPP, false },
+	[KFD_CRIU_FEAT_GPU_PAGE_FAULT] = { "a GPU page fault", -EOPNOTSUPP,
+					   true },
+	[KFD_CRIU_FEAT_PTL] = { "PTL kept disabled", -EOPNOTSUPP, true },
+	[KFD_CRIU_FEAT_PROFILER] = { "a GPU's profiler", -EBUSY, true },
+	[KFD_CRIU_FEAT_METADATA_RING] = { "a queue with a metadata ring",
+					  -EOPNOTSUPP, true },
 };
 
 /**
@@ -151,6 +178,17 @@ static bool kfd_criu_has_svm_ranges(struct kfd_process *p)
 	return ret;
 }
 
+/* Queues change only under p->mutex, which the caller holds */
+static bool kfd_criu_has_metadata_rings(struct kfd_process *p)
+{
+	struct process_queue_node *pqn;
+
+	list_for_each_entry(pqn, &p->pqm.queues, process_queue_list)
+		if (pqn->q && pqn->q->properties.metadata_queue_size)
+			return true;
+	return false;
+}
+
 static u32 kfd_criu_device_features_locked(struct kfd_process *p)
 {
 	struct kfd_process_device *pdd;
@@ -178,7 +216,16 @@ static u32 kfd_criu_device_features_locked(struct kfd_process *p)
 			present |= BIT(KFD_CRIU_FEAT_PRE_GFX9);
 		if (pdd->has_reset_queue)
 			present |= BIT(KFD_CRIU_FEAT_RESET_QUEUE);
+		if (pdd->ptl_disable_req)
+			present |= BIT(KFD_CRIU_FEAT_PTL);
+		/* Taken and given back under profiler_lock; a frozen
+		 * process does neither
+		 */
+		if (READ_ONCE(pdd->dev->kfd->profiler_process) == p)
+			present |= BIT(KFD_CRIU_FEAT_PROFILER);
 	}
+	if (kfd_criu_has_metadata_rings(p))
+		present |= BIT(KFD_CRIU_FEAT_METADATA_RING);
 	if (atomic_read(&p->poison))
 		present |= BIT(KFD_CRIU_FEAT_POISON);
 	if (!list_empty(&p->pqm.queues))
@@ -209,6 +256,19 @@ static u32 kfd_criu_runtime_features_locked(struct kfd_process *p)
 	return present;
 }
 
+/*
+ * A secondary context has an id of its own, which the primary's id_table
+ * holds until the secondary's release work runs, after its last reference
+ * is gone: a dump just after a secondary was closed can still be refused
+ * for it, and succeeds once the work has run. CRIU has frozen the
+ * process, so no context is created while an op looks.
+ */
+static bool kfd_criu_has_contexts(struct kfd_process *p)
+{
+	return p->context_id != KFD_CONTEXT_ID_PRIMARY ||
+	       !ida_is_empty(&p->id_table);
+}
+
 static u32 kfd_criu_process_features_locked(struct kfd_process *p)
 {
 	u32 num_events, signal_page_size;
@@ -216,6 +276,12 @@ static u32 kfd_criu_process_features_locked(struct kfd_process *p)
 
 	present = kfd_criu_device_features_locked(p) |
 		  kfd_criu_runtime_features_locked(p);
+	if (kfd_criu_has_contexts(p))
+		present |= BIT(KFD_CRIU_FEAT_CONTEXTS);
+	if (atomic_read(&p->kfd_sigbus_delay_ms))
+		present |= BIT(KFD_CRIU_FEAT_SIGBUS_DELAY);
+	if (READ_ONCE(p->gpu_page_fault))
+		present |= BIT(KFD_CRIU_FEAT_GPU_PAGE_FAULT);
 	kfd_criu_events_count(p, &num_events, &signal_page_size);
 	if (num_events)
 		present |= BIT(KFD_CRIU_FEAT_EVENTS);

@@ -120,7 +120,7 @@ static int kfd_criu_queue_pqm_create(struct kfd_process *p,
 	unsigned int qid;
 
 	KUNIT_STATIC_STUB_REDIRECT(kfd_criu_queue_pqm_create, p, pdd, qp, ids);
-	return pqm_create_queue(&p->pqm, pdd->dev, NULL, qp, &qid, ids,
+	return pqm_create_queue(&p->pqm, pdd->dev, qp, &qid, ids,
 				NULL, NULL, NULL);
 }
 
@@ -191,8 +191,6 @@ static const char *kfd_criu_queue_type_name(enum kfd_queue_type type)
 		return "SDMA by engine id";
 	case KFD_QUEUE_TYPE_HIQ:
 		return "HIQ";
-	case KFD_QUEUE_TYPE_DIQ:
-		return "debug (DIQ)";
 	default:
 		return "unknown";
 	}

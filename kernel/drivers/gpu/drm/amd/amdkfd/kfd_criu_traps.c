@@ -20,6 +20,7 @@
  */
 
 #include <linux/bits.h>
+#include <linux/iosys-map.h>
 #include <linux/lockdep.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -42,12 +43,12 @@ static void kfd_criu_read_trap(struct kfd_process_device *pdd, u64 *tba,
 			       u64 *tma)
 {
 	struct qcm_process_device *qpd = &pdd->qpd;
-	const u64 *second_level;
 
-	if (qpd->cwsr_kaddr) {
-		second_level = qpd->cwsr_kaddr + KFD_CWSR_TMA_OFFSET;
-		*tba = READ_ONCE(second_level[0]);
-		*tma = READ_ONCE(second_level[1]);
+	/* The CWSR area may be in VRAM (iomem): read it through the map */
+	if (!iosys_map_is_null(&qpd->cwsr_map)) {
+		*tba = iosys_map_rd(&qpd->cwsr_map, KFD_CWSR_TMA_OFFSET, u64);
+		*tma = iosys_map_rd(&qpd->cwsr_map,
+				    KFD_CWSR_TMA_OFFSET + sizeof(u64), u64);
 	} else {
 		*tba = qpd->tba_addr;
 		*tma = qpd->tma_addr;

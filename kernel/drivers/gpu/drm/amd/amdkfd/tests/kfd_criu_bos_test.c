@@ -1257,7 +1257,7 @@ static void test_runtime_restore_unwinds(struct kunit *test)
 	rec.r_debug = cpu_to_le64(0x7f0012345000ULL);
 	rec.ttmp_setup = cpu_to_le32(1);
 	mutex_lock(&p->mutex);
-	old = kfd_criu_runtime_restore(p, &rec);
+	KUNIT_EXPECT_EQ(test, kfd_criu_runtime_restore(p, &rec, &old), 0);
 	KUNIT_EXPECT_TRUE(test, old);
 	KUNIT_EXPECT_FALSE(test, p->xnack_enabled);
 	KUNIT_EXPECT_EQ(test, p->runtime_info.runtime_state,
@@ -1276,7 +1276,7 @@ static void test_runtime_restore_unwinds(struct kunit *test)
 	rec.runtime_state = cpu_to_le32(DEBUG_RUNTIME_STATE_DISABLED);
 	rec.r_debug = 0;
 	rec.ttmp_setup = 0;
-	old = kfd_criu_runtime_restore(p, &rec);
+	KUNIT_EXPECT_EQ(test, kfd_criu_runtime_restore(p, &rec, &old), 0);
 	KUNIT_EXPECT_FALSE(test, p->xnack_enabled);
 	KUNIT_EXPECT_EQ(test, p->runtime_info.runtime_state,
 			DEBUG_RUNTIME_STATE_DISABLED);

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * KUnit tests of the event restore of CRIU image mode on a process of the
- * test: the signal page and the events of an image are installed with
- * their ids, states and slot contents, and a restore that fails partway
- * is undone, signal page and all. The call that adds an event
- * (kfd_criu_event_add()) fails on request through a KUnit static stub;
- * everything else is the real code of kfd_events.c. #included at the
- * bottom of kfd_criu_events.c, so it reaches its static functions.
+ * test: the events of an image are installed with their ids, states and
+ * slot contents, and a restore that fails partway is undone, event page
+ * and all. The call that adds an event (kfd_criu_event_add()) fails on
+ * request, and the event page BO's kernel mapping is a page of the test,
+ * through KUnit static stubs; everything else is the real code of
+ * kfd_events.c. #included at the bottom of kfd_criu_events.c, so it
+ * reaches its static functions.
  */
 
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
-#include <linux/sched/mm.h>
 
 #include "kfd_criu_test_events.h"
 
@@ -19,11 +19,18 @@
  * struct et_fake - which call of kfd_criu_event_add() fails
  * @calls: calls made
  * @fail_at: the call that fails, -1 for none
+ * @page: what the event page BO's kernel mapping would be
+ * @maps: event pages mapped and not unmapped
  */
 struct et_fake {
 	int calls;
 	int fail_at;
+	u64 *page;
+	int maps;
 };
+
+/* The image's event page BO: idr handle 1 on gpu_id 1 */
+#define ET_EVENT_PAGE	MAKE_HANDLE(1, 1)
 
 static struct et_fake *et;
 
@@ -33,6 +40,29 @@ static int et_event_add(struct file *devkfd, struct kfd_process *p,
 	if (et->calls++ == et->fail_at)
 		return -ENOMEM;
 	return kfd_event_add_with_id_locked(devkfd, p, ev, id);
+}
+
+/*
+ * Signal slots live in an event page BO (there is no kernel signal page);
+ * the stubs stand for its kernel mapping, as kfd_kmap_event_page() and
+ * its undo set and clear it.
+ */
+static int et_event_page_map(struct kfd_process *p, u64 handle)
+{
+	if (p->signal_page)
+		return -EBUSY;
+	memset(et->page, 0xff, KFD_SIGNAL_EVENT_LIMIT * 8);
+	p->signal_page = et->page;
+	p->signal_mapped_size = KFD_SIGNAL_EVENT_LIMIT * 8;
+	p->signal_handle = handle;
+	et->maps++;
+	return 0;
+}
+
+static void et_event_page_unmap(struct kfd_process *p, u64 handle)
+{
+	kfd_event_signal_page_free_locked(p);
+	et->maps--;
 }
 
 /* The shared events image, checked as RESTORE checks it first */
@@ -49,11 +79,6 @@ static void et_process_free(void *data)
 	kfd_event_free_process(data);
 }
 
-static void et_mm_put(void *mm)
-{
-	mmput(mm);
-}
-
 /* A process without GPUs, events or signal page. */
 static struct kfd_process *et_process(struct kunit *test)
 {
@@ -62,6 +87,9 @@ static struct kfd_process *et_process(struct kunit *test)
 	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	mutex_init(&p->mutex);
+	/* The primary KFD process of its mm, with no other context */
+	p->context_id = KFD_CONTEXT_ID_PRIMARY;
+	ida_init(&p->id_table);
 	mutex_init(&p->event_mutex);
 	idr_init(&p->event_idr);
 	mutex_init(&p->svms.lock);
@@ -71,29 +99,29 @@ static struct kfd_process *et_process(struct kunit *test)
 	return p;
 }
 
-/* The fake and an address space for the restores of one case. */
-static struct mm_struct *et_setup(struct kunit *test)
+/* The fake of one case. */
+static void et_setup(struct kunit *test)
 {
-	struct mm_struct *mm;
-
 	et = kunit_kzalloc(test, sizeof(*et), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, et);
 	et->fail_at = -1;
+	et->page = kunit_kzalloc(test, KFD_SIGNAL_EVENT_LIMIT * 8, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, et->page);
 	kunit_activate_static_stub(test, kfd_criu_event_add, et_event_add);
-	mm = mm_alloc();
-	KUNIT_ASSERT_NOT_NULL(test, mm);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, et_mm_put, mm),
-			0);
-	return mm;
+	kunit_activate_static_stub(test, kfd_criu_event_page_map_locked,
+				   et_event_page_map);
+	kunit_activate_static_stub(test, kfd_criu_event_page_unmap_locked,
+				   et_event_page_unmap);
 }
 
-static int et_restore(struct kfd_process *p, struct mm_struct *mm,
+static int et_restore(struct kfd_process *p,
 		      const struct kfd_criu_test_image *t)
 {
 	int ret;
 
 	mutex_lock(&p->mutex);
-	ret = kfd_criu_events_restore(NULL, p, mm, &t->img, 0);
+	ret = kfd_criu_events_restore(NULL, p, &t->img,
+				      t->img.signal_page ? ET_EVENT_PAGE : 0);
 	mutex_unlock(&p->mutex);
 	return ret;
 }
@@ -137,7 +165,8 @@ static void et_expect_image(struct kunit *test, struct kfd_process *p,
 	}
 	/* Two signal events and the debug event use slots */
 	KUNIT_EXPECT_EQ(test, p->signal_event_count, 3);
-	KUNIT_EXPECT_EQ(test, p->signal_mapped_size, KFD_CRIU_TEST_PAGE_SIZE);
+	/* The event page BO's size, as kfd_kmap_event_page() sets it */
+	KUNIT_EXPECT_EQ(test, p->signal_mapped_size, KFD_SIGNAL_EVENT_LIMIT * 8);
 	slots = kfd_event_signal_slots_locked(p);
 	KUNIT_EXPECT_NOT_NULL(test, slots);
 	for (i = 0; slots && i < KFD_CRIU_TEST_PAGE_SIZE / 8; i++)
@@ -165,37 +194,40 @@ static void et_expect_empty(struct kunit *test, struct kfd_process *p,
 /* The events of an image, their states and the signal slots come back. */
 static void et_test_restore(struct kunit *test)
 {
-	struct mm_struct *mm = et_setup(test);
 	struct kfd_criu_test_image *t = et_image(test);
 	struct kfd_process *p = et_process(test);
 
-	KUNIT_ASSERT_EQ(test, et_restore(p, mm, t), 0);
+	et_setup(test);
+	KUNIT_ASSERT_EQ(test, et_restore(p, t), 0);
 	KUNIT_EXPECT_EQ(test, et->calls, KFD_CRIU_TEST_EVENTS);
 	et_expect_image(test, p, t);
 }
 
 /*
  * Each event add of a restore fails in turn: the events added before it
- * are destroyed, the signal page is freed, and the same process then
+ * are destroyed, the event page is unmapped, and the same process then
  * takes the image whole.
  */
 static void et_test_restore_unwinds(struct kunit *test)
 {
-	struct mm_struct *mm = et_setup(test);
 	struct kfd_criu_test_image *t = et_image(test);
 	struct kfd_process *p;
 	int at;
 
+	et_setup(test);
 	for (at = 0; at < KFD_CRIU_TEST_EVENTS; at++) {
 		p = et_process(test);
 		et->calls = 0;
+		et->maps = 0;
 		et->fail_at = at;
-		KUNIT_EXPECT_EQ_MSG(test, et_restore(p, mm, t), -ENOMEM,
+		KUNIT_EXPECT_EQ_MSG(test, et_restore(p, t), -ENOMEM,
 				    "failed add %d", at);
 		KUNIT_EXPECT_EQ(test, et->calls, at + 1);
+		/* The event page BO's mapping went with the events */
+		KUNIT_EXPECT_EQ(test, et->maps, 0);
 		et_expect_empty(test, p, at);
 		et->fail_at = -1;
-		KUNIT_ASSERT_EQ(test, et_restore(p, mm, t), 0);
+		KUNIT_ASSERT_EQ(test, et_restore(p, t), 0);
 		et_expect_image(test, p, t);
 	}
 }
@@ -203,16 +235,18 @@ static void et_test_restore_unwinds(struct kunit *test)
 /* A process with an event or a signal page of its own is refused as is. */
 static void et_test_restore_refuses_busy(struct kunit *test)
 {
-	struct mm_struct *mm = et_setup(test);
 	struct kfd_criu_test_image *t = et_image(test);
 	struct kfd_process *p = et_process(test);
-	int ret;
+	u64 *page = kunit_kzalloc(test, KFD_SIGNAL_EVENT_LIMIT * 8, GFP_KERNEL);
 
+	et_setup(test);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	/* An event page of its own, as kfd_kmap_event_page() leaves it */
 	mutex_lock(&p->event_mutex);
-	ret = kfd_event_signal_page_alloc_locked(p);
+	p->signal_page = page;
+	p->signal_mapped_size = KFD_SIGNAL_EVENT_LIMIT * 8;
 	mutex_unlock(&p->event_mutex);
-	KUNIT_ASSERT_EQ(test, ret, 0);
-	KUNIT_EXPECT_EQ(test, et_restore(p, mm, t), -EBUSY);
+	KUNIT_EXPECT_EQ(test, et_restore(p, t), -EBUSY);
 	KUNIT_EXPECT_EQ(test, et->calls, 0);
 	mutex_lock(&p->event_mutex);
 	KUNIT_EXPECT_NOT_NULL(test, kfd_event_signal_slots_locked(p));

@@ -203,13 +203,13 @@ static int kfd_fake_devices_new(struct kfd_fake_gpus *fake)
 	int i;
 
 	fake->reset_domain.wq = alloc_ordered_workqueue("kfd_fake_reset", 0);
-	fake->fpriv = kzalloc(sizeof(*fake->fpriv), GFP_KERNEL);
+	fake->fpriv = kzalloc_obj(*fake->fpriv, GFP_KERNEL);
 	if (!fake->reset_domain.wq || !fake->fpriv)
 		return -ENOMEM;
 	fake->fpriv->vm.is_compute_context = true;
 	fake->fpriv->vm.last_tlb_flush = dma_fence_get_stub();
 	for (i = 0; i < KFD_FAKE_MAX_GPUS; i++) {
-		fake->adev[i] = kvzalloc(sizeof(*fake->adev[i]), GFP_KERNEL);
+		fake->adev[i] = kvzalloc_obj(*fake->adev[i], GFP_KERNEL);
 		if (!fake->adev[i])
 			return -ENOMEM;
 		fake->adev[i]->reset_domain = &fake->reset_domain;
@@ -265,6 +265,9 @@ kfd_fake_process(struct kunit *test, u32 num_gpus, u32 first_gpu_id)
 	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	mutex_init(&p->mutex);
+	/* The primary KFD process of its mm, with no other context */
+	p->context_id = KFD_CONTEXT_ID_PRIMARY;
+	ida_init(&p->id_table);
 	mutex_init(&p->svms.lock);
 	p->svms.objects = RB_ROOT_CACHED;
 	INIT_LIST_HEAD(&p->svms.list);
@@ -313,7 +316,7 @@ static struct kfd_fake_bo *kfd_fake_bo_new(struct kfd_process_device *pdd,
 	struct kfd_fake_bo *fb;
 	int id;
 
-	fb = kzalloc(sizeof(*fb), GFP_KERNEL);
+	fb = kzalloc_obj(*fb, GFP_KERNEL);
 	if (!fb)
 		return NULL;
 	fb->data = kvzalloc(size, GFP_KERNEL);

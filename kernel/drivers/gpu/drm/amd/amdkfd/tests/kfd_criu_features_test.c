@@ -64,6 +64,24 @@ static const struct kfd_criu_feature_case kfd_criu_feature_cases[] = {
 	  "consumed GPU memory poison" },
 	{ "restore after poison", KFD_CRIU_FEAT(POISON), true, -EBUSY,
 	  "consumed GPU memory poison" },
+	{ "dump with KFD contexts", KFD_CRIU_FEAT(CONTEXTS), false, -EOPNOTSUPP,
+	  "KFD contexts beside the primary one" },
+	{ "restore into KFD contexts", KFD_CRIU_FEAT(CONTEXTS), true, -EBUSY,
+	  "KFD contexts beside the primary one" },
+	{ "dump with SIGBUS delay", KFD_CRIU_FEAT(SIGBUS_DELAY), false,
+	  -EOPNOTSUPP, "a SIGBUS delay for poison" },
+	{ "restore into SIGBUS delay", KFD_CRIU_FEAT(SIGBUS_DELAY), true, 0,
+	  NULL },
+	{ "dump after GPU page fault", KFD_CRIU_FEAT(GPU_PAGE_FAULT), false,
+	  -EOPNOTSUPP, "a GPU page fault" },
+	{ "dump with PTL disabled", KFD_CRIU_FEAT(PTL), false, -EOPNOTSUPP,
+	  "PTL kept disabled" },
+	{ "dump with profiler", KFD_CRIU_FEAT(PROFILER), false, -EBUSY,
+	  "a GPU's profiler" },
+	{ "restore into profiler", KFD_CRIU_FEAT(PROFILER), true, -EBUSY,
+	  "a GPU's profiler" },
+	{ "dump with metadata ring", KFD_CRIU_FEAT(METADATA_RING), false,
+	  -EOPNOTSUPP, "a queue with a metadata ring" },
 	{ "debugger before queue reset", KFD_CRIU_FEAT(RESET_QUEUE) |
 	  KFD_CRIU_FEAT(DEBUGGER), false, -EBUSY, "an attached debugger" },
 	{ "dump with events", KFD_CRIU_FEAT(EVENTS) | KFD_CRIU_FEAT(SIGNAL_PAGE) |
@@ -124,9 +142,133 @@ static void kfd_criu_test_feature_table(struct kunit *test)
 	}
 }
 
+/*
+ * A process with a second KFD context (AMDKFD_IOC_CREATE_PROCESS gives the
+ * mm one more kfd_process, whose id the primary's id_table holds) is
+ * refused by name, by both ops, and so is the secondary itself; without
+ * it the same process passes.
+ */
+/* The primary KFD process of its mm, with nothing else */
+static struct kfd_process *ft_process(struct kunit *test)
+{
+	struct kfd_process *p;
+
+	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	mutex_init(&p->mutex);
+	mutex_init(&p->event_mutex);
+	idr_init(&p->event_idr);
+	mutex_init(&p->svms.lock);
+	INIT_LIST_HEAD(&p->svms.list);
+	INIT_LIST_HEAD(&p->pqm.queues);
+	p->context_id = KFD_CONTEXT_ID_PRIMARY;
+	ida_init(&p->id_table);
+	/* For the log line that names the process */
+	p->lead_thread = current;
+	return p;
+}
+
+static void kfd_criu_test_secondary_context(struct kunit *test)
+{
+	struct kfd_process *p = ft_process(test);
+	int id;
+
+	mutex_lock(&p->mutex);
+	KUNIT_EXPECT_EQ(test, kfd_criu_dump_supported_locked(p), 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_restore_target_clean_locked(p), 0);
+
+	id = ida_alloc_range(&p->id_table, KFD_CONTEXT_ID_MIN,
+			     KFD_CONTEXT_ID_PRIMARY - 1, GFP_KERNEL);
+	if (id >= 0) {
+		KUNIT_EXPECT_EQ(test, kfd_criu_dump_supported_locked(p),
+				-EOPNOTSUPP);
+		KUNIT_EXPECT_EQ(test, kfd_criu_restore_target_clean_locked(p),
+				-EBUSY);
+		ida_free(&p->id_table, id);
+	}
+	KUNIT_EXPECT_GE(test, id, 0);
+	KUNIT_EXPECT_EQ(test, kfd_criu_dump_supported_locked(p), 0);
+
+	p->context_id = KFD_CONTEXT_ID_MIN;
+	KUNIT_EXPECT_EQ(test, kfd_criu_dump_supported_locked(p), -EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, kfd_criu_restore_target_clean_locked(p), -EBUSY);
+	p->context_id = KFD_CONTEXT_ID_PRIMARY;
+	mutex_unlock(&p->mutex);
+}
+
+/* What CHECKPOINT says of @p, under p->mutex as the op takes it */
+static int ft_dump(struct kfd_process *p)
+{
+	int ret;
+
+	mutex_lock(&p->mutex);
+	ret = kfd_criu_dump_supported_locked(p);
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+/*
+ * The process state 7.3 added that the image does not carry is found
+ * where 7.3 keeps it, and refused by name: a SIGBUS delay, a GPU page
+ * fault, PTL kept disabled and a queue's metadata ring with
+ * -EOPNOTSUPP, a held profiler with -EBUSY until it is released.
+ */
+static void kfd_criu_test_new_state(struct kunit *test)
+{
+	struct kfd_process *p = ft_process(test);
+	struct process_queue_node *pqn;
+	struct kfd_process_device *pdd;
+	struct kfd_node *node;
+
+	pdd = kunit_kzalloc(test, sizeof(*pdd), GFP_KERNEL);
+	node = kunit_kzalloc(test, sizeof(*node), GFP_KERNEL);
+	pqn = kunit_kzalloc(test, sizeof(*pqn), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pdd);
+	KUNIT_ASSERT_NOT_NULL(test, node);
+	KUNIT_ASSERT_NOT_NULL(test, pqn);
+	node->kfd = kunit_kzalloc(test, sizeof(*node->kfd), GFP_KERNEL);
+	pqn->q = kunit_kzalloc(test, sizeof(*pqn->q), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, node->kfd);
+	KUNIT_ASSERT_NOT_NULL(test, pqn->q);
+	idr_init(&pdd->alloc_idr);
+	pdd->dev = node;
+	pdd->process = p;
+	p->pdds[0] = pdd;
+	p->n_pdds = 1;
+	KUNIT_EXPECT_EQ(test, ft_dump(p), 0);
+
+	atomic_set(&p->kfd_sigbus_delay_ms, 100);
+	KUNIT_EXPECT_EQ(test, ft_dump(p), -EOPNOTSUPP);
+	atomic_set(&p->kfd_sigbus_delay_ms, 0);
+
+	p->gpu_page_fault = true;
+	KUNIT_EXPECT_EQ(test, ft_dump(p), -EOPNOTSUPP);
+	p->gpu_page_fault = false;
+
+	pdd->ptl_disable_req = true;
+	KUNIT_EXPECT_EQ(test, ft_dump(p), -EOPNOTSUPP);
+	pdd->ptl_disable_req = false;
+
+	node->kfd->profiler_process = p;
+	KUNIT_EXPECT_EQ(test, ft_dump(p), -EBUSY);
+	node->kfd->profiler_process = NULL;
+
+	/* A queue is carried; its metadata ring is not */
+	list_add(&pqn->process_queue_list, &p->pqm.queues);
+	KUNIT_EXPECT_EQ(test, ft_dump(p), 0);
+	pqn->q->properties.metadata_queue_size = SZ_4K;
+	KUNIT_EXPECT_EQ(test, ft_dump(p), -EOPNOTSUPP);
+	list_del(&pqn->process_queue_list);
+
+	KUNIT_EXPECT_EQ(test, ft_dump(p), 0);
+	idr_destroy(&pdd->alloc_idr);
+}
+
 static struct kunit_case kfd_criu_features_test_cases[] = {
 	KUNIT_CASE_PARAM(kfd_criu_test_features, kfd_criu_feature_gen_params),
 	KUNIT_CASE(kfd_criu_test_feature_table),
+	KUNIT_CASE(kfd_criu_test_secondary_context),
+	KUNIT_CASE(kfd_criu_test_new_state),
 	{}
 };
 

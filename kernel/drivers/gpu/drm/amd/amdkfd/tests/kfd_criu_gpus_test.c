@@ -313,6 +313,9 @@ static struct kfd_process *gt_process(struct kunit *test, const u32 *nodes,
 	KUNIT_ASSERT_NOT_NULL(test, gp);
 	p = &gp->p;
 	mutex_init(&p->mutex);
+	/* The primary KFD process of its mm, with no other context */
+	p->context_id = KFD_CONTEXT_ID_PRIMARY;
+	ida_init(&p->id_table);
 	mutex_init(&gp->info.lock);
 	for (i = 0; i < n; i++) {
 		pdd = kunit_kzalloc(test, sizeof(*pdd), GFP_KERNEL);
@@ -725,7 +728,8 @@ static void gt_test_restore_unwinds(struct kunit *test)
  * @created: process infos the fake acquisition created
  * @info: the last of them, freed or not
  * @given: the process info the last acquisition was given
- * @fail_pasid: setting the VM's PASID fails with -ENOMEM
+ * @fail_pasid: the VM has no PASID, so the setup fails at its last step
+ *	with -EINVAL
  */
 struct gt_vm {
 	struct kfd_process *p;
@@ -747,12 +751,12 @@ static struct amdkfd_process_info *gt_vm_info_new(void)
 {
 	struct amdkfd_process_info *info;
 
-	info = kzalloc(sizeof(*info), GFP_KERNEL);
+	info = kzalloc_obj(*info, GFP_KERNEL);
 	if (!info)
 		return NULL;
 	info->eviction_fence =
 		amdgpu_amdkfd_fence_create(dma_fence_context_alloc(1),
-					   current->mm, NULL);
+					   current->mm, KFD_CONTEXT_ID_PRIMARY);
 	if (!info->eviction_fence) {
 		kfree(info);
 		return NULL;
@@ -801,15 +805,6 @@ static int gt_vm_acquire(struct amdgpu_device *adev, struct amdgpu_vm *avm,
 	return 0;
 }
 
-/* The last step of the setup, after the IB and CWSR memory */
-static int gt_vm_set_pasid(struct amdgpu_device *adev, struct amdgpu_vm *avm,
-			   u32 pasid)
-{
-	struct gt_vm *vm = kunit_get_current_test()->priv;
-
-	return vm->fail_pasid ? -ENOMEM : 0;
-}
-
 /* As process teardown: the VM goes, and the process info with the last */
 static void gt_vm_release(void *data)
 {
@@ -819,6 +814,7 @@ static void gt_vm_release(void *data)
 	amdgpu_amdkfd_gpuvm_destroy_cb(vm->pdd->dev->adev, &vm->fpriv->vm);
 	p->kgd_process_info = NULL;
 	dma_fence_put(rcu_replace_pointer(p->ef, NULL, true));
+	amdgpu_vm_put_task_info(vm->fpriv->vm.task_info);
 }
 
 static struct gt_vm *gt_vm_new(struct kunit *test)
@@ -855,6 +851,13 @@ static struct gt_vm *gt_vm_new(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, gt_free_adev,
 							node->adev), 0);
 
+	/* The SMI process events of the VM setup read both */
+	INIT_LIST_HEAD(&node->smi_clients);
+	vm->fpriv->vm.task_info = kzalloc_obj(*vm->fpriv->vm.task_info,
+					      GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, vm->fpriv->vm.task_info);
+	kref_init(&vm->fpriv->vm.task_info->refcount);
+
 	/* A render node of amdgpu, as amdgpu_file_to_fpriv() checks */
 	drm_file->driver_priv = vm->fpriv;
 	vm->file->f_op = amdgpu_partition_driver.fops;
@@ -871,8 +874,6 @@ static struct gt_vm *gt_vm_new(struct kunit *test)
 	test->priv = vm;
 	kunit_activate_static_stub(test, amdgpu_amdkfd_gpuvm_acquire_process_vm,
 				   gt_vm_acquire);
-	kunit_activate_static_stub(test, amdgpu_amdkfd_gpuvm_set_vm_pasid,
-				   gt_vm_set_pasid);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, gt_vm_release,
 							vm), 0);
 	return vm;
@@ -882,6 +883,8 @@ static int gt_vm_init(struct gt_vm *vm)
 {
 	int ret;
 
+	/* The last check of the setup, after the IB and CWSR memory */
+	vm->fpriv->vm.pasid = vm->fail_pasid ? 0 : 0x8001;
 	mutex_lock(&vm->p->mutex);
 	ret = kfd_process_device_init_vm(vm->pdd, vm->file);
 	mutex_unlock(&vm->p->mutex);
@@ -903,7 +906,7 @@ static void gt_test_failed_first_vm_forgets_process_info(struct kunit *test)
 	struct dma_fence *ef;
 
 	vm->fail_pasid = true;
-	KUNIT_ASSERT_EQ(test, gt_vm_init(vm), -ENOMEM);
+	KUNIT_ASSERT_EQ(test, gt_vm_init(vm), -EINVAL);
 	KUNIT_ASSERT_EQ(test, vm->created, 1);
 	KUNIT_ASSERT_NULL_MSG(test, p->kgd_process_info,
 			      "the process still points to the process info its failed setup freed");

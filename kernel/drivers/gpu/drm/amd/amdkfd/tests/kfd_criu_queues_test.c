@@ -5,9 +5,10 @@
  * collection and validation of QUEUE and QUEUE_STATE records, their
  * stream round trip, the MQD field helpers of the get_dyn_state() and
  * set_dyn_state() ops on zeroed MQD structures, and those ops themselves
- * as each family's MQD manager (v9 with one and two XCCs, v10, v11, v12)
- * provides them, on MQD memory of the test. #included at the bottom of
- * kfd_criu_queues.c, so it reaches its static functions.
+ * as each family's MQD manager (v9 with one and two XCCs, v10, v11, v12,
+ * v12_1 with two XCCs) provides them, on MQD memory of the test.
+ * #included at the bottom of kfd_criu_queues.c, so it reaches its static
+ * functions.
  */
 
 #include <kunit/test-bug.h>
@@ -211,7 +212,6 @@ static void qt_test_types(struct kunit *test)
 		{ KFD_QUEUE_TYPE_SDMA_BY_ENG_ID, KFD_QUEUE_FORMAT_PM4,
 		  -EOPNOTSUPP },
 		{ KFD_QUEUE_TYPE_HIQ, KFD_QUEUE_FORMAT_PM4, -EOPNOTSUPP },
-		{ KFD_QUEUE_TYPE_DIQ, KFD_QUEUE_FORMAT_PM4, -EOPNOTSUPP },
 	};
 	u32 i, ioc;
 
@@ -703,6 +703,7 @@ enum qt_family_id {
 	QT_GFX10,
 	QT_GFX11,
 	QT_GFX12,
+	QT_GFX121,
 };
 
 static const struct qt_family qt_families[] = {
@@ -734,6 +735,13 @@ static const struct qt_family qt_families[] = {
 		"v12 gfx12.0.0", mqd_manager_init_v12, IP_VERSION(12, 0, 0), 1,
 		sizeof(struct v12_compute_mqd), sizeof(struct v12_sdma_mqd),
 		QT_CP_OFFSETS(struct v12_compute_mqd),
+		QT_SDMA_OFFSETS(struct v12_sdma_mqd), false
+	},
+	[QT_GFX121] = {
+		"v12_1 gfx12.1.0 two XCCs", mqd_manager_init_v12_1,
+		IP_VERSION(12, 1, 0), 2,
+		sizeof(struct v12_1_compute_mqd), sizeof(struct v12_sdma_mqd),
+		QT_CP_OFFSETS(struct v12_1_compute_mqd),
 		QT_SDMA_OFFSETS(struct v12_sdma_mqd), false
 	},
 };
@@ -770,7 +778,7 @@ static struct kfd_node *qt_family_node(struct kunit *test,
 	KUNIT_ASSERT_NOT_NULL(test, node);
 	node->kfd = kunit_kzalloc(test, sizeof(*node->kfd), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, node->kfd);
-	adev = kvzalloc(sizeof(*adev), GFP_KERNEL);
+	adev = kvzalloc_obj(*adev, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, adev);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, qt_free_adev,
 							adev), 0);
@@ -989,6 +997,100 @@ static void qt_test_family_cp_dyn(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, len, 0);
 }
 
+/**
+ * struct qt_hdp - what the HDP flushes of a test saw
+ * @flushes: flushes made
+ * @stale: flushes made before the MQD held the new state
+ * @mqd: the MQD being set
+ * @off: offset of a register the state sets
+ * @want: the value it gets
+ */
+struct qt_hdp {
+	int flushes;
+	int stale;
+	const u8 *mqd;
+	size_t off;
+	u32 want;
+};
+
+static struct qt_hdp qt_hdp;
+
+static void qt_flush_hdp(struct amdgpu_device *adev, struct amdgpu_ring *ring)
+{
+	qt_hdp.flushes++;
+	if (qt_reg(qt_hdp.mqd, qt_hdp.off) != qt_hdp.want)
+		qt_hdp.stale++;
+}
+
+static const struct amdgpu_hdp_funcs qt_hdp_funcs = {
+	.flush_hdp = qt_flush_hdp,
+};
+
+/*
+ * The GC versions whose MQDs 7.3 puts in VRAM (mqd_on_vram()). GC 12.1
+ * is not one: its MQD manager takes its MQDs from the GTT sub-allocator.
+ */
+static bool qt_mqd_in_vram(const struct qt_family *f)
+{
+	switch (f->gc_version) {
+	case IP_VERSION(9, 4, 2):
+	case IP_VERSION(9, 4, 3):
+	case IP_VERSION(9, 4, 4):
+	case IP_VERSION(9, 5, 0):
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * A compute MQD in VRAM is written through the BAR, behind the HDP:
+ * set_dyn_state() flushes it once the state is in, as init_mqd() and
+ * restore_mqd() do there, so the CP never reads a stale MQD. An MQD in
+ * GTT, and one of an APU that keeps its MQDs in GTT, needs no flush.
+ */
+static void qt_test_vram_mqd_flushed(struct kunit *test)
+{
+	const struct qt_family *f = test->param_value;
+	struct kfd_node *node = qt_family_node(test, f);
+	struct mqd_manager *mm = qt_family_mm_on(test, f, KFD_MQD_TYPE_CP, node);
+	u32 ctl_len = f->ctl_in_mqd ? QT_DYN_CTL - QT_DYN_OFF : 0;
+	struct kfd_criu_queue_dyn dyn;
+	struct queue *q;
+	u8 *mqd, *ctl;
+	u32 mask[2];
+
+	q = kunit_kzalloc(test, sizeof(*q), GFP_KERNEL);
+	ctl = kunit_kzalloc(test, QT_DYN_CTL, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	KUNIT_ASSERT_NOT_NULL(test, ctl);
+	qt_compute_queue(q, mask);
+	q->properties.ctl_stack_size = QT_DYN_CTL;
+	mqd = kunit_kmalloc(test, mm->mqd_stride(mm, &q->properties) * f->num_xcc,
+			    GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mqd);
+	memset(mqd, QT_FILL, mm->mqd_stride(mm, &q->properties) * f->num_xcc);
+	node->adev->hdp.funcs = &qt_hdp_funcs;
+
+	qt_family_dyn(&dyn, 0);
+	qt_hdp = (struct qt_hdp){
+		.mqd = mqd,
+		.off = f->cp_off[QT_WG_STATE_OFFSET],
+		.want = le32_to_cpu(dyn.wg_state_offset),
+	};
+	KUNIT_ASSERT_EQ(test, mm->set_dyn_state(mm, mqd, &q->properties, 0,
+						&dyn, ctl, ctl_len), 0);
+	KUNIT_EXPECT_EQ(test, qt_hdp.flushes, qt_mqd_in_vram(f) ? 1 : 0);
+	KUNIT_EXPECT_EQ(test, qt_hdp.stale, 0);
+
+	/* An APU that prefers GTT keeps its MQDs there */
+	node->adev->apu_prefer_gtt = true;
+	qt_hdp.flushes = 0;
+	KUNIT_ASSERT_EQ(test, mm->set_dyn_state(mm, mqd, &q->properties, 0,
+						&dyn, ctl, ctl_len), 0);
+	KUNIT_EXPECT_EQ(test, qt_hdp.flushes, 0);
+}
+
 /* An SDMA queue's MQD of each family: the four ring pointers only */
 static void qt_test_family_sdma_dyn(struct kunit *test)
 {
@@ -1154,7 +1256,7 @@ static struct qf_queue *qf_queue_new(struct kfd_process *p,
 	struct qf_queue *fq;
 	size_t size;
 
-	fq = kzalloc(sizeof(*fq), GFP_KERNEL);
+	fq = kzalloc_obj(*fq, GFP_KERNEL);
 	if (!fq)
 		return NULL;
 	fq->q.properties = *qp;
@@ -1538,6 +1640,9 @@ static struct kfd_process *qf_process(struct kunit *test,
 	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	mutex_init(&p->mutex);
+	/* The primary KFD process of its mm, with no other context */
+	p->context_id = KFD_CONTEXT_ID_PRIMARY;
+	ida_init(&p->id_table);
 	INIT_LIST_HEAD(&p->pqm.queues);
 	p->pqm.process = p;
 	p->pqm.queue_slot_bitmap = qf_bitmap(test);
@@ -1745,8 +1850,8 @@ static struct qf_env *qf_env_new_on(struct kunit *test,
 {
 	struct kfd_criu_queues_image dumped;
 	struct kfd_criu_image_writer w;
+	u32 i, records, states = 0;
 	struct qf_env *e;
-	u32 i, records;
 	int ret;
 
 	qf_fake_new(test, gpu1);
@@ -1770,8 +1875,12 @@ static struct qf_env *qf_env_new_on(struct kunit *test,
 	e->gpus.num_gpus = QF_GPUS;
 	e->gpus.gpus_read = QF_GPUS;
 	e->src = qf_process(test, e->nodes);
-	for (i = 0; i < ARRAY_SIZE(qf_specs); i++)
+	for (i = 0; i < ARRAY_SIZE(qf_specs); i++) {
 		qf_add_dumped(test, e->src, &qf_specs[i]);
+		/* One state per MQD: per XCC for compute, one for SDMA */
+		states += kfd_criu_queue_is_sdma(qf_specs[i].type) ? 1 :
+			  NUM_XCC(e->nodes[qf_specs[i].gpu]->xcc_mask);
+	}
 
 	mutex_lock(&e->src->mutex);
 	ret = kfd_criu_queues_snapshot(e->src, &e->gpus, &dumped);
@@ -1789,7 +1898,7 @@ static struct qf_env *qf_env_new_on(struct kunit *test,
 	KUNIT_ASSERT_EQ(test, qt_read_back(&e->s->io, &e->gpus,
 					   ARRAY_SIZE(qf_specs), &e->img,
 					   &records), 0);
-	KUNIT_EXPECT_EQ(test, e->img.num_states, ARRAY_SIZE(qf_specs) + 1);
+	KUNIT_EXPECT_EQ(test, e->img.num_states, states);
 	return e;
 }
 
@@ -2045,7 +2154,7 @@ static void qf_expect_same(struct kunit *test, const struct qf_spec *sp,
 
 /* The families the second fake GPU takes in turn */
 static const enum qt_family_id qf_gpu1_families[] = {
-	QT_GFX10, QT_GFX11, QT_GFX12,
+	QT_GFX10, QT_GFX11, QT_GFX12, QT_GFX121,
 };
 
 static void qf_gpu1_desc(const enum qt_family_id *f, char *desc)
@@ -2806,6 +2915,7 @@ static struct kunit_case kfd_criu_queues_test_cases[] = {
 	KUNIT_CASE(qt_test_mqd_sdma_dyn),
 	KUNIT_CASE_PARAM(qt_test_family_cp_dyn, qt_family_gen_params),
 	KUNIT_CASE_PARAM(qt_test_family_sdma_dyn, qt_family_gen_params),
+	KUNIT_CASE_PARAM(qt_test_vram_mqd_flushed, qt_family_gen_params),
 	KUNIT_CASE_PARAM(qt_test_restore_on_fakes, qf_gpu1_gen_params),
 	KUNIT_CASE(qt_test_restore_unwinds_on_fakes),
 	KUNIT_CASE(qt_test_restore_checks_target),

@@ -602,7 +602,7 @@ static struct svm_range *sv_insert(struct kfd_process *p, u64 start, u64 size)
 {
 	struct svm_range *prange;
 
-	prange = kzalloc(sizeof(*prange), GFP_KERNEL);
+	prange = kzalloc_obj(*prange, GFP_KERNEL);
 	if (!prange)
 		return NULL;
 	prange->start = start >> PAGE_SHIFT;

@@ -35,9 +35,11 @@ static struct kfd_process *tt_process(struct kunit *test, u32 cwsr)
 		pdd->process = p;
 		pdd->user_gpu_id = 0x100 + i;
 		if (cwsr & BIT(i)) {
-			pdd->qpd.cwsr_kaddr = kunit_kzalloc(test, 2 * PAGE_SIZE,
-							    GFP_KERNEL);
-			KUNIT_ASSERT_NOT_NULL(test, pdd->qpd.cwsr_kaddr);
+			void *area = kunit_kzalloc(test, 2 * PAGE_SIZE,
+						   GFP_KERNEL);
+
+			KUNIT_ASSERT_NOT_NULL(test, area);
+			iosys_map_set_vaddr(&pdd->qpd.cwsr_map, area);
 		}
 		p->pdds[i] = pdd;
 		p->n_pdds = i + 1;

@@ -231,7 +231,7 @@ static int kfd_xfer_fake_alloc(void *dev, u32 size, void **bounce, void **cpu)
 	struct kfd_xfer_fake_dev *fdev = dev;
 	struct kfd_xfer_fake_bounce *b;
 
-	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	b = kzalloc_obj(*b, GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;
 	b->mem = kvzalloc(size, GFP_KERNEL);
@@ -296,7 +296,7 @@ static int kfd_xfer_fake_start(void *priv, const struct kfd_criu_xfer_req *req,
 	    req->len > b->size || cpu != b->mem ||
 	    req->offset + req->len > fake->bos[req->index]->size)
 		return -EINVAL;
-	ff = kzalloc(sizeof(*ff), GFP_KERNEL);
+	ff = kzalloc_obj(*ff, GFP_KERNEL);
 	if (!ff)
 		return -ENOMEM;
 	spin_lock_init(&ff->lock);
