@@ -23,6 +23,7 @@
 
 #include "kfd_criu.h"
 #include "kfd_priv.h"
+#include "gc/gc_9_4_3_sh_mask.h"
 
 /**
  * enum kfd_criu_feature - process state that dump or restore must know of
@@ -56,6 +57,9 @@
  *	(AMDKFD_IOC_PROFILER), which it must release first
  * @KFD_CRIU_FEAT_METADATA_RING: a queue with a metadata ring, whose
  *	size the queue record does not have
+ * @KFD_CRIU_FEAT_MFMA_PRECISION: the MFMA high-precision mode of GC 9.5.0
+ *	(KFD_PROC_FLAG_MFMA_HIGH_PRECISION of AMDKFD_IOC_SET_MEMORY_POLICY),
+ *	which lives only in the GPU's SH_MEM_CONFIG and the image lacks
  * @KFD_CRIU_FEAT_NR: number of features
  */
 enum kfd_criu_feature {
@@ -80,6 +84,7 @@ enum kfd_criu_feature {
 	KFD_CRIU_FEAT_PTL,
 	KFD_CRIU_FEAT_PROFILER,
 	KFD_CRIU_FEAT_METADATA_RING,
+	KFD_CRIU_FEAT_MFMA_PRECISION,
 	KFD_CRIU_FEAT_NR
 };
 
@@ -134,6 +139,8 @@ static const struct kfd_criu_feature_desc kfd_criu_features[KFD_CRIU_FEAT_NR] = 
 	[KFD_CRIU_FEAT_PROFILER] = { "a GPU's profiler", -EBUSY, true },
 	[KFD_CRIU_FEAT_METADATA_RING] = { "a queue with a metadata ring",
 					  -EOPNOTSUPP, true },
+	[KFD_CRIU_FEAT_MFMA_PRECISION] = { "the MFMA high-precision mode",
+					   -EOPNOTSUPP, true },
 };
 
 /**
@@ -189,6 +196,18 @@ static bool kfd_criu_has_metadata_rings(struct kfd_process *p)
 	return false;
 }
 
+/*
+ * SET_MEMORY_POLICY needs the GPU's VM, and on GC 9.5.0 sets the mode bit
+ * from misc_process_flag each time, so the bit says what the process asked
+ * for last. It is set under p->mutex.
+ */
+static bool kfd_criu_has_mfma_precision(struct kfd_process_device *pdd)
+{
+	return pdd->drm_priv &&
+	       KFD_GC_VERSION(pdd->dev) == IP_VERSION(9, 5, 0) &&
+	       (pdd->qpd.sh_mem_config & SH_MEM_CONFIG__PRECISION_MODE_MASK);
+}
+
 static u32 kfd_criu_device_features_locked(struct kfd_process *p)
 {
 	struct kfd_process_device *pdd;
@@ -218,6 +237,8 @@ static u32 kfd_criu_device_features_locked(struct kfd_process *p)
 			present |= BIT(KFD_CRIU_FEAT_RESET_QUEUE);
 		if (pdd->ptl_disable_req)
 			present |= BIT(KFD_CRIU_FEAT_PTL);
+		if (kfd_criu_has_mfma_precision(pdd))
+			present |= BIT(KFD_CRIU_FEAT_MFMA_PRECISION);
 		/* Taken and given back under profiler_lock; a frozen
 		 * process does neither
 		 */

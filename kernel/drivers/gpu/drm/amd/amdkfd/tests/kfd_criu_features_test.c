@@ -82,6 +82,10 @@ static const struct kfd_criu_feature_case kfd_criu_feature_cases[] = {
 	  "a GPU's profiler" },
 	{ "dump with metadata ring", KFD_CRIU_FEAT(METADATA_RING), false,
 	  -EOPNOTSUPP, "a queue with a metadata ring" },
+	{ "dump with MFMA precision", KFD_CRIU_FEAT(MFMA_PRECISION), false,
+	  -EOPNOTSUPP, "the MFMA high-precision mode" },
+	{ "restore into MFMA precision", KFD_CRIU_FEAT(MFMA_PRECISION), true,
+	  -EBUSY, "the MFMA high-precision mode" },
 	{ "debugger before queue reset", KFD_CRIU_FEAT(RESET_QUEUE) |
 	  KFD_CRIU_FEAT(DEBUGGER), false, -EBUSY, "an attached debugger" },
 	{ "dump with events", KFD_CRIU_FEAT(EVENTS) | KFD_CRIU_FEAT(SIGNAL_PAGE) |
@@ -213,6 +217,41 @@ static int ft_dump(struct kfd_process *p)
  * fault, PTL kept disabled and a queue's metadata ring with
  * -EOPNOTSUPP, a held profiler with -EBUSY until it is released.
  */
+static void ft_kvfree(void *ptr)
+{
+	kvfree(ptr);
+}
+
+/*
+ * The MFMA high-precision mode: set_cache_memory_policy_v9() sets the bit
+ * on GC 9.5.0 alone, for a process with the GPU's VM, and it counts there
+ * alone.
+ */
+static void ft_mfma_precision(struct kunit *test, struct kfd_process *p,
+			      struct kfd_process_device *pdd)
+{
+	struct amdgpu_device *adev;
+
+	adev = kvzalloc_obj(*adev, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, adev);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, ft_kvfree, adev), 0);
+	adev->ip_versions[GC_HWIP][0] = IP_VERSION(9, 5, 0);
+	pdd->dev->adev = adev;
+	pdd->drm_priv = adev;
+	KUNIT_EXPECT_EQ(test, ft_dump(p), 0);
+
+	pdd->qpd.sh_mem_config = SH_MEM_CONFIG__PRECISION_MODE_MASK;
+	KUNIT_EXPECT_EQ(test, ft_dump(p), -EOPNOTSUPP);
+
+	adev->ip_versions[GC_HWIP][0] = IP_VERSION(9, 4, 3);
+	KUNIT_EXPECT_EQ(test, ft_dump(p), 0);
+	adev->ip_versions[GC_HWIP][0] = IP_VERSION(9, 5, 0);
+	pdd->drm_priv = NULL;
+	KUNIT_EXPECT_EQ(test, ft_dump(p), 0);
+	pdd->qpd.sh_mem_config = 0;
+	pdd->dev->adev = NULL;
+}
+
 static void kfd_criu_test_new_state(struct kunit *test)
 {
 	struct kfd_process *p = ft_process(test);
@@ -261,6 +300,7 @@ static void kfd_criu_test_new_state(struct kunit *test)
 	list_del(&pqn->process_queue_list);
 
 	KUNIT_EXPECT_EQ(test, ft_dump(p), 0);
+	ft_mfma_precision(test, p, pdd);
 	idr_destroy(&pdd->alloc_idr);
 }
 
