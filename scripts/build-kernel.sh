@@ -140,6 +140,7 @@ gcov_profile_args() {
 			"$BACKPORT_612"/*.patch
 	} | sort -u | while read -r f; do
 		case "$f" in
+		*/tests/*) continue ;;
 		drivers/gpu/drm/amd/amdkfd/*)
 			f=../amdkfd/${f#drivers/gpu/drm/amd/amdkfd/} ;;
 		drivers/gpu/drm/amd/amdgpu/*)
