@@ -114,7 +114,7 @@ main() {
 	make_scratch
 	export TOOLS TOP SCRATCH
 	export -f check_item checkpatch_kernel_file checkpatch_patch kernel_doc \
-		series_checkpatch_counts
+		series_checkpatch_counts series_checkpatch_filter
 	export SERIES_CHECKPATCH_ARGS_STR="${SERIES_CHECKPATCH_ARGS[*]}"
 	out=$(items "$@" | nice xargs -P2 -L1 bash -c \
 		'SERIES_CHECKPATCH_ARGS=($SERIES_CHECKPATCH_ARGS_STR); check_item "$0" "$1"')

@@ -13,10 +13,10 @@
  * queue and XCC carries the dynamic fields of that XCC's MQD that the
  * whitelist names (kfd_criu_mqd_whitelist[]), read through the MQD
  * manager's get_dyn_state() op, and on GFX9 the live part of the control
- * stack, which that generation keeps in the MQD buffer. A queue of a type
- * the image cannot carry (a kernel debug queue:
- * kfd_criu_queue_type_carried()), a queue on a GPU whose MQD manager
- * lacks the op, or state the codec would refuse on restore fails the
+ * stack, which that generation keeps in the MQD buffer. A queue the image
+ * cannot carry (one that is not a user queue, or of a type that
+ * kfd_criu_queue_type_carried() refuses), a queue on a GPU whose MQD
+ * manager lacks the op, or state the codec would refuse on restore fails the
  * dump with -EOPNOTSUPP and one log line. An SDMA queue user mode created
  * by engine id, as ROCm creates its copy queues on MI200 and MI300, is
  * an SDMA or SDMA-XGMI queue once the hardware scheduler gave it a slot,
@@ -411,7 +411,7 @@ static int kfd_criu_queue_snapshot_rec(struct kfd_process *p, u32 qid,
 	u32 gpu_index, ioc_type;
 
 	if (!q) {
-		pr_warn_ratelimited("CRIU image: queue %u is a kernel debug queue, which the image cannot carry\n",
+		pr_warn_ratelimited("CRIU image: queue %u is not a user queue, which the image cannot carry\n",
 				    qid);
 		return -EOPNOTSUPP;
 	}

@@ -549,7 +549,7 @@ static void kfd_criu_test_svm_may_exist(struct kunit *test)
 
 /*
  * SVM ranges of a process of the test: struct svm_range in the process's
- * interval tree and list, as 6.12's SET_ATTR leaves them, and a fake
+ * interval tree and list, as SET_ATTR leaves them, and a fake
  * SET_ATTR (through the stub in kfd_criu_svm.c) that records what RESUME
  * asks for, makes a copy of the argument checks of the real one
  * (kfd_ioctl_svm(), svm_range_set_attr_mm(), svm_range_check_attr()),
@@ -625,7 +625,7 @@ static bool sv_gpu_ok(struct kfd_process *p, u32 gpu_id)
 	return i >= 0 && test_bit(i, p->svms.bitmap_supported);
 }
 
-/* What 6.12's kfd_ioctl_svm() and svm_range_check_attr() refuse */
+/* What kfd_ioctl_svm() and svm_range_check_attr() refuse */
 static bool sv_attr_ok(struct kfd_process *p,
 		       const struct kfd_ioctl_svm_attribute *a)
 {
