@@ -24,6 +24,7 @@ PACKAGES=(
 	qemu-system-x86 busybox-static criu
 	protobuf-c-compiler libprotobuf-c-dev pkg-config
 	sparse clang llvm lld libclang-rt-14-dev
+	clang-19 llvm-19 lld-19
 	python3-sphinx python3-docutils python3-ply python3-git git
 	dkms kmod dwarves openssl
 	mmdebstrap

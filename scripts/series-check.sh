@@ -23,7 +23,7 @@ other directories the patch touches (selftests, "make headers" for uAPI
 changes), with every kfd_criu_* symbol our objects use defined by them,
 then bzImage. Then: checkpatch --strict on every patch, W=1
 and sparse (C=1) on the objects the series adds or changes, clang
-(LLVM=1) on the same objects in build/series-check/clang,
+(LLVM=-19, clang 19) on the same objects in build/series-check/clang,
 scripts/kernel-doc -Wall on every file the series adds or changes, and
 "make htmldocs" of Documentation/gpu/amdgpu (docutils alone when Sphinx
 is missing).
@@ -48,6 +48,10 @@ mapfile -t FRAGMENTS < <(config_fragments_of 7.3)
 mapfile -t GONE_SYMBOLS < <(gone_symbols_of 7.3)
 FAILED=0
 declare -a RESULTS=()
+
+# 7.3 builds with clang 17 or later; Debian 12's clang is 14, and it has
+# 19 beside it (scripts/install-deps.sh).
+SERIES_CLANG=19
 
 # The tree must look like build/linux-7.3 to ccache.
 export CCACHE_BASEDIR=$TREE
@@ -382,8 +386,10 @@ PY
 check_clang() {
 	local src=$SERIES_WORK/linux log=$LOGS/clang.out
 	local -a objs
-	local -a cmake=(nice make -C "$src" O="$CLANG_OUT" LLVM=1 -j2 CC="ccache clang")
-	command -v clang > /dev/null || { echo "clang is not installed"; return 1; }
+	local -a cmake=(nice make -C "$src" O="$CLANG_OUT" LLVM="-$SERIES_CLANG" -j2
+			CC="ccache clang-$SERIES_CLANG")
+	command -v "clang-$SERIES_CLANG" > /dev/null ||
+		{ echo "clang-$SERIES_CLANG is not installed"; return 1; }
 	if [ "$(series_git -C "$src" rev-parse "HEAD^{tree}" 2>/dev/null)" != \
 	     "$(series_git -C "$TREE" rev-parse "HEAD^{tree}")" ]; then
 		echo "build/series-work is not at the series; run make series"
@@ -402,13 +408,14 @@ check_clang() {
 		$(printf '%s\n' "${objs[@]}" | sed 's|^drivers/gpu/drm/amd/amdkfd/|drivers/gpu/drm/amd/amdgpu/../amdkfd/|') \
 		> "$log" 2>&1 || { tail -n 30 "$log"; echo "clang build failed"; return 1; }
 	print_our_warnings "$log" || { echo "clang warnings in the series' code"; return 1; }
-	echo "the series' ${#objs[@]} objects build with clang $(clang -dumpversion)"
+	echo "the series' ${#objs[@]} objects build with clang $("clang-$SERIES_CLANG" -dumpversion)"
 }
 
 # A diagnostic without its line numbers, which the series' own lines shift
-# in an upstream file ("file:372: ... on line 372 ...").
+# in an upstream file ("file:372: ... on line 372 ...", or since 7.0
+# "Warning: file:372 ...").
 kernel_doc_unnumbered() {
-	sed -E 's/:[0-9]+: /: /; s/ on line [0-9]+/ on line N/'
+	sed -E 's/:[0-9]+:? /: /; s/ on line [0-9]+/ on line N/'
 }
 
 # kernel-doc diagnostics of the files the series changes, before it.

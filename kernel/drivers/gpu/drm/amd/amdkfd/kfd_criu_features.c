@@ -199,7 +199,9 @@ static bool kfd_criu_has_metadata_rings(struct kfd_process *p)
 /*
  * SET_MEMORY_POLICY needs the GPU's VM, and on GC 9.5.0 sets the mode bit
  * from misc_process_flag each time, so the bit says what the process asked
- * for last. It is set under p->mutex.
+ * for last. The bit is what the GPU gets, and nothing else keeps the flag.
+ * It is written under the DQM lock, with p->mutex held, which the caller
+ * holds too.
  */
 static bool kfd_criu_has_mfma_precision(struct kfd_process_device *pdd)
 {

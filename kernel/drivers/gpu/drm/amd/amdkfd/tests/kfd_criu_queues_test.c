@@ -998,8 +998,9 @@ static void qt_test_family_cp_dyn(struct kunit *test)
 }
 
 /**
- * struct qt_hdp - what the HDP flushes of a test saw
+ * struct qt_hdp - what the HDP flushes and invalidations of a test saw
  * @flushes: flushes made
+ * @invalidates: read cache invalidations made
  * @stale: flushes made before the MQD held the new state
  * @mqd: the MQD being set
  * @off: offset of a register the state sets
@@ -1007,6 +1008,7 @@ static void qt_test_family_cp_dyn(struct kunit *test)
  */
 struct qt_hdp {
 	int flushes;
+	int invalidates;
 	int stale;
 	const u8 *mqd;
 	size_t off;
@@ -1022,8 +1024,15 @@ static void qt_flush_hdp(struct amdgpu_device *adev, struct amdgpu_ring *ring)
 		qt_hdp.stale++;
 }
 
+static void qt_invalidate_hdp(struct amdgpu_device *adev,
+			      struct amdgpu_ring *ring)
+{
+	qt_hdp.invalidates++;
+}
+
 static const struct amdgpu_hdp_funcs qt_hdp_funcs = {
 	.flush_hdp = qt_flush_hdp,
+	.invalidate_hdp = qt_invalidate_hdp,
 };
 
 /*
@@ -1046,8 +1055,10 @@ static bool qt_mqd_in_vram(const struct qt_family *f)
 /*
  * A compute MQD in VRAM is written through the BAR, behind the HDP:
  * set_dyn_state() flushes it once the state is in, as init_mqd() and
- * restore_mqd() do there, so the CP never reads a stale MQD. An MQD in
- * GTT, and one of an APU that keeps its MQDs in GTT, needs no flush.
+ * restore_mqd() do there, so the CP never reads a stale MQD, and
+ * get_dyn_state() invalidates the HDP's read cache before it reads what
+ * the CP saved. An MQD in GTT, and one of an APU that keeps its MQDs in
+ * GTT, needs neither.
  */
 static void qt_test_vram_mqd_flushed(struct kunit *test)
 {
@@ -1058,7 +1069,7 @@ static void qt_test_vram_mqd_flushed(struct kunit *test)
 	struct kfd_criu_queue_dyn dyn;
 	struct queue *q;
 	u8 *mqd, *ctl;
-	u32 mask[2];
+	u32 mask[2], len;
 
 	q = kunit_kzalloc(test, sizeof(*q), GFP_KERNEL);
 	ctl = kunit_kzalloc(test, QT_DYN_CTL, GFP_KERNEL);
@@ -1082,13 +1093,22 @@ static void qt_test_vram_mqd_flushed(struct kunit *test)
 						&dyn, ctl, ctl_len), 0);
 	KUNIT_EXPECT_EQ(test, qt_hdp.flushes, qt_mqd_in_vram(f) ? 1 : 0);
 	KUNIT_EXPECT_EQ(test, qt_hdp.stale, 0);
+	KUNIT_EXPECT_EQ(test, qt_hdp.invalidates, 0);
+	KUNIT_ASSERT_EQ(test, mm->get_dyn_state(mm, mqd, &q->properties, 0,
+						&dyn, NULL, &len), 0);
+	KUNIT_EXPECT_EQ(test, qt_hdp.invalidates, qt_mqd_in_vram(f) ? 1 : 0);
+	KUNIT_EXPECT_EQ(test, qt_hdp.flushes, qt_mqd_in_vram(f) ? 1 : 0);
 
 	/* An APU that prefers GTT keeps its MQDs there */
 	node->adev->apu_prefer_gtt = true;
 	qt_hdp.flushes = 0;
+	qt_hdp.invalidates = 0;
 	KUNIT_ASSERT_EQ(test, mm->set_dyn_state(mm, mqd, &q->properties, 0,
 						&dyn, ctl, ctl_len), 0);
+	KUNIT_ASSERT_EQ(test, mm->get_dyn_state(mm, mqd, &q->properties, 0,
+						&dyn, NULL, &len), 0);
 	KUNIT_EXPECT_EQ(test, qt_hdp.flushes, 0);
+	KUNIT_EXPECT_EQ(test, qt_hdp.invalidates, 0);
 }
 
 /* An SDMA queue's MQD of each family: the four ring pointers only */

@@ -116,8 +116,7 @@ TEST(dump_with_debugger_is_busy)
 	struct kfd_dumpee d;
 	__u32 id;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_KFD();
 	ASSERT_EQ(0, kfd_dumpee_start(&d, debuggee_main, NULL, &id, sizeof(id)));
 	dbg = kfd_open();
 	ASSERT_LE(0, dbg);
@@ -147,8 +146,7 @@ TEST(dump_of_self_debugging_process_is_busy)
 	int fd, memfd, events[2];
 	__u32 id;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	fd = kfd_open();
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, create_signal_event(fd, &id));

@@ -54,8 +54,7 @@ TEST(round_trip_across_processes)
 	int memfd, sock;
 	pid_t pid;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	dump_child(_metadata, &img);
 	EXPECT_EQ(1U, img.plan.id[AUTO_SET2]);
 	EXPECT_EQ(FIRST_NONSIGNAL_ID, img.plan.id[MEMORY]);
@@ -77,8 +76,7 @@ TEST(round_trip_through_a_file)
 	int fd, sock;
 	pid_t pid;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	dump_child(_metadata, &img);
 	fd = mkstemp(path);
 	ASSERT_LE(0, fd);
@@ -104,8 +102,7 @@ TEST(round_trip_through_pipes)
 	int dump_pipe[2], load_pipe[2], sock;
 	pid_t pid;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	dump_child(_metadata, &img);
 
 	/* The test process dumps itself: no ptrace needed for its own file */
@@ -296,8 +293,7 @@ TEST(bad_images_leave_no_state)
 	size_t len;
 	pid_t pid;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	dump_child(_metadata, &img);
 	good = memfd_from(img.data, img.len);
 	ASSERT_LE(0, good);
@@ -330,8 +326,7 @@ TEST(failed_restore_then_fresh_ids)
 	int bad;
 	pid_t pid;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	dump_child(_metadata, &img);
 	copy = malloc(img.len);
 	ASSERT_NE(NULL, copy);
@@ -483,8 +478,7 @@ TEST(image_with_missing_gpu)
 	int good, gpu, bad;
 	pid_t pid;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	dump_child(_metadata, &img);
 	copy = malloc(img.len + RECORD_OVERHEAD + GPU_REC_SIZE);
 	ASSERT_NE(NULL, copy);
@@ -522,8 +516,7 @@ TEST(restore_into_process_with_events)
 	int good;
 	pid_t pid;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	dump_child(_metadata, &img);
 	good = memfd_from(img.data, img.len);
 	ASSERT_LE(0, good);
@@ -554,8 +547,7 @@ FIXTURE(kfd) {
 FIXTURE_SETUP(kfd)
 {
 	self->fd = -1;
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_KFD();
 	self->fd = kfd_open();
 	ASSERT_LE(0, self->fd) TH_LOG("open /dev/kfd: %s", strerror(errno));
 }
@@ -790,8 +782,7 @@ TEST(resume_needs_ptrace_access)
 	pid_t pid, helper;
 	char c;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	dump_child(_metadata, &img);
 	memfd = memfd_from(img.data, img.len);
 	ASSERT_LE(0, memfd);
@@ -836,8 +827,7 @@ TEST(legacy_resume_of_image_mode_restore)
 	int memfd, sock, kfd;
 	pid_t pid;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	dump_child(_metadata, &img);
 	memfd = memfd_from(img.data, img.len);
 	ASSERT_LE(0, memfd);
@@ -883,8 +873,7 @@ TEST(restore_through_a_zombie_owners_file)
 	char byte;
 	pid_t pid;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	dump_child(_metadata, &img);
 	memfd = memfd_from(img.data, img.len);
 	ASSERT_LE(0, memfd);
@@ -1059,8 +1048,7 @@ TEST(legacy_op_that_waited_for_the_lock)
 {
 	pid_t pid;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_KFD();
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
@@ -1161,8 +1149,7 @@ TEST(unpause_while_checkpoint_streams)
 	size_t total;
 	__u32 id;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	d.kfd = kfd_open();
 	ASSERT_LE(0, d.kfd);
 	for (i = 0; i < 64; i++)
@@ -1194,8 +1181,7 @@ TEST(ops_need_capability)
 {
 	pid_t pid;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_KFD();
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -1226,8 +1212,7 @@ TEST(foreign_fd_needs_ptrace)
 	int sv[2], kfd;
 	pid_t pid;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -1289,8 +1274,7 @@ TEST(event_age_at_the_bound_keeps_counting)
 	int memfd;
 	pid_t pid;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	dump_child(_metadata, &img);
 	set_first_event_age(img.data, img.len, MAX_EVENT_AGE);
 	memfd = memfd_from(img.data, img.len);
@@ -1354,6 +1338,8 @@ TEST_F(kfd, readonly_args_change_nothing)
 	__u32 id;
 	pid_t pid;
 
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+
 	ASSERT_LE(0, memfd);
 	ASSERT_EQ(0, create_event(self->fd, KFD_IOC_EVENT_SIGNAL, true, &id));
 	EXPECT_EQ(-EFAULT, criu_op_readonly(self->fd, KFD_CRIU_OP_PROCESS_INFO, -1, 0));
@@ -1414,8 +1400,7 @@ TEST(image_socket_timeout)
 	size_t half;
 	int sv[2];
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	dump_child(_metadata, &img);
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
 	ASSERT_EQ(0, setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
@@ -1434,8 +1419,7 @@ TEST(image_socket_not_connected)
 {
 	int sock;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_KFD();
 	sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	ASSERT_LE(0, sock);
 	EXPECT_EQ(0, restore_in_child(sock, ENOTCONN));
@@ -1452,8 +1436,7 @@ TEST(image_file_error_is_eio)
 	sigset_t mask;
 	int sfd;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_KFD();
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGUSR1);
 	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &mask, NULL));
@@ -1529,8 +1512,7 @@ TEST(image_pipe_turns_nonblocking)
 	struct image img;
 	pid_t pid;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	dump_child(_metadata, &img);
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -1575,8 +1557,7 @@ TEST(checkpoint_at_an_offset)
 	struct stat st;
 	int kfd, fd;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	kfd = kfd_open();
 	ASSERT_LE(0, kfd);
 	populate_events(kfd, &self);
@@ -1614,8 +1595,7 @@ TEST(checkpoint_refuses_append)
 	struct stat st;
 	int kfd, fd;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	kfd = kfd_open();
 	ASSERT_LE(0, kfd);
 	populate_events(kfd, &self);
@@ -1666,8 +1646,7 @@ TEST(stream_takes_only_offset_zero)
 	int kfd, pipefd[2], queued = -1;
 	pid_t pid;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	kfd = kfd_open();
 	ASSERT_LE(0, kfd);
 	populate_events(kfd, &self);
@@ -1722,8 +1701,7 @@ TEST(restore_at_an_offset)
 	pid_t pid;
 	char c;
 
-	if (!have_kfd())
-		SKIP(return, "no /dev/kfd");
+	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
 	dump_child(_metadata, &img);
 	fd = junk_file(junk);
 	ASSERT_LE(0, fd);

@@ -74,6 +74,75 @@ static inline int kfd_ioctl(int fd, unsigned long cmd, void *args)
 	return ioctl(fd, cmd, args) ? -errno : 0;
 }
 
+/*
+ * Why this machine cannot run a KFD test, or NULL. Since 7.0 opening
+ * /dev/kfd without a GPU makes no KFD process and fails with EINVAL.
+ * Opened in a child: an open makes the caller a KFD process for good.
+ */
+static inline const char *kfd_unusable(void)
+{
+	int status, fd;
+	pid_t pid;
+
+	if (!have_kfd())
+		return "no /dev/kfd";
+	pid = fork();
+	if (pid < 0)
+		return NULL;
+	if (pid == 0) {
+		fd = kfd_open();
+		_exit(fd < 0 && errno == EINVAL);
+	}
+	if (waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == 1)
+		return "this kernel makes no KFD process without a GPU";
+	return NULL;
+}
+
+/* In a test that needs a KFD process, SKIP when it cannot have one */
+#define KFD_SKIP_WITHOUT_KFD()						\
+	do {								\
+		const char *__why = kfd_unusable();			\
+									\
+		if (__why)						\
+			SKIP(return, "%s", __why);			\
+	} while (0)
+
+/*
+ * Whether this kernel makes a signal event without an event page from
+ * user mode. Up to 6.x KFD allocated a signal page of its own; since 7.0
+ * the first signal event must pass the event page, a buffer in GPU memory,
+ * so without a GPU no process has signal events. Asked in a child, whose
+ * KFD process goes with it, so the caller's process stays without events.
+ */
+static inline bool kfd_kernel_signal_page(void)
+{
+	struct kfd_ioctl_create_event_args args = {
+		.event_type = KFD_IOC_EVENT_SIGNAL,
+	};
+	int status, fd;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return true;
+	if (pid == 0) {
+		fd = kfd_open();
+		_exit(fd >= 0 && kfd_ioctl(fd, AMDKFD_IOC_CREATE_EVENT, &args) == -ENOMEM);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return true;
+	return !(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+}
+
+/* In a test that needs signal events, SKIP when it cannot have them */
+#define KFD_SKIP_WITHOUT_SIGNAL_EVENTS()					\
+	do {								\
+		KFD_SKIP_WITHOUT_KFD();					\
+		if (!kfd_kernel_signal_page())				\
+			SKIP(return, "this kernel has no signal page of its own: signal events need an event page in GPU memory, which this test does not make"); \
+	} while (0)
+
 /* Sets the XNACK mode of the process of @fd to @mode, or reads it (-1) */
 static inline int kfd_xnack_mode(int fd, int mode)
 {
@@ -407,7 +476,7 @@ static inline int kfd_gpu_vram_public(const struct kfd_test_gpu *gpu)
 
 /**
  * struct kfd_cwsr_layout - the EOP buffer and CWSR area that CREATE_QUEUE
- *	of 6.12 wants for a compute queue of a GPU
+ *	wants for a compute queue of a GPU
  * @num_xcc: XCCs of the GPU's partition; the queue gets an MQD on each,
  *	and a save area per XCC, back to back in one buffer
  * @cwsr_size: ctx_save_restore_size: the topology's cwsr_size, which is
@@ -429,7 +498,7 @@ struct kfd_cwsr_layout {
 	__u32 eop_size;
 };
 
-/* The EOP buffer 6.12 asks for on GFX9 and later */
+/* The EOP buffer CREATE_QUEUE asks for on GFX9 and later */
 #define KFD_EOP_SIZE		4096U
 /* The bytes a save area spends on its header and end marker */
 #define KFD_CWSR_CTL_OVERHEAD	48U
@@ -445,7 +514,8 @@ static inline __u64 kfd_align(__u64 x, __u64 a)
 
 /*
  * The wave slots of one XCC of @gpu that a save area has room for:
- * 32 per CU from GFX10.1 on; before, 40 per CU but at most 512 per shader
+ * 64 per CU on GFX 12.1 (gfx_target_version 120500 and 120501), 32 per CU
+ * from GFX10.1 to 12.0; before, 40 per CU but at most 512 per shader
  * engine. From documented topology properties: simd_count and array_count
  * count the whole partition, so they are divided by its @num_xcc.
  */
@@ -460,6 +530,8 @@ static inline __u64 kfd_gpu_wave_slots(const struct kfd_test_gpu *gpu,
 	if (!per_cu || !per_engine)
 		return 0;
 	cus = kfd_gpu_prop_or(gpu, "simd_count", 0) / per_cu / num_xcc;
+	if (gfx >= 120500)
+		return cus * 64;
 	if (gfx >= 100100)
 		return cus * 32;
 	arrays = kfd_gpu_prop_or(gpu, "array_count", 0) / num_xcc;
@@ -482,7 +554,7 @@ static inline __u64 kfd_ctl_stack_for(__u64 gfx, __u64 waves, __u64 page)
 }
 
 /*
- * Fills @l for a compute queue of @gpu. 6.12 reports the save area and
+ * Fills @l for a compute queue of @gpu. The kernel reports the save area and
  * control stack sizes in the topology, but not the debugger's share of
  * the buffer (node_props.debug_memory_size stays inside the kernel), so
  * user mode computes that itself: 32 bytes per wave slot, 64-byte
