@@ -116,7 +116,8 @@ TEST(dump_with_debugger_is_busy)
 	struct kfd_dumpee d;
 	__u32 id;
 
-	KFD_SKIP_WITHOUT_KFD();
+	if (kfd_unusable())
+		SKIP(return, "%s", kfd_unusable());
 	ASSERT_EQ(0, kfd_dumpee_start(&d, debuggee_main, NULL, &id, sizeof(id)));
 	dbg = kfd_open();
 	ASSERT_LE(0, dbg);
@@ -146,7 +147,8 @@ TEST(dump_of_self_debugging_process_is_busy)
 	int fd, memfd, events[2];
 	__u32 id;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	fd = kfd_open();
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, create_signal_event(fd, &id));

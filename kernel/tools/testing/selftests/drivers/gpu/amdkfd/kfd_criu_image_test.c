@@ -54,7 +54,8 @@ TEST(round_trip_across_processes)
 	int memfd, sock;
 	pid_t pid;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	dump_child(_metadata, &img);
 	EXPECT_EQ(1U, img.plan.id[AUTO_SET2]);
 	EXPECT_EQ(FIRST_NONSIGNAL_ID, img.plan.id[MEMORY]);
@@ -76,7 +77,8 @@ TEST(round_trip_through_a_file)
 	int fd, sock;
 	pid_t pid;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	dump_child(_metadata, &img);
 	fd = mkstemp(path);
 	ASSERT_LE(0, fd);
@@ -102,7 +104,8 @@ TEST(round_trip_through_pipes)
 	int dump_pipe[2], load_pipe[2], sock;
 	pid_t pid;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	dump_child(_metadata, &img);
 
 	/* The test process dumps itself: no ptrace needed for its own file */
@@ -293,7 +296,8 @@ TEST(bad_images_leave_no_state)
 	size_t len;
 	pid_t pid;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	dump_child(_metadata, &img);
 	good = memfd_from(img.data, img.len);
 	ASSERT_LE(0, good);
@@ -326,7 +330,8 @@ TEST(failed_restore_then_fresh_ids)
 	int bad;
 	pid_t pid;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	dump_child(_metadata, &img);
 	copy = malloc(img.len);
 	ASSERT_NE(NULL, copy);
@@ -478,7 +483,8 @@ TEST(image_with_missing_gpu)
 	int good, gpu, bad;
 	pid_t pid;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	dump_child(_metadata, &img);
 	copy = malloc(img.len + RECORD_OVERHEAD + GPU_REC_SIZE);
 	ASSERT_NE(NULL, copy);
@@ -516,7 +522,8 @@ TEST(restore_into_process_with_events)
 	int good;
 	pid_t pid;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	dump_child(_metadata, &img);
 	good = memfd_from(img.data, img.len);
 	ASSERT_LE(0, good);
@@ -547,7 +554,8 @@ FIXTURE(kfd) {
 FIXTURE_SETUP(kfd)
 {
 	self->fd = -1;
-	KFD_SKIP_WITHOUT_KFD();
+	if (kfd_unusable())
+		SKIP(return, "%s", kfd_unusable());
 	self->fd = kfd_open();
 	ASSERT_LE(0, self->fd) TH_LOG("open /dev/kfd: %s", strerror(errno));
 }
@@ -782,7 +790,8 @@ TEST(resume_needs_ptrace_access)
 	pid_t pid, helper;
 	char c;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	dump_child(_metadata, &img);
 	memfd = memfd_from(img.data, img.len);
 	ASSERT_LE(0, memfd);
@@ -827,7 +836,8 @@ TEST(legacy_resume_of_image_mode_restore)
 	int memfd, sock, kfd;
 	pid_t pid;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	dump_child(_metadata, &img);
 	memfd = memfd_from(img.data, img.len);
 	ASSERT_LE(0, memfd);
@@ -873,7 +883,8 @@ TEST(restore_through_a_zombie_owners_file)
 	char byte;
 	pid_t pid;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	dump_child(_metadata, &img);
 	memfd = memfd_from(img.data, img.len);
 	ASSERT_LE(0, memfd);
@@ -1048,7 +1059,8 @@ TEST(legacy_op_that_waited_for_the_lock)
 {
 	pid_t pid;
 
-	KFD_SKIP_WITHOUT_KFD();
+	if (kfd_unusable())
+		SKIP(return, "%s", kfd_unusable());
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
@@ -1149,7 +1161,8 @@ TEST(unpause_while_checkpoint_streams)
 	size_t total;
 	__u32 id;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	d.kfd = kfd_open();
 	ASSERT_LE(0, d.kfd);
 	for (i = 0; i < 64; i++)
@@ -1181,7 +1194,8 @@ TEST(ops_need_capability)
 {
 	pid_t pid;
 
-	KFD_SKIP_WITHOUT_KFD();
+	if (kfd_unusable())
+		SKIP(return, "%s", kfd_unusable());
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -1212,7 +1226,8 @@ TEST(foreign_fd_needs_ptrace)
 	int sv[2], kfd;
 	pid_t pid;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -1274,7 +1289,8 @@ TEST(event_age_at_the_bound_keeps_counting)
 	int memfd;
 	pid_t pid;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	dump_child(_metadata, &img);
 	set_first_event_age(img.data, img.len, MAX_EVENT_AGE);
 	memfd = memfd_from(img.data, img.len);
@@ -1338,7 +1354,8 @@ TEST_F(kfd, readonly_args_change_nothing)
 	__u32 id;
 	pid_t pid;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 
 	ASSERT_LE(0, memfd);
 	ASSERT_EQ(0, create_event(self->fd, KFD_IOC_EVENT_SIGNAL, true, &id));
@@ -1400,7 +1417,8 @@ TEST(image_socket_timeout)
 	size_t half;
 	int sv[2];
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	dump_child(_metadata, &img);
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
 	ASSERT_EQ(0, setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
@@ -1419,7 +1437,8 @@ TEST(image_socket_not_connected)
 {
 	int sock;
 
-	KFD_SKIP_WITHOUT_KFD();
+	if (kfd_unusable())
+		SKIP(return, "%s", kfd_unusable());
 	sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	ASSERT_LE(0, sock);
 	EXPECT_EQ(0, restore_in_child(sock, ENOTCONN));
@@ -1436,7 +1455,8 @@ TEST(image_file_error_is_eio)
 	sigset_t mask;
 	int sfd;
 
-	KFD_SKIP_WITHOUT_KFD();
+	if (kfd_unusable())
+		SKIP(return, "%s", kfd_unusable());
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGUSR1);
 	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &mask, NULL));
@@ -1512,7 +1532,8 @@ TEST(image_pipe_turns_nonblocking)
 	struct image img;
 	pid_t pid;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	dump_child(_metadata, &img);
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -1557,7 +1578,8 @@ TEST(checkpoint_at_an_offset)
 	struct stat st;
 	int kfd, fd;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	kfd = kfd_open();
 	ASSERT_LE(0, kfd);
 	populate_events(kfd, &self);
@@ -1595,7 +1617,8 @@ TEST(checkpoint_refuses_append)
 	struct stat st;
 	int kfd, fd;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	kfd = kfd_open();
 	ASSERT_LE(0, kfd);
 	populate_events(kfd, &self);
@@ -1646,7 +1669,8 @@ TEST(stream_takes_only_offset_zero)
 	int kfd, pipefd[2], queued = -1;
 	pid_t pid;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	kfd = kfd_open();
 	ASSERT_LE(0, kfd);
 	populate_events(kfd, &self);
@@ -1701,7 +1725,8 @@ TEST(restore_at_an_offset)
 	pid_t pid;
 	char c;
 
-	KFD_SKIP_WITHOUT_SIGNAL_EVENTS();
+	if (kfd_no_signal_events())
+		SKIP(return, "%s", kfd_no_signal_events());
 	dump_child(_metadata, &img);
 	fd = junk_file(junk);
 	ASSERT_LE(0, fd);

@@ -78,14 +78,20 @@ static inline int kfd_ioctl(int fd, unsigned long cmd, void *args)
  * Why this machine cannot run a KFD test, or NULL. Since 7.0 opening
  * /dev/kfd without a GPU makes no KFD process and fails with EINVAL.
  * Opened in a child: an open makes the caller a KFD process for good.
+ * Asked once per process (the harness forks one per test).
  */
 static inline const char *kfd_unusable(void)
 {
+	static const char *why;
+	static bool asked;
 	int status, fd;
 	pid_t pid;
 
+	if (asked)
+		return why;
+	asked = true;
 	if (!have_kfd())
-		return "no /dev/kfd";
+		return why = "no /dev/kfd";
 	pid = fork();
 	if (pid < 0)
 		return NULL;
@@ -95,53 +101,44 @@ static inline const char *kfd_unusable(void)
 	}
 	if (waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
 	    WEXITSTATUS(status) == 1)
-		return "this kernel makes no KFD process without a GPU";
-	return NULL;
+		why = "this kernel makes no KFD process without a GPU";
+	return why;
 }
 
-/* In a test that needs a KFD process, SKIP when it cannot have one */
-#define KFD_SKIP_WITHOUT_KFD()						\
-	do {								\
-		const char *__why = kfd_unusable();			\
-									\
-		if (__why)						\
-			SKIP(return, "%s", __why);			\
-	} while (0)
-
 /*
- * Whether this kernel makes a signal event without an event page from
- * user mode. Up to 6.x KFD allocated a signal page of its own; since 7.0
- * the first signal event must pass the event page, a buffer in GPU memory,
- * so without a GPU no process has signal events. Asked in a child, whose
- * KFD process goes with it, so the caller's process stays without events.
+ * Why this machine cannot run a test of signal events, or NULL. Up to 6.x
+ * KFD allocated a signal page of its own; since 7.0 the first signal event
+ * must pass the event page, a buffer in GPU memory, which these tests do
+ * not make. Asked once, in a child, whose KFD process goes with it, so
+ * the caller's process stays without events.
  */
-static inline bool kfd_kernel_signal_page(void)
+static inline const char *kfd_no_signal_events(void)
 {
 	struct kfd_ioctl_create_event_args args = {
 		.event_type = KFD_IOC_EVENT_SIGNAL,
 	};
+	static const char *why;
+	static bool asked;
 	int status, fd;
 	pid_t pid;
 
+	if (asked)
+		return why;
+	asked = true;
+	if (kfd_unusable())
+		return why = kfd_unusable();
 	pid = fork();
 	if (pid < 0)
-		return true;
+		return NULL;
 	if (pid == 0) {
 		fd = kfd_open();
 		_exit(fd >= 0 && kfd_ioctl(fd, AMDKFD_IOC_CREATE_EVENT, &args) == -ENOMEM);
 	}
-	if (waitpid(pid, &status, 0) != pid)
-		return true;
-	return !(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	if (waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == 1)
+		why = "signal events need an event page BO here, which this test does not make";
+	return why;
 }
-
-/* In a test that needs signal events, SKIP when it cannot have them */
-#define KFD_SKIP_WITHOUT_SIGNAL_EVENTS()					\
-	do {								\
-		KFD_SKIP_WITHOUT_KFD();					\
-		if (!kfd_kernel_signal_page())				\
-			SKIP(return, "this kernel has no signal page of its own: signal events need an event page in GPU memory, which this test does not make"); \
-	} while (0)
 
 /* Sets the XNACK mode of the process of @fd to @mode, or reads it (-1) */
 static inline int kfd_xnack_mode(int fd, int mode)
